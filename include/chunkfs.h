@@ -1,0 +1,230 @@
+/* libchunkfs: public API.
+ *
+ * chunkfs is one filesystem split into up to 256 independently checkable
+ * chunks.  This library owns the on-disk format (docs/FORMAT.md) and every
+ * operation on it.  All functions return 0 (or a byte count) on success and
+ * a negative errno on failure, the errno a Linux kernel filesystem would give.
+ *
+ * Inode numbers: chunk number in the top 8 bits, chunk-local number below.
+ * The API is inode-based, like FUSE's low-level API; cfs_path_resolve()
+ * helps path-based callers.  Every function is safe to call from many threads.
+ */
+#ifndef CHUNKFS_H
+#define CHUNKFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CFS_VERSION_STRING "0.1.0"
+
+typedef uint32_t cfs_ino_t;
+
+#define CFS_INO_CHUNK(ino)      ((uint32_t)(ino) >> 24)
+#define CFS_INO_LOCAL(ino)      ((uint32_t)(ino) & 0xFFFFFFu)
+#define CFS_INO_MAKE(chunk, l)  (((uint32_t)(chunk) << 24) | ((uint32_t)(l) & 0xFFFFFFu))
+#define CFS_ROOT_INO            CFS_INO_MAKE(0, 1)
+#define CFS_NAME_MAX            255
+#define CFS_MAX_CHUNKS          256
+
+struct cfs_fs;
+struct cfs_bdev;
+
+/* ---- mkfs ---- */
+struct cfs_mkfs_opts {
+	uint64_t size;          /* bytes; 0 = use the existing file/device size */
+	uint32_t block_size;    /* 0 = 4096; power of two 1024..65536 */
+	uint32_t chunks;        /* 0 = automatic */
+	uint32_t inode_size;    /* 0 = 256; power of two 256..block_size */
+	uint64_t inodes;        /* total inodes wanted; 0 = automatic */
+	const char *label;      /* NULL = none; at most 63 bytes */
+	const uint8_t *uuid;    /* 16 bytes, NULL = random */
+	int64_t now;            /* creation time (seconds); 0 = time(NULL) */
+};
+/* Create a filesystem on a file (created if missing, extended to size) or
+ * block device. */
+int cfs_mkfs(const char *path, const struct cfs_mkfs_opts *opts);
+int cfs_mkfs_bdev(struct cfs_bdev *bd, const struct cfs_mkfs_opts *opts);
+/* The chunk count mkfs picks for a filesystem of nblocks blocks. */
+uint32_t cfs_mkfs_default_chunks(uint64_t nblocks, uint32_t block_size);
+
+/* ---- open/close ---- */
+#define CFS_OPEN_RDONLY   0x1   /* never write the image */
+#define CFS_OPEN_NOCHECK  0x2   /* allow opening with dirty chunks for writing */
+#define CFS_OPEN_FORCE    0x4   /* allow unknown ro-compat features rw (tests) */
+
+int cfs_open(const char *path, int flags, struct cfs_fs **out);
+/* Takes ownership of bd (destroyed by cfs_close, or on failure). */
+int cfs_open_bdev(struct cfs_bdev *bd, int flags, struct cfs_fs **out);
+/* Flush everything, mark every chunk clean, release.  Always frees fs. */
+int cfs_close(struct cfs_fs *fs);
+/* Write every dirty buffer and flush the device; chunks stay dirty. */
+int cfs_sync(struct cfs_fs *fs);
+/* Mark chunks clean that have had no change for idle_seconds (after making
+ * their changes durable).  Returns the number of chunks marked clean. */
+int cfs_clean_idle(struct cfs_fs *fs, double idle_seconds);
+/* Human-readable reason for the last open failure in this thread, e.g.
+ * "not a chunkfs image (bad magic)".  Never NULL. */
+const char *cfs_last_error(void);
+
+/* ---- attributes ---- */
+struct cfs_stat {
+	cfs_ino_t ino;
+	uint32_t mode;          /* S_IF* | permission bits */
+	uint32_t nlink;
+	uint32_t uid, gid;
+	uint64_t rdev;
+	uint64_t size;
+	uint64_t blocks;        /* 512-byte units allocated */
+	uint32_t blksize;
+	uint32_t generation;
+	struct timespec atime, mtime, ctime, crtime;
+};
+
+#define CFS_SET_MODE       0x001
+#define CFS_SET_UID        0x002
+#define CFS_SET_GID        0x004
+#define CFS_SET_SIZE       0x008
+#define CFS_SET_ATIME      0x010
+#define CFS_SET_MTIME      0x020
+#define CFS_SET_ATIME_NOW  0x040
+#define CFS_SET_MTIME_NOW  0x080
+#define CFS_SET_CTIME      0x100
+
+struct cfs_setattr {
+	uint32_t valid;         /* CFS_SET_* */
+	uint32_t mode, uid, gid;
+	uint64_t size;
+	struct timespec atime, mtime, ctime;
+};
+
+int cfs_getattr(struct cfs_fs *fs, cfs_ino_t ino, struct cfs_stat *st);
+/* Applies attr; on success fills st (if non-NULL) with the new attributes.
+ * Changing the size truncates or extends (sparse).  Permission checks are
+ * the caller's job (FUSE default_permissions); setuid/setgid clearing on
+ * chown is done here as ext4 does. */
+int cfs_setattr(struct cfs_fs *fs, cfs_ino_t ino, const struct cfs_setattr *attr,
+		struct cfs_stat *st);
+
+/* ---- namespace ---- */
+int cfs_lookup(struct cfs_fs *fs, cfs_ino_t dir, const char *name, cfs_ino_t *ino);
+/* Regular files, FIFOs, sockets and device nodes (mode carries the type). */
+int cfs_mknod(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
+	      uint64_t rdev, uint32_t uid, uint32_t gid, cfs_ino_t *ino);
+int cfs_mkdir(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
+	      uint32_t uid, uint32_t gid, cfs_ino_t *ino);
+int cfs_symlink(struct cfs_fs *fs, cfs_ino_t dir, const char *name,
+		const char *target, uint32_t uid, uint32_t gid, cfs_ino_t *ino);
+/* Returns the target length; copies at most size bytes (no NUL added). */
+ssize_t cfs_readlink(struct cfs_fs *fs, cfs_ino_t ino, char *buf, size_t size);
+int cfs_link(struct cfs_fs *fs, cfs_ino_t ino, cfs_ino_t newdir, const char *newname);
+int cfs_unlink(struct cfs_fs *fs, cfs_ino_t dir, const char *name);
+int cfs_rmdir(struct cfs_fs *fs, cfs_ino_t dir, const char *name);
+#define CFS_RENAME_NOREPLACE 0x1
+#define CFS_RENAME_EXCHANGE  0x2
+int cfs_rename(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
+	       cfs_ino_t newdir, const char *newname, unsigned flags);
+
+/* Inodes with nlink 0 stay allocated while referenced (open files). */
+int cfs_inode_get(struct cfs_fs *fs, cfs_ino_t ino);
+int cfs_inode_put(struct cfs_fs *fs, cfs_ino_t ino);
+
+/* readdir: entries in a stable order; cookie 0 starts, each entry carries
+ * the cookie of the next.  "." and ".." come first.  The callback returns
+ * non-zero to stop (the entry it stopped on is not consumed). */
+typedef int (*cfs_filldir_t)(void *ctx, const char *name, size_t namelen,
+			     cfs_ino_t ino, uint32_t dtype, uint64_t next_cookie);
+int cfs_readdir(struct cfs_fs *fs, cfs_ino_t dir, uint64_t cookie,
+		cfs_filldir_t fill, void *ctx);
+
+/* Resolve an absolute path ("/" = root).  follow: follow a final symlink. */
+int cfs_path_resolve(struct cfs_fs *fs, const char *path, int follow, cfs_ino_t *ino);
+/* Split path into its parent directory inode and final component. */
+int cfs_path_parent(struct cfs_fs *fs, const char *path, cfs_ino_t *dir,
+		    char name[CFS_NAME_MAX + 1]);
+
+/* ---- data ---- */
+ssize_t cfs_read(struct cfs_fs *fs, cfs_ino_t ino, void *buf, size_t size, uint64_t off);
+ssize_t cfs_write(struct cfs_fs *fs, cfs_ino_t ino, const void *buf, size_t size,
+		  uint64_t off);
+int cfs_fsync(struct cfs_fs *fs, cfs_ino_t ino, int datasync);
+#define CFS_FALLOC_KEEP_SIZE  0x1
+#define CFS_FALLOC_PUNCH_HOLE 0x2
+int cfs_fallocate(struct cfs_fs *fs, cfs_ino_t ino, int mode, uint64_t off, uint64_t len);
+/* SEEK_DATA / SEEK_HOLE */
+int64_t cfs_lseek(struct cfs_fs *fs, cfs_ino_t ino, int64_t off, int whence);
+
+/* ---- extended attributes ---- */
+#define CFS_XATTR_CREATE  0x1
+#define CFS_XATTR_REPLACE 0x2
+int cfs_setxattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name,
+		 const void *value, size_t size, int flags);
+/* Returns the value size; size 0 queries it; -ERANGE if buf too small. */
+ssize_t cfs_getxattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name,
+		     void *buf, size_t size);
+/* NUL-separated names; same size conventions as listxattr(2). */
+ssize_t cfs_listxattr(struct cfs_fs *fs, cfs_ino_t ino, char *buf, size_t size);
+int cfs_removexattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name);
+
+/* ---- filesystem information ---- */
+struct cfs_statfs {
+	uint32_t block_size;
+	uint64_t blocks, bfree, bavail;
+	uint64_t files, ffree;
+	uint32_t namemax;
+};
+int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st);
+
+#define CFS_CHUNK_CLEAN 0
+#define CFS_CHUNK_DIRTY 1
+#define CFS_CHUNK_ERROR 2
+
+struct cfs_info {
+	uint32_t version;
+	uint32_t block_size, inode_size;
+	uint32_t chunks;
+	uint64_t chunk_blocks;          /* blocks per chunk */
+	uint64_t inodes_per_chunk;
+	uint64_t total_blocks;          /* device size in blocks */
+	uint64_t first_chunk_block;     /* block where chunk 0 starts */
+	uint64_t backup_sb_block;
+	uint32_t feature_compat, feature_ro_compat, feature_incompat;
+	uint8_t uuid[16];
+	char label[64];
+	int64_t created;
+	cfs_ino_t root;
+	uint32_t inline_max;            /* largest inline file, bytes */
+};
+struct cfs_chunk_info {
+	uint32_t index;
+	int state;                      /* CFS_CHUNK_* */
+	uint64_t generation;
+	int64_t last_check, last_write;
+	uint64_t blocks, free_blocks;   /* data area */
+	uint64_t inodes, free_inodes;
+	uint64_t conts;                 /* continuation inodes in this chunk */
+	uint64_t xrefs;                 /* cross-chunk link stand-ins in this chunk */
+};
+int cfs_get_info(struct cfs_fs *fs, struct cfs_info *info);
+int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t chunk, struct cfs_chunk_info *ci);
+
+/* Which chunks hold a file's data: fills up to max entries with chunk
+ * numbers (head first), returns the number of inodes in its chain. */
+int cfs_file_chunks(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *chunks, int max);
+
+/* Read-only consistency check of the whole image (every chunk): bitmaps,
+ * free counts, link counts, continuation chains, checksums.  Reports each
+ * problem through report (may be NULL).  Returns the number of problems
+ * found (0 = consistent) or a negative errno. */
+typedef void (*cfs_report_t)(void *ctx, const char *msg);
+int cfs_check(struct cfs_fs *fs, cfs_report_t report, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
