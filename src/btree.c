@@ -1,0 +1,520 @@
+/* Generic B+tree engine; see btree.h for the rules it keeps. */
+#include "btree.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "le.h"
+
+uint16_t bt_level(const struct bt_node *n) { return get_le16(n->hdr); }
+uint16_t bt_nrec(const struct bt_node *n) { return get_le16(n->hdr + 2); }
+uint32_t bt_used(const struct bt_node *n) { return get_le32(n->hdr + 4); }
+
+static void set_hdr(struct bt_node *n, int level, int nrec, uint32_t used)
+{
+	put_le16(n->hdr, (uint16_t)level);
+	put_le16(n->hdr + 2, (uint16_t)nrec);
+	put_le32(n->hdr + 4, used);
+}
+
+void bt_node_init(struct bt_node *n, int level)
+{
+	set_hdr(n, level, 0, 0);
+}
+
+static int node_check(const struct bt_node *n, int level)
+{
+	uint32_t used = bt_used(n);
+
+	if (bt_level(n) != level || used > n->cap)
+		return -EUCLEAN;
+	if (level > 0 && used != (uint32_t)bt_nrec(n) * BT_IDX_LEN)
+		return -EUCLEAN;
+	return 0;
+}
+
+static size_t rec_len_at(const struct btree *t, const struct bt_node *n, uint32_t off)
+{
+	uint32_t used = bt_used(n);
+
+	if (off + 8 > used)
+		return 0;
+	if (bt_level(n) > 0)
+		return BT_IDX_LEN;
+	return t->ops->leaf_len(n->recs + off, used - off);
+}
+
+static int load_child(struct bt_cur *c, int lvl)
+{
+	struct bt_pos *p = &c->p[lvl];
+	uint64_t ptr = get_le64(p->n.recs + p->off + 8);
+	struct bt_node *ch = &c->p[lvl - 1].n;
+	int ret;
+
+	memset(&c->p[lvl - 1], 0, sizeof(c->p[lvl - 1]));
+	ret = c->t->ops->get(c->t->ctx, ptr, lvl - 1, ch);
+	if (ret < 0)
+		return ret;
+	ret = node_check(ch, lvl - 1);
+	if (ret < 0 || (bt_nrec(ch) == 0)) {
+		c->t->ops->put(c->t->ctx, ch);
+		ch->priv = NULL;
+		return ret < 0 ? ret : -EUCLEAN;
+	}
+	return 0;
+}
+
+static void put_below(struct bt_cur *c, int lvl)
+{
+	int l;
+
+	for (l = 0; l < lvl && l < c->top; l++) {
+		if (c->p[l].n.priv)
+			c->t->ops->put(c->t->ctx, &c->p[l].n);
+		c->p[l].n.priv = NULL;
+	}
+}
+
+void bt_release(struct bt_cur *c)
+{
+	put_below(c, c->top);
+}
+
+static int choose_child(const struct bt_node *n, uint64_t key, int mode)
+{
+	int lo = 1, hi = bt_nrec(n) - 1, best = 0;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		uint64_t k = get_le64(n->recs + (size_t)mid * BT_IDX_LEN);
+
+		if (mode == BT_GE ? k < key : k <= key) {
+			best = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return best;
+}
+
+/* Position within the leaf: GE gives the first record >= key (or nrec),
+ * LE the last record <= key (or -1). */
+static int leaf_position(struct bt_cur *c, uint64_t key, int mode)
+{
+	struct bt_pos *p = &c->p[0];
+	int i, nr = bt_nrec(&p->n), last = -1;
+	uint32_t off = 0, last_off = 0;
+
+	for (i = 0; i < nr; i++) {
+		size_t len = rec_len_at(c->t, &p->n, off);
+		uint64_t k;
+
+		if (!len)
+			return -EUCLEAN;
+		k = get_le64(p->n.recs + off);
+		if (mode == BT_GE && k >= key)
+			break;
+		if (mode == BT_LE) {
+			if (k > key)
+				break;
+			last = i;
+			last_off = off;
+		}
+		off += (uint32_t)len;
+	}
+	if (mode == BT_GE) {
+		p->i = i;
+		p->off = off;
+	} else {
+		p->i = last;
+		p->off = last_off;
+	}
+	return 0;
+}
+
+static int descend(struct btree *t, uint64_t key, int mode, struct bt_cur *c)
+{
+	int lvl, ret;
+
+	memset(c, 0, sizeof(*c));
+	c->t = t;
+	c->top = bt_level(&t->root);
+	if (c->top >= BT_MAXD || node_check(&t->root, c->top) < 0)
+		return -EUCLEAN;
+	c->p[c->top].n = t->root;
+	for (lvl = c->top; lvl > 0; lvl--) {
+		struct bt_pos *p = &c->p[lvl];
+
+		if (bt_nrec(&p->n) == 0)
+			return -EUCLEAN;
+		p->i = choose_child(&p->n, key, mode);
+		p->off = (uint32_t)p->i * BT_IDX_LEN;
+		ret = load_child(c, lvl);
+		if (ret < 0)
+			return ret;
+	}
+	return leaf_position(c, key, mode);
+}
+
+/* Move to the first record of the next leaf.  1 moved, 0 at the end. */
+static int next_leaf(struct bt_cur *c)
+{
+	int lvl, ret;
+
+	for (lvl = 1; lvl <= c->top; lvl++)
+		if (c->p[lvl].i + 1 < bt_nrec(&c->p[lvl].n))
+			break;
+	if (lvl > c->top)
+		return 0;
+	put_below(c, lvl);
+	c->p[lvl].i++;
+	c->p[lvl].off += BT_IDX_LEN;
+	for (; lvl > 0; lvl--) {
+		ret = load_child(c, lvl);
+		if (ret < 0)
+			return ret;
+		c->p[lvl - 1].i = 0;
+		c->p[lvl - 1].off = 0;
+	}
+	return 1;
+}
+
+static int leaf_seek_index(struct bt_cur *c, int want)
+{
+	struct bt_pos *p = &c->p[0];
+	uint32_t off = 0;
+	int i;
+
+	for (i = 0; i < want; i++) {
+		size_t len = rec_len_at(c->t, &p->n, off);
+
+		if (!len)
+			return -EUCLEAN;
+		off += (uint32_t)len;
+	}
+	p->i = want;
+	p->off = off;
+	return 0;
+}
+
+static int prev_leaf(struct bt_cur *c)
+{
+	int lvl, ret;
+
+	for (lvl = 1; lvl <= c->top; lvl++)
+		if (c->p[lvl].i > 0)
+			break;
+	if (lvl > c->top)
+		return 0;
+	put_below(c, lvl);
+	c->p[lvl].i--;
+	c->p[lvl].off -= BT_IDX_LEN;
+	for (; lvl > 0; lvl--) {
+		ret = load_child(c, lvl);
+		if (ret < 0)
+			return ret;
+		if (lvl - 1 > 0) {
+			c->p[lvl - 1].i = bt_nrec(&c->p[lvl - 1].n) - 1;
+			c->p[lvl - 1].off = (uint32_t)c->p[lvl - 1].i * BT_IDX_LEN;
+		}
+	}
+	ret = leaf_seek_index(c, bt_nrec(&c->p[0].n) - 1);
+	return ret < 0 ? ret : 1;
+}
+
+int bt_seek(struct btree *t, uint64_t key, int mode, struct bt_cur *c)
+{
+	int ret = descend(t, key, mode, c);
+	struct bt_pos *p = &c->p[0];
+
+	if (ret < 0)
+		return ret;
+	if (mode == BT_GE && p->i >= bt_nrec(&p->n))
+		return next_leaf(c);
+	if (mode == BT_LE && p->i < 0)
+		return prev_leaf(c);
+	return 1;
+}
+
+int bt_first(struct btree *t, struct bt_cur *c)
+{
+	return bt_seek(t, 0, BT_GE, c);
+}
+
+int bt_next(struct bt_cur *c)
+{
+	struct bt_pos *p = &c->p[0];
+
+	if (p->i + 1 < bt_nrec(&p->n)) {
+		size_t len = rec_len_at(c->t, &p->n, p->off);
+
+		if (!len)
+			return -EUCLEAN;
+		p->i++;
+		p->off += (uint32_t)len;
+		return 1;
+	}
+	return next_leaf(c);
+}
+
+int bt_prev(struct bt_cur *c)
+{
+	struct bt_pos *p = &c->p[0];
+
+	if (p->i > 0)
+		return leaf_seek_index(c, p->i - 1) < 0 ? -EUCLEAN : 1;
+	return prev_leaf(c);
+}
+
+uint8_t *bt_rec(struct bt_cur *c)
+{
+	return c->p[0].n.recs + c->p[0].off;
+}
+
+size_t bt_rec_len(struct bt_cur *c)
+{
+	return rec_len_at(c->t, &c->p[0].n, c->p[0].off);
+}
+
+uint64_t bt_key(struct bt_cur *c)
+{
+	return get_le64(bt_rec(c));
+}
+
+int bt_dirty(struct bt_cur *c)
+{
+	return c->t->ops->dirty(c->t->ctx, &c->p[0].n);
+}
+
+/* ---- insertion ---- */
+
+static int node_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t len);
+
+/* The root is full: move its records into a new node one level down, so
+ * the root keeps its place and the tree grows by one level. */
+static int grow_root(struct bt_cur *c)
+{
+	struct btree *t = c->t;
+	struct bt_node *root = &t->root, m;
+	int top = c->top, ret;
+	uint8_t idx[BT_IDX_LEN];
+
+	if (top + 1 >= BT_MAXD)
+		return -EFBIG;
+	ret = t->ops->alloc(t->ctx, top, &m);
+	if (ret < 0)
+		return ret;
+	if (bt_used(root) > m.cap) {
+		t->ops->release(t->ctx, &m);
+		return -EUCLEAN;
+	}
+	memcpy(m.recs, root->recs, bt_used(root));
+	set_hdr(&m, top, bt_nrec(root), bt_used(root));
+	ret = t->ops->dirty(t->ctx, &m);
+	if (ret < 0) {
+		t->ops->put(t->ctx, &m);
+		return ret;
+	}
+	put_le64(idx, bt_nrec(root) ? get_le64(root->recs) : 0);
+	put_le64(idx + 8, m.ptr);
+	memcpy(root->recs, idx, BT_IDX_LEN);
+	set_hdr(root, top + 1, 1, BT_IDX_LEN);
+	ret = t->ops->dirty(t->ctx, root);
+	c->p[top + 1].n = *root;
+	c->p[top + 1].i = 0;
+	c->p[top + 1].off = 0;
+	c->p[top].n = m;
+	c->top = top + 1;
+	return ret;
+}
+
+/* Split point: the first record boundary where the left part holds at
+ * least half the bytes, moved back if the right part would not fit. */
+static int split_point(const struct btree *t, const uint8_t *tmp, uint32_t total,
+		       int count, int level, uint32_t cap, int *s, uint32_t *lb)
+{
+	uint32_t off = 0, prev_off = 0;
+	int i;
+
+	for (i = 0; i < count; i++) {
+		size_t len = level ? BT_IDX_LEN : t->ops->leaf_len(tmp + off, total - off);
+
+		if (!len)
+			return -EUCLEAN;
+		if (i > 0 && off >= total / 2)
+			break;
+		prev_off = off;
+		off += (uint32_t)len;
+	}
+	if (i >= count) {
+		i = count - 1;
+		off = prev_off;
+	}
+	if (total - off > cap && i < count - 1)
+		return -EUCLEAN;
+	if (off > cap) {
+		i--;
+		off = prev_off;
+	}
+	if (i < 1 || off > cap || total - off > cap)
+		return -EUCLEAN;
+	*s = i;
+	*lb = off;
+	return 0;
+}
+
+static int split_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t len)
+{
+	struct btree *t = c->t;
+	struct bt_pos *p = &c->p[lvl];
+	struct bt_node *n = &p->n, m;
+	uint32_t used = bt_used(n), total = used + (uint32_t)len, lb;
+	int count = bt_nrec(n) + 1, s, ret;
+	uint8_t *tmp = malloc(total), idx[BT_IDX_LEN];
+
+	if (!tmp)
+		return -ENOMEM;
+	memcpy(tmp, n->recs, p->off);
+	memcpy(tmp + p->off, rec, len);
+	memcpy(tmp + p->off + len, n->recs + p->off, used - p->off);
+	ret = split_point(t, tmp, total, count, lvl, n->cap, &s, &lb);
+	if (ret < 0)
+		goto out;
+	ret = t->ops->alloc(t->ctx, lvl, &m);
+	if (ret < 0)
+		goto out;
+	if (total - lb > m.cap) {
+		t->ops->release(t->ctx, &m);
+		ret = -EUCLEAN;
+		goto out;
+	}
+	memcpy(n->recs, tmp, lb);
+	set_hdr(n, lvl, s, lb);
+	memcpy(m.recs, tmp + lb, total - lb);
+	set_hdr(&m, lvl, count - s, total - lb);
+	ret = t->ops->dirty(t->ctx, n);
+	if (ret == 0)
+		ret = t->ops->dirty(t->ctx, &m);
+	put_le64(idx, get_le64(m.recs));
+	put_le64(idx + 8, m.ptr);
+	t->ops->put(t->ctx, &m);
+	if (ret < 0)
+		goto out;
+	c->p[lvl + 1].i++;
+	c->p[lvl + 1].off += BT_IDX_LEN;
+	ret = node_insert(c, lvl + 1, idx, BT_IDX_LEN);
+out:
+	free(tmp);
+	return ret;
+}
+
+static int node_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t len)
+{
+	struct bt_pos *p = &c->p[lvl];
+	struct bt_node *n = &p->n;
+	uint32_t used = bt_used(n);
+	int ret;
+
+	if (used + len <= n->cap) {
+		memmove(n->recs + p->off + len, n->recs + p->off, used - p->off);
+		memcpy(n->recs + p->off, rec, len);
+		set_hdr(n, lvl, bt_nrec(n) + 1, used + (uint32_t)len);
+		if (lvl == c->top)
+			c->t->root = *n;
+		return c->t->ops->dirty(c->t->ctx, n);
+	}
+	if (lvl == c->top) {
+		ret = grow_root(c);
+		if (ret < 0)
+			return ret;
+		return node_insert(c, lvl, rec, len);
+	}
+	return split_insert(c, lvl, rec, len);
+}
+
+int bt_insert(struct btree *t, const uint8_t *rec, size_t len)
+{
+	struct bt_cur c;
+	int ret = descend(t, get_le64(rec), BT_GE, &c);
+
+	if (ret == 0)
+		ret = node_insert(&c, 0, rec, len);
+	bt_release(&c);
+	return ret;
+}
+
+/* ---- deletion ---- */
+
+static int node_remove(struct bt_cur *c, int lvl, uint32_t off, size_t len)
+{
+	struct bt_node *n = &c->p[lvl].n;
+	uint32_t used = bt_used(n);
+
+	memmove(n->recs + off, n->recs + off + len, used - off - len);
+	set_hdr(n, lvl, bt_nrec(n) - 1, used - (uint32_t)len);
+	return c->t->ops->dirty(c->t->ctx, n);
+}
+
+int bt_delete(struct bt_cur *c)
+{
+	struct btree *t = c->t;
+	size_t len = bt_rec_len(c);
+	int lvl = 0, ret;
+
+	if (!len) {
+		ret = -EUCLEAN;
+		goto out;
+	}
+	ret = node_remove(c, 0, c->p[0].off, len);
+	/* Free emptied nodes bottom-up; the root is never freed. */
+	while (ret == 0 && lvl < c->top && bt_nrec(&c->p[lvl].n) == 0) {
+		ret = t->ops->release(t->ctx, &c->p[lvl].n);
+		c->p[lvl].n.priv = NULL;
+		if (ret < 0)
+			break;
+		lvl++;
+		ret = node_remove(c, lvl, c->p[lvl].off, BT_IDX_LEN);
+	}
+	if (ret == 0 && bt_nrec(&c->p[c->top].n) == 0 && c->top > 0) {
+		set_hdr(&c->p[c->top].n, 0, 0, 0);
+		ret = t->ops->dirty(t->ctx, &c->p[c->top].n);
+	}
+	t->root = c->p[c->top].n;
+out:
+	bt_release(c);
+	return ret;
+}
+
+static int walk_node(struct btree *t, struct bt_node *n, int level,
+		     int (*cb)(void *ctx, struct bt_node *n, int level), void *ctx)
+{
+	int i, ret;
+
+	for (i = 0; level > 0 && i < bt_nrec(n); i++) {
+		struct bt_node ch;
+
+		ret = t->ops->get(t->ctx, get_le64(n->recs + (size_t)i * BT_IDX_LEN + 8),
+				  level - 1, &ch);
+		if (ret < 0)
+			return ret;
+		ret = node_check(&ch, level - 1);
+		if (ret == 0)
+			ret = walk_node(t, &ch, level - 1, cb, ctx);
+		t->ops->put(t->ctx, &ch);
+		if (ret)
+			return ret;
+	}
+	return cb(ctx, n, level);
+}
+
+int bt_walk(struct btree *t, int (*cb)(void *ctx, struct bt_node *n, int level),
+	    void *ctx)
+{
+	int top = bt_level(&t->root);
+
+	if (top >= BT_MAXD || node_check(&t->root, top) < 0)
+		return -EUCLEAN;
+	return walk_node(t, &t->root, top, cb, ctx);
+}

@@ -1,0 +1,83 @@
+/* A B+tree with 64-bit keys and variable-length leaf records, used for
+ * extent maps (fixed 16-byte records in blocks of the inode's chunk) and
+ * directories (name records in logical blocks of the directory).
+ *
+ * Every record, leaf or index, starts with its little-endian u64 key.
+ * Index records are 16 bytes: key, child pointer.  An index key is a lower
+ * bound of its subtree (the first child's key is never consulted), so
+ * deletions never need to update keys.  Duplicate keys are allowed.
+ * The root stays where it is: when it overflows, its contents move down
+ * into a new node.  Empty nodes are freed; nodes are not merged. */
+#ifndef CHUNKFS_BTREE_H
+#define CHUNKFS_BTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BT_MAXD     12
+#define BT_IDX_LEN  16
+#define BT_NODE_HDR 8          /* level u16, nrec u16, used u32 */
+
+struct bt_node {
+	void *priv;            /* owner's handle (buffer) */
+	uint8_t *hdr;          /* BT_NODE_HDR bytes */
+	uint8_t *recs;
+	uint32_t cap;          /* bytes available for records */
+	uint64_t ptr;          /* this node's pointer (not used for the root) */
+};
+
+struct bt_ops {
+	size_t (*leaf_len)(const uint8_t *rec, size_t room);  /* 0 = corrupt */
+	int (*get)(void *ctx, uint64_t ptr, int level, struct bt_node *n);
+	int (*alloc)(void *ctx, int level, struct bt_node *n);
+	int (*release)(void *ctx, struct bt_node *n);
+	int (*dirty)(void *ctx, struct bt_node *n);
+	void (*put)(void *ctx, struct bt_node *n);
+};
+
+struct btree {
+	const struct bt_ops *ops;
+	void *ctx;
+	struct bt_node root;
+};
+
+struct bt_pos {
+	struct bt_node n;
+	int i;                 /* record index */
+	uint32_t off;          /* byte offset of record i */
+};
+
+struct bt_cur {
+	struct btree *t;
+	int top;               /* root level */
+	struct bt_pos p[BT_MAXD];
+};
+
+uint16_t bt_level(const struct bt_node *n);
+uint16_t bt_nrec(const struct bt_node *n);
+uint32_t bt_used(const struct bt_node *n);
+void bt_node_init(struct bt_node *n, int level);
+
+#define BT_GE 0   /* position at the first record with key >= k */
+#define BT_LE 1   /* position at the last record with key <= k */
+/* Returns 1 positioned on a record, 0 if there is none, <0 on error.
+ * The cursor must be released with bt_release in every case. */
+int bt_seek(struct btree *t, uint64_t key, int mode, struct bt_cur *c);
+int bt_first(struct btree *t, struct bt_cur *c);
+int bt_next(struct bt_cur *c);
+int bt_prev(struct bt_cur *c);
+uint8_t *bt_rec(struct bt_cur *c);
+size_t bt_rec_len(struct bt_cur *c);
+uint64_t bt_key(struct bt_cur *c);
+/* The record under the cursor was changed in place (same length). */
+int bt_dirty(struct bt_cur *c);
+void bt_release(struct bt_cur *c);
+
+int bt_insert(struct btree *t, const uint8_t *rec, size_t len);
+/* Delete the record under the cursor; the cursor is released. */
+int bt_delete(struct bt_cur *c);
+/* Visit every node (for freeing or checking): cb(level, node). */
+int bt_walk(struct btree *t, int (*cb)(void *ctx, struct bt_node *n, int level),
+	    void *ctx);
+
+#endif

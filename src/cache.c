@@ -1,0 +1,344 @@
+/* Block cache with LRU eviction and write-back. */
+#include "cache.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdev.h"
+#include "format.h"
+
+static size_t hash_slot(const struct cache *c, uint64_t blk)
+{
+	return (size_t)((blk * 0x9E3779B97F4A7C15ull) >> 20) & c->hmask;
+}
+
+int cache_init(struct cache *c, struct cfs_bdev *bd, size_t max_bytes, uint32_t seed)
+{
+	size_t hs = 1024;
+
+	memset(c, 0, sizeof(*c));
+	c->bd = bd;
+	c->bsize = bd->block_size;
+	c->seed = seed;
+	c->max_bufs = max_bytes / c->bsize;
+	if (c->max_bufs < 64)
+		c->max_bufs = 64;
+	while (hs < c->max_bufs)
+		hs <<= 1;
+	c->hash = calloc(hs, sizeof(*c->hash));
+	if (!c->hash)
+		return -ENOMEM;
+	c->hmask = hs - 1;
+	c->lru.next = c->lru.prev = &c->lru;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->loaded, NULL);
+	return 0;
+}
+
+static void lru_del(struct buf *b)
+{
+	if (b->next) {
+		b->prev->next = b->next;
+		b->next->prev = b->prev;
+		b->next = b->prev = NULL;
+	}
+}
+
+static void lru_add(struct cache *c, struct buf *b)
+{
+	b->prev = c->lru.prev;
+	b->next = &c->lru;
+	c->lru.prev->next = b;
+	c->lru.prev = b;
+}
+
+static void hash_del(struct cache *c, struct buf *b)
+{
+	struct buf **p = &c->hash[hash_slot(c, b->blk)];
+
+	while (*p && *p != b)
+		p = &(*p)->hnext;
+	if (*p)
+		*p = b->hnext;
+}
+
+static void buf_free(struct cache *c, struct buf *b)
+{
+	hash_del(c, b);
+	lru_del(b);
+	if (b->flags & BF_DIRTY)
+		c->ndirty--;
+	c->nbufs--;
+	free(b->data);
+	free(b);
+}
+
+void cache_destroy(struct cache *c)
+{
+	size_t i;
+
+	if (!c->hash)
+		return;
+	for (i = 0; i <= c->hmask; i++)
+		while (c->hash[i])
+			buf_free(c, c->hash[i]);
+	free(c->hash);
+	c->hash = NULL;
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->loaded);
+}
+
+/* Write one dirty buffer.  Called with the lock held; the dirty bit is
+ * cleared first so a concurrent modification re-dirties it. */
+static int buf_writeback(struct cache *c, struct buf *b, uint8_t *bounce)
+{
+	const uint8_t *src = b->data;
+	int ret;
+
+	b->flags &= ~BF_DIRTY;
+	c->ndirty--;
+	if (b->flags & BF_META) {
+		memcpy(bounce, b->data, c->bsize);
+		cfs_meta_csum_set(bounce, c->bsize, c->seed);
+		src = bounce;
+	}
+	ret = cfs_bdev_write(c->bd, b->blk, 1, src);
+	if (ret < 0) {
+		c->io_error = ret;
+		b->flags |= BF_DIRTY;
+		c->ndirty++;
+	}
+	return ret;
+}
+
+/* Make room: drop clean unreferenced buffers, writing dirty ones first. */
+static void cache_shrink(struct cache *c)
+{
+	struct buf *b = c->lru.next, *n;
+	uint8_t *bounce = NULL;
+
+	while (c->nbufs >= c->max_bufs && b != &c->lru) {
+		n = b->next;
+		if (b->flags & BF_DIRTY) {
+			if (!bounce && !(bounce = malloc(c->bsize)))
+				break;
+			if (buf_writeback(c, b, bounce) < 0) {
+				b = n;
+				continue;
+			}
+		}
+		buf_free(c, b);
+		b = n;
+	}
+	free(bounce);
+}
+
+static struct buf *hash_find(struct cache *c, uint64_t blk)
+{
+	struct buf *b = c->hash[hash_slot(c, blk)];
+
+	while (b && b->blk != blk)
+		b = b->hnext;
+	return b;
+}
+
+static int buf_load(struct cache *c, struct buf *b, int flags)
+{
+	int ret = 0;
+
+	if (flags & CG_NOREAD)
+		memset(b->data, 0, c->bsize);
+	else
+		ret = cfs_bdev_read(c->bd, b->blk, 1, b->data);
+	pthread_mutex_lock(&c->lock);
+	b->flags &= ~BF_LOADING;
+	if (ret == 0)
+		b->flags |= BF_VALID;
+	pthread_cond_broadcast(&c->loaded);
+	return ret;
+}
+
+int cache_get(struct cache *c, uint64_t blk, int flags, struct buf **out)
+{
+	struct buf *b;
+	int ret = 0;
+
+	if (blk >= c->bd->nblocks)
+		return -EUCLEAN;
+	pthread_mutex_lock(&c->lock);
+again:
+	b = hash_find(c, blk);
+	if (b) {
+		if (b->flags & BF_LOADING) {
+			pthread_cond_wait(&c->loaded, &c->lock);
+			goto again;
+		}
+		if (!b->ref)
+			lru_del(b);
+		b->ref++;
+		if (flags & CG_NOREAD) {
+			memset(b->data, 0, c->bsize);
+			b->flags = (b->flags & BF_DIRTY) | BF_VALID;
+		} else if (!(b->flags & BF_VALID)) {
+			b->flags |= BF_LOADING;
+			pthread_mutex_unlock(&c->lock);
+			ret = buf_load(c, b, flags);
+			if (ret < 0) {
+				b->ref--;
+				if (!b->ref)
+					buf_free(c, b);
+				b = NULL;
+			}
+		}
+		goto out;
+	}
+	if (c->nbufs >= c->max_bufs)
+		cache_shrink(c);
+	b = calloc(1, sizeof(*b));
+	if (b)
+		b->data = malloc(c->bsize);
+	if (!b || !b->data) {
+		free(b);
+		ret = -ENOMEM;
+		b = NULL;
+		goto out;
+	}
+	b->blk = blk;
+	b->ref = 1;
+	b->flags = BF_LOADING;
+	b->hnext = c->hash[hash_slot(c, blk)];
+	c->hash[hash_slot(c, blk)] = b;
+	c->nbufs++;
+	pthread_mutex_unlock(&c->lock);
+	ret = buf_load(c, b, flags);
+	if (ret < 0) {
+		b->ref--;
+		buf_free(c, b);
+		b = NULL;
+	}
+out:
+	pthread_mutex_unlock(&c->lock);
+	*out = b;
+	return ret;
+}
+
+int cache_get_meta(struct cache *c, uint64_t blk, uint32_t magic, struct buf **out)
+{
+	struct buf *b;
+	int ret = cache_get(c, blk, 0, &b);
+
+	if (ret < 0)
+		return ret;
+	/* Verified once per load; BF_META marks it for checksumming later. */
+	if (!(b->flags & BF_VERIFIED)) {
+		ret = cfs_meta_verify(b->data, c->bsize, c->seed, magic, blk);
+		if (ret < 0 && !(b->flags & BF_DIRTY)) {
+			buf_put(c, b);
+			return ret;
+		}
+		pthread_mutex_lock(&c->lock);
+		b->flags |= BF_VERIFIED | BF_META;
+		pthread_mutex_unlock(&c->lock);
+	} else if (cfs_meta_magic(b->data) != magic) {
+		buf_put(c, b);
+		return -EUCLEAN;
+	}
+	*out = b;
+	return 0;
+}
+
+int cache_new_meta(struct cache *c, uint64_t blk, uint32_t magic, struct buf **out)
+{
+	struct buf *b;
+	int ret = cache_get(c, blk, CG_NOREAD, &b);
+
+	if (ret < 0)
+		return ret;
+	cfs_meta_init(b->data, magic, blk);
+	pthread_mutex_lock(&c->lock);
+	b->flags |= BF_VERIFIED | BF_META;
+	pthread_mutex_unlock(&c->lock);
+	*out = b;
+	return 0;
+}
+
+void buf_put(struct cache *c, struct buf *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_lock(&c->lock);
+	if (--b->ref == 0) {
+		lru_add(c, b);
+		if (c->nbufs > c->max_bufs)
+			cache_shrink(c);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+int buf_dirty(struct cache *c, struct buf *b)
+{
+	int ret;
+
+	if (b->flags & BF_DIRTY)
+		return 0;
+	if (c->before_dirty) {
+		ret = c->before_dirty(c->ctx, b->blk);
+		if (ret < 0)
+			return ret;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (!(b->flags & BF_DIRTY)) {
+		b->flags |= BF_DIRTY;
+		c->ndirty++;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+int cache_flush(struct cache *c, uint64_t lo, uint64_t hi)
+{
+	uint8_t *bounce = malloc(c->bsize);
+	size_t i;
+	struct buf *b;
+	int ret = 0, r;
+
+	if (!bounce)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i <= c->hmask && c->ndirty; i++) {
+		for (b = c->hash[i]; b; b = b->hnext) {
+			if (!(b->flags & BF_DIRTY) || b->blk < lo || b->blk >= hi)
+				continue;
+			r = buf_writeback(c, b, bounce);
+			if (r < 0 && !ret)
+				ret = r;
+		}
+	}
+	if (!ret && c->io_error)
+		ret = c->io_error;
+	c->io_error = 0;
+	pthread_mutex_unlock(&c->lock);
+	free(bounce);
+	r = cfs_bdev_flush(c->bd);
+	return ret ? ret : r;
+}
+
+void cache_forget(struct cache *c, uint64_t blk)
+{
+	struct buf *b;
+
+	pthread_mutex_lock(&c->lock);
+	b = hash_find(c, blk);
+	if (b && !(b->flags & BF_LOADING)) {
+		if (b->flags & BF_DIRTY) {
+			b->flags &= ~BF_DIRTY;
+			c->ndirty--;
+		}
+		if (!b->ref)
+			buf_free(c, b);
+		else
+			b->flags &= ~(BF_VERIFIED | BF_META);
+	}
+	pthread_mutex_unlock(&c->lock);
+}

@@ -1,0 +1,63 @@
+/* Block cache: the only path from the filesystem to the block device.
+ *
+ * Buffers are reference counted.  Their contents are protected by the
+ * caller's locks (inode or chunk), not by the cache.  Metadata buffers get
+ * their checksum computed on a private copy at write-back, so a block is
+ * never written with a checksum that does not match what was written. */
+#ifndef CHUNKFS_CACHE_H
+#define CHUNKFS_CACHE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+struct cfs_bdev;
+
+struct buf {
+	uint64_t blk;
+	uint8_t *data;
+	int ref;
+	unsigned flags;          /* BF_* */
+	struct buf *hnext;
+	struct buf *prev, *next; /* LRU, unreferenced buffers only */
+};
+
+#define BF_VALID    0x1
+#define BF_DIRTY    0x2
+#define BF_META     0x4      /* has the common metadata header: csum at write */
+#define BF_LOADING  0x8
+#define BF_VERIFIED 0x10
+
+struct cache {
+	struct cfs_bdev *bd;
+	uint32_t bsize;
+	uint32_t seed;
+	pthread_mutex_t lock;
+	pthread_cond_t loaded;
+	struct buf **hash;
+	size_t hmask;
+	size_t nbufs, max_bufs, ndirty;
+	struct buf lru;          /* sentinel: lru.next is the oldest */
+	int io_error;            /* a write-back failed: report at the next flush */
+	/* Called (without the cache lock) before a buffer first turns dirty,
+	 * so the owner can mark the block's chunk dirty on disk first. */
+	int (*before_dirty)(void *ctx, uint64_t blk);
+	void *ctx;
+};
+
+#define CG_NOREAD 0x1            /* caller overwrites: zero-fill, no read */
+
+int cache_init(struct cache *c, struct cfs_bdev *bd, size_t max_bytes, uint32_t seed);
+void cache_destroy(struct cache *c);   /* drops everything, dirty or not */
+int cache_get(struct cache *c, uint64_t blk, int flags, struct buf **out);
+/* Get a metadata block and verify magic, checksum and block number. */
+int cache_get_meta(struct cache *c, uint64_t blk, uint32_t magic, struct buf **out);
+/* A new metadata block: zeroed, header initialised, not read. */
+int cache_new_meta(struct cache *c, uint64_t blk, uint32_t magic, struct buf **out);
+void buf_put(struct cache *c, struct buf *b);
+int buf_dirty(struct cache *c, struct buf *b);
+/* Write dirty buffers with lo <= blk < hi, then flush the device. */
+int cache_flush(struct cache *c, uint64_t lo, uint64_t hi);
+/* The block was freed: forget its contents (dirty or not). */
+void cache_forget(struct cache *c, uint64_t blk);
+
+#endif

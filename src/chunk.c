@@ -1,0 +1,467 @@
+/* Chunks: header, clean/dirty state, block and inode bitmaps, allocation.
+ *
+ * Bitmap and inode-table blocks are initialised lazily (the header keeps a
+ * watermark for each), which is what lets mkfs write a few blocks per chunk
+ * instead of whole tables.  A bitmap block past its watermark reads as its
+ * computed initial contents: only the chunk's own metadata area in use. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdev.h"
+#include "fsint.h"
+#include "le.h"
+
+static struct chunk *chunk_of(struct cfs_fs *fs, uint32_t c)
+{
+	return &fs->chunks[c];
+}
+
+int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t blk = chunk_base(fs, c);
+	uint8_t *buf = calloc(1, fs->bsize);
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	ch->hdr.state = state;
+	cfs_meta_init(buf, CFS_MAGIC_CHUNK, blk);
+	cfs_chunk_hdr_encode(&ch->hdr, buf);
+	cfs_meta_csum_set(buf, fs->bsize, fs->seed);
+	ret = cfs_bdev_write(fs->bd, blk, 1, buf);
+	free(buf);
+	if (ret == 0) {
+		ch->disk_state = state;
+		ch->hdr_dirty = 0;
+	}
+	return ret;
+}
+
+int chunk_load_all(struct cfs_fs *fs)
+{
+	uint8_t *buf = malloc(fs->bsize);
+	uint32_t c;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		struct chunk *ch = chunk_of(fs, c);
+		uint64_t blk = chunk_base(fs, c);
+
+		ch->index = c;
+		pthread_mutex_init(&ch->lock, NULL);
+		ret = cfs_bdev_read(fs->bd, blk, 1, buf);
+		if (ret == 0)
+			ret = cfs_meta_verify(buf, fs->bsize, fs->seed, CFS_MAGIC_CHUNK, blk);
+		if (ret < 0) {
+			cfs_set_error("chunk %u: bad chunk header (%s)", c,
+				      ret == -EBADMSG ? "checksum mismatch" : "corrupt");
+			goto out;
+		}
+		cfs_chunk_hdr_decode(buf, &ch->hdr);
+		if (ch->hdr.index != c || memcmp(ch->hdr.uuid, fs->sb.uuid, 16) ||
+		    ch->hdr.bbm_init > fs->sb.bbm_blocks ||
+		    ch->hdr.ibm_init > fs->sb.ibm_blocks ||
+		    ch->hdr.itable_init > fs->sb.itable_blocks ||
+		    ch->hdr.free_blocks > fs->sb.chunk_blocks ||
+		    ch->hdr.free_inodes > fs->sb.inodes_per_chunk) {
+			cfs_set_error("chunk %u: inconsistent chunk header", c);
+			ret = -EUCLEAN;
+			goto out;
+		}
+		ch->disk_state = ch->hdr.state;
+		ch->alloc_hint = fs->sb.data_start;
+		ch->ialloc_hint = 0;
+	}
+out:
+	free(buf);
+	return ret;
+}
+
+/* The chunk must be marked dirty on stable storage before any of its
+ * changed blocks can reach the disk: that is what makes "clean" mean
+ * "needs no check" after a crash. */
+int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	int ret = 0;
+
+	if (fs->rdonly)
+		return -EROFS;
+	pthread_mutex_lock(&ch->lock);
+	ch->last_change = cfs_now_mono();
+	if (ch->disk_state & CFS_STATE_DIRTY)
+		goto out;
+	ch->hdr.generation++;
+	ch->hdr.last_write = time(NULL);
+	ret = chunk_write_header(fs, c, ch->hdr.state | CFS_STATE_DIRTY);
+	if (ret == 0)
+		ret = cfs_bdev_flush(fs->bd);
+out:
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
+int chunk_before_dirty(void *ctx, uint64_t blk)
+{
+	struct cfs_fs *fs = ctx;
+
+	if (blk < fs->sb.first_chunk_block || blk >= fs->sb.backup_sb_block)
+		return 0;
+	return chunk_mark_dirty(fs, blk_chunk(fs, blk));
+}
+
+/* ---- bitmaps ---- */
+
+#define BM_BLOCKS 0
+#define BM_INODES 1
+
+static uint64_t bm_abs(struct cfs_fs *fs, uint32_t c, int which, uint32_t k)
+{
+	uint64_t b = chunk_base(fs, c) + 1 + k;
+
+	return which == BM_BLOCKS ? b : b + fs->sb.bbm_blocks;
+}
+
+static uint32_t *bm_init_of(struct chunk *ch, int which)
+{
+	return which == BM_BLOCKS ? &ch->hdr.bbm_init : &ch->hdr.ibm_init;
+}
+
+static void bit_set(uint8_t *bits, uint64_t i, int v)
+{
+	if (v)
+		bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+	else
+		bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+}
+
+static int bit_get(const uint8_t *bits, uint64_t i)
+{
+	return (bits[i >> 3] >> (i & 7)) & 1;
+}
+
+/* Initial contents of bitmap block k: metadata blocks and bits past the
+ * end of the chunk are in use, everything else is free. */
+static void bm_synth(struct cfs_fs *fs, int which, uint32_t k, uint8_t *blk)
+{
+	uint64_t first = (uint64_t)k * fs->bits_per_bm, i;
+	uint64_t used_below = which == BM_BLOCKS ? fs->sb.data_start : 0;
+	uint64_t limit = which == BM_BLOCKS ? fs->sb.chunk_blocks : fs->sb.inodes_per_chunk;
+	uint8_t *bits = blk + CFS_BLOCK_HDR;
+
+	memset(bits, 0, fs->bsize - CFS_BLOCK_HDR);
+	for (i = 0; i < fs->bits_per_bm; i++) {
+		uint64_t n = first + i;
+
+		if (n < used_below || n >= limit)
+			bit_set(bits, i, 1);
+		else if (n >= limit)
+			break;
+	}
+}
+
+static int bm_get(struct cfs_fs *fs, uint32_t c, int which, uint32_t k, struct buf **out)
+{
+	uint32_t magic = which == BM_BLOCKS ? CFS_MAGIC_BBM : CFS_MAGIC_IBM;
+	uint64_t abs = bm_abs(fs, c, which, k);
+	int ret;
+
+	if (k < *bm_init_of(chunk_of(fs, c), which))
+		return cache_get_meta(&fs->cache, abs, magic, out);
+	ret = cache_new_meta(&fs->cache, abs, magic, out);
+	if (ret == 0)
+		bm_synth(fs, which, k, (*out)->data);
+	return ret;
+}
+
+/* Dirty bitmap block k, first writing out any uninitialised blocks below
+ * it so the watermark stays a prefix. */
+static int bm_dirty(struct cfs_fs *fs, uint32_t c, int which, uint32_t k, struct buf *b)
+{
+	uint32_t *init = bm_init_of(chunk_of(fs, c), which);
+	struct buf *o;
+	int ret;
+
+	while (*init < k) {
+		ret = bm_get(fs, c, which, *init, &o);
+		if (ret < 0)
+			return ret;
+		ret = buf_dirty(&fs->cache, o);
+		buf_put(&fs->cache, o);
+		if (ret < 0)
+			return ret;
+		(*init)++;
+	}
+	if (*init == k)
+		(*init)++;
+	chunk_of(fs, c)->hdr_dirty = 1;
+	return buf_dirty(&fs->cache, b);
+}
+
+int chunk_test_bit(struct cfs_fs *fs, uint32_t c, int which, uint32_t bit, int *set)
+{
+	struct buf *b;
+	uint32_t k = (uint32_t)(bit / fs->bits_per_bm);
+	int ret;
+
+	pthread_mutex_lock(&chunk_of(fs, c)->lock);
+	ret = bm_get(fs, c, which, k, &b);
+	if (ret == 0) {
+		*set = bit_get(b->data + CFS_BLOCK_HDR, bit % fs->bits_per_bm);
+		buf_put(&fs->cache, b);
+	}
+	pthread_mutex_unlock(&chunk_of(fs, c)->lock);
+	return ret;
+}
+
+/* Find a free run in bitmap block k starting at or after bit 'from'. */
+static int bm_find_run(struct cfs_fs *fs, const uint8_t *bits, uint64_t from,
+		       uint64_t limit, uint32_t want, uint64_t *start, uint32_t *len)
+{
+	uint64_t i = from, n;
+
+	while (i < limit) {
+		if ((i & 7) == 0 && i + 8 <= limit && bits[i >> 3] == 0xFF) {
+			i += 8;
+			continue;
+		}
+		if (bit_get(bits, i)) {
+			i++;
+			continue;
+		}
+		for (n = 1; n < want && i + n < limit && !bit_get(bits, i + n); n++)
+			;
+		*start = i;
+		*len = (uint32_t)n;
+		return 1;
+	}
+	(void)fs;
+	return 0;
+}
+
+/* Search the bitmap from 'goal', wrapping once.  Caller holds the lock. */
+static int bm_alloc(struct cfs_fs *fs, uint32_t c, int which, uint64_t goal,
+		    uint64_t total, uint32_t want, uint64_t *got, uint32_t *len)
+{
+	uint64_t nbm = (total + fs->bits_per_bm - 1) / fs->bits_per_bm;
+	uint64_t pass, k = goal / fs->bits_per_bm, from = goal % fs->bits_per_bm;
+	struct buf *b;
+	uint64_t s;
+	uint32_t i;
+	int ret;
+
+	for (pass = 0; pass <= nbm; pass++, k = (k + 1) % nbm, from = 0) {
+		uint64_t limit = fs->bits_per_bm;
+
+		if ((k + 1) * fs->bits_per_bm > total)
+			limit = total - k * fs->bits_per_bm;
+		ret = bm_get(fs, c, which, (uint32_t)k, &b);
+		if (ret < 0)
+			return ret;
+		if (bm_find_run(fs, b->data + CFS_BLOCK_HDR, from, limit, want, &s, len)) {
+			for (i = 0; i < *len; i++)
+				bit_set(b->data + CFS_BLOCK_HDR, s + i, 1);
+			ret = bm_dirty(fs, c, which, (uint32_t)k, b);
+			buf_put(&fs->cache, b);
+			*got = k * fs->bits_per_bm + s;
+			return ret;
+		}
+		buf_put(&fs->cache, b);
+	}
+	return -EUCLEAN;  /* free count said there was room */
+}
+
+static int bm_clear(struct cfs_fs *fs, uint32_t c, int which, uint64_t bit, uint32_t n)
+{
+	struct buf *b = NULL;
+	uint64_t k = UINT64_MAX;
+	uint32_t i;
+	int ret = 0, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t bi = bit + i;
+
+		if (bi / fs->bits_per_bm != k) {
+			if (b) {
+				ret = bm_dirty(fs, c, which, (uint32_t)k, b);
+				buf_put(&fs->cache, b);
+				b = NULL;
+				if (ret < 0)
+					return ret;
+			}
+			k = bi / fs->bits_per_bm;
+			ret = bm_get(fs, c, which, (uint32_t)k, &b);
+			if (ret < 0)
+				return ret;
+		}
+		if (!bit_get(b->data + CFS_BLOCK_HDR, bi % fs->bits_per_bm))
+			bad = 1;
+		bit_set(b->data + CFS_BLOCK_HDR, bi % fs->bits_per_bm, 0);
+	}
+	if (b) {
+		ret = bm_dirty(fs, c, which, (uint32_t)k, b);
+		buf_put(&fs->cache, b);
+	}
+	return ret < 0 ? ret : bad ? -EUCLEAN : 0;
+}
+
+int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,
+		       uint32_t *rel)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t got;
+	uint32_t len = 0;
+	int ret;
+
+	pthread_mutex_lock(&ch->lock);
+	if (ch->hdr.free_blocks == 0) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	if (goal < fs->sb.data_start || goal >= fs->sb.chunk_blocks)
+		goal = ch->alloc_hint;
+	if (want > ch->hdr.free_blocks)
+		want = ch->hdr.free_blocks;
+	ret = bm_alloc(fs, c, BM_BLOCKS, goal, fs->sb.chunk_blocks, want, &got, &len);
+	if (ret < 0)
+		goto out;
+	ch->hdr.free_blocks -= len;
+	ch->hdr_dirty = 1;
+	ch->alloc_hint = (uint32_t)(got + len);
+	*rel = (uint32_t)got;
+	ret = (int)len;
+out:
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
+int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t count)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t i;
+	int ret;
+
+	if (rel < fs->sb.data_start || (uint64_t)rel + count > fs->sb.chunk_blocks)
+		return -EUCLEAN;
+	for (i = 0; i < count; i++)
+		cache_forget(&fs->cache, chunk_base(fs, c) + rel + i);
+	pthread_mutex_lock(&ch->lock);
+	ret = bm_clear(fs, c, BM_BLOCKS, rel, count);
+	if (ret != -EIO && ret != -ENOMEM) {
+		ch->hdr.free_blocks += count;
+		ch->hdr_dirty = 1;
+	}
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
+/* Zero inode-table blocks up to the one holding local inode number l. */
+static int itable_extend(struct cfs_fs *fs, uint32_t c, uint32_t l)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t need = (l - 1) / fs->ipb;
+	uint64_t first = chunk_base(fs, c) + 1 + fs->sb.bbm_blocks + fs->sb.ibm_blocks;
+	struct buf *b;
+	int ret;
+
+	while (ch->hdr.itable_init <= need) {
+		ret = cache_get(&fs->cache, first + ch->hdr.itable_init, CG_NOREAD, &b);
+		if (ret < 0)
+			return ret;
+		ret = buf_dirty(&fs->cache, b);
+		buf_put(&fs->cache, b);
+		if (ret < 0)
+			return ret;
+		ch->hdr.itable_init++;
+		ch->hdr_dirty = 1;
+	}
+	return 0;
+}
+
+int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t got;
+	uint32_t len;
+	int ret;
+
+	pthread_mutex_lock(&ch->lock);
+	if (ch->hdr.free_inodes == 0) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	ret = bm_alloc(fs, c, BM_INODES, ch->ialloc_hint, fs->sb.inodes_per_chunk, 1,
+		       &got, &len);
+	if (ret < 0)
+		goto out;
+	ret = itable_extend(fs, c, (uint32_t)got + 1);
+	if (ret < 0)
+		goto out;
+	ch->hdr.free_inodes--;
+	ch->hdr_dirty = 1;
+	ch->ialloc_hint = (uint32_t)got + 1;
+	*ino = CFS_INO_MAKE(c, got + 1);
+out:
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
+int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino)
+{
+	uint32_t c = CFS_INO_CHUNK(ino);
+	struct chunk *ch = chunk_of(fs, c);
+	int ret;
+
+	pthread_mutex_lock(&ch->lock);
+	ret = bm_clear(fs, c, BM_INODES, CFS_INO_LOCAL(ino) - 1, 1);
+	if (ret != -EIO && ret != -ENOMEM) {
+		ch->hdr.free_inodes++;
+		ch->hdr_dirty = 1;
+		if (CFS_INO_LOCAL(ino) - 1 < ch->ialloc_hint)
+			ch->ialloc_hint = CFS_INO_LOCAL(ino) - 1;
+	}
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
+void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t *f = field == CNT_CONTS ? &ch->hdr.nconts :
+		      field == CNT_STUBS ? &ch->hdr.nstubs : &ch->hdr.ndirs;
+
+	pthread_mutex_lock(&ch->lock);
+	*f = (uint32_t)((int64_t)*f + delta);
+	ch->hdr_dirty = 1;
+	pthread_mutex_unlock(&ch->lock);
+}
+
+int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_blocks, uint32_t *out)
+{
+	uint32_t c, best = UINT32_MAX, best_free = 0;
+	struct chunk *ch;
+
+	if (want < fs->sb.nchunks) {
+		ch = chunk_of(fs, want);
+		if (ch->hdr.free_inodes && ch->hdr.free_blocks >= need_blocks) {
+			*out = want;
+			return 0;
+		}
+	}
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		ch = chunk_of(fs, c);
+		if (ch->hdr.free_inodes && ch->hdr.free_blocks >= best_free &&
+		    (best == UINT32_MAX || ch->hdr.free_blocks > best_free)) {
+			best = c;
+			best_free = ch->hdr.free_blocks;
+		}
+	}
+	if (best == UINT32_MAX)
+		return -ENOSPC;
+	*out = best;
+	return 0;
+}

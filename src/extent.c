@@ -1,0 +1,364 @@
+/* Extent maps: each inode (head or continuation) maps logical blocks onto
+ * blocks of its own chunk with a B+tree rooted in the inode.
+ *
+ * Leaf record (16 bytes): 0 u64 logical block, 8 u32 chunk-relative
+ * physical block, 12 u32 length.  Tree node blocks: common header (16),
+ * node header (16: level u16, nrec u16, used u32, owner ino u32, 0 u32),
+ * records from byte 32. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "btree.h"
+#include "fsint.h"
+#include "le.h"
+
+#define EXT_NODE_HDR   16
+#define EXT_NODE_OWNER 24
+#define EXT_RECS       32
+#define EXT_REC        16
+#define EXT_MAX_LEN    0x7FFFFFFFu
+
+struct ext_ctx {
+	struct cfs_fs *fs;
+	struct inode *ip;
+};
+
+static size_t ext_leaf_len(const uint8_t *rec, size_t room)
+{
+	(void)rec;
+	return room >= EXT_REC ? EXT_REC : 0;
+}
+
+static uint32_t ino_chunk(struct inode *ip)
+{
+	return CFS_INO_CHUNK(ip->ino);
+}
+
+static void node_from_buf(struct cfs_fs *fs, struct buf *b, struct bt_node *n)
+{
+	n->priv = b;
+	n->hdr = b->data + EXT_NODE_HDR;
+	n->recs = b->data + EXT_RECS;
+	n->cap = fs->bsize - EXT_RECS;
+}
+
+static int ext_get(void *vc, uint64_t ptr, int level, struct bt_node *n)
+{
+	struct ext_ctx *x = vc;
+	struct cfs_fs *fs = x->fs;
+	struct buf *b;
+	int ret;
+
+	(void)level;
+	if (ptr < fs->sb.data_start || ptr >= fs->sb.chunk_blocks)
+		return -EUCLEAN;
+	ret = cache_get_meta(&fs->cache, chunk_base(fs, ino_chunk(x->ip)) + ptr,
+			     CFS_MAGIC_EXT, &b);
+	if (ret < 0)
+		return ret;
+	if (get_le32(b->data + EXT_NODE_OWNER) != x->ip->ino) {
+		buf_put(&fs->cache, b);
+		return -EUCLEAN;
+	}
+	node_from_buf(fs, b, n);
+	n->ptr = ptr;
+	return 0;
+}
+
+static int ext_alloc(void *vc, int level, struct bt_node *n)
+{
+	struct ext_ctx *x = vc;
+	struct cfs_fs *fs = x->fs;
+	uint32_t c = ino_chunk(x->ip), rel;
+	struct buf *b;
+	int ret;
+
+	ret = chunk_alloc_blocks(fs, c, 0, 1, &rel);
+	if (ret < 0)
+		return ret;
+	ret = cache_new_meta(&fs->cache, chunk_base(fs, c) + rel, CFS_MAGIC_EXT, &b);
+	if (ret < 0) {
+		chunk_free_blocks(fs, c, rel, 1);
+		return ret;
+	}
+	put_le32(b->data + EXT_NODE_OWNER, x->ip->ino);
+	node_from_buf(fs, b, n);
+	n->ptr = rel;
+	bt_node_init(n, level);
+	x->ip->d.nblocks++;
+	return inode_write(fs, x->ip);
+}
+
+static void ext_put(void *vc, struct bt_node *n)
+{
+	struct ext_ctx *x = vc;
+
+	if (n->priv)
+		buf_put(&x->fs->cache, n->priv);
+}
+
+static int ext_release(void *vc, struct bt_node *n)
+{
+	struct ext_ctx *x = vc;
+	int ret;
+
+	ext_put(vc, n);
+	n->priv = NULL;
+	ret = chunk_free_blocks(x->fs, ino_chunk(x->ip), (uint32_t)n->ptr, 1);
+	x->ip->d.nblocks--;
+	return ret;
+}
+
+static int ext_dirty(void *vc, struct bt_node *n)
+{
+	struct ext_ctx *x = vc;
+
+	if (!n->priv)
+		return inode_write(x->fs, x->ip);
+	return buf_dirty(&x->fs->cache, n->priv);
+}
+
+static const struct bt_ops ext_ops = {
+	.leaf_len = ext_leaf_len,
+	.get = ext_get,
+	.alloc = ext_alloc,
+	.release = ext_release,
+	.dirty = ext_dirty,
+	.put = ext_put,
+};
+
+static void ext_tree(struct cfs_fs *fs, struct inode *ip, struct ext_ctx *x,
+		     struct btree *t)
+{
+	x->fs = fs;
+	x->ip = ip;
+	t->ops = &ext_ops;
+	t->ctx = x;
+	t->root.priv = NULL;
+	t->root.hdr = ip->var;
+	t->root.recs = ip->var + BT_NODE_HDR;
+	t->root.cap = CFS_EXT_ROOT_SIZE - BT_NODE_HDR;
+	t->root.ptr = 0;
+}
+
+int ext_init_root(struct cfs_fs *fs, struct inode *ip)
+{
+	(void)fs;
+	memset(ip->var, 0, CFS_EXT_ROOT_SIZE);
+	ip->d.flags = (uint16_t)((ip->d.flags & ~CFS_IFL_INLINE) | CFS_IFL_EXTENTS);
+	return 0;
+}
+
+static void ext_decode(const uint8_t *r, struct extent *e)
+{
+	e->lblk = get_le64(r);
+	e->pblk = get_le32(r + 8);
+	e->len = get_le32(r + 12);
+}
+
+static void ext_encode(const struct extent *e, uint8_t *r)
+{
+	put_le64(r, e->lblk);
+	put_le32(r + 8, e->pblk);
+	put_le32(r + 12, e->len);
+}
+
+/* A record pointing outside the chunk's data area is corruption; catching
+ * it here keeps a hostile image from steering reads or frees elsewhere. */
+static int ext_sane(struct cfs_fs *fs, const struct extent *e)
+{
+	if (!e->len || e->len > EXT_MAX_LEN || e->pblk < fs->sb.data_start ||
+	    (uint64_t)e->pblk + e->len > fs->sb.chunk_blocks ||
+	    e->lblk + e->len < e->lblk)
+		return -EUCLEAN;
+	return 0;
+}
+
+int ext_lookup(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, struct extent *e)
+{
+	struct ext_ctx x;
+	struct btree t;
+	struct bt_cur c;
+	uint64_t next = UINT64_MAX;
+	int ret;
+
+	e->lblk = UINT64_MAX;
+	if (!(ip->d.flags & CFS_IFL_EXTENTS))
+		return 0;
+	ext_tree(fs, ip, &x, &t);
+	ret = bt_seek(&t, lblk, BT_LE, &c);
+	if (ret == 1) {
+		ext_decode(bt_rec(&c), e);
+		if (ext_sane(fs, e) < 0)
+			ret = -EUCLEAN;
+		else if (lblk < e->lblk + e->len)
+			goto found;
+		else if ((ret = bt_next(&c)) == 1)
+			next = bt_key(&c);
+	} else if (ret == 0) {
+		bt_release(&c);
+		ret = bt_seek(&t, lblk, BT_GE, &c);
+		if (ret == 1)
+			next = bt_key(&c);
+	}
+	bt_release(&c);
+	e->lblk = next;
+	return ret < 0 ? ret : 0;
+found:
+	bt_release(&c);
+	return 1;
+}
+
+int ext_insert(struct cfs_fs *fs, struct inode *ip, const struct extent *e)
+{
+	struct ext_ctx x;
+	struct btree t;
+	struct bt_cur c;
+	struct extent p;
+	uint8_t rec[EXT_REC];
+	int ret;
+
+	if (!(ip->d.flags & CFS_IFL_EXTENTS))
+		ext_init_root(fs, ip);
+	ext_tree(fs, ip, &x, &t);
+	ret = bt_seek(&t, e->lblk, BT_LE, &c);
+	if (ret == 1) {
+		ext_decode(bt_rec(&c), &p);
+		if (p.lblk + p.len == e->lblk && p.pblk + p.len == e->pblk &&
+		    (uint64_t)p.len + e->len <= EXT_MAX_LEN) {
+			p.len += e->len;
+			ext_encode(&p, bt_rec(&c));
+			ret = bt_dirty(&c);
+			bt_release(&c);
+			return ret;
+		}
+	}
+	bt_release(&c);
+	if (ret < 0)
+		return ret;
+	ext_encode(e, rec);
+	return bt_insert(&t, rec, EXT_REC);
+}
+
+/* Find the first extent overlapping [from, to).  1 found, 0 none. */
+static int ext_find_overlap(struct btree *t, uint64_t from, uint64_t to,
+			    struct bt_cur *c, struct extent *e)
+{
+	int ret = bt_seek(t, from, BT_LE, c);
+
+	if (ret == 0) {
+		bt_release(c);
+		ret = bt_seek(t, from, BT_GE, c);
+	}
+	while (ret == 1) {
+		ext_decode(bt_rec(c), e);
+		if (e->lblk >= to)
+			return 0;
+		if (e->lblk + e->len > from)
+			return 1;
+		ret = bt_next(c);
+	}
+	return ret;
+}
+
+int ext_remove(struct cfs_fs *fs, struct inode *ip, uint64_t from, uint64_t to)
+{
+	struct ext_ctx x;
+	struct btree t;
+	struct bt_cur c;
+	struct extent e, tail;
+	uint32_t ch = ino_chunk(ip);
+	int ret;
+
+	if (!(ip->d.flags & CFS_IFL_EXTENTS) || from >= to)
+		return 0;
+	ext_tree(fs, ip, &x, &t);
+	for (;;) {
+		uint64_t s, end;
+
+		ret = ext_find_overlap(&t, from, to, &c, &e);
+		if (ret <= 0) {
+			bt_release(&c);
+			return ret;
+		}
+		if (ext_sane(fs, &e) < 0) {
+			bt_release(&c);
+			return -EUCLEAN;
+		}
+		s = e.lblk > from ? e.lblk : from;
+		end = e.lblk + e.len < to ? e.lblk + e.len : to;
+		tail.len = 0;
+		if (e.lblk + e.len > end) {
+			tail.lblk = end;
+			tail.pblk = e.pblk + (uint32_t)(end - e.lblk);
+			tail.len = (uint32_t)(e.lblk + e.len - end);
+		}
+		if (s > e.lblk) {
+			/* keep the head part in place, re-add any tail */
+			struct extent h = e;
+
+			h.len = (uint32_t)(s - e.lblk);
+			ext_encode(&h, bt_rec(&c));
+			ret = bt_dirty(&c);
+			bt_release(&c);
+		} else if (tail.len) {
+			ext_encode(&tail, bt_rec(&c));
+			ret = bt_dirty(&c);
+			bt_release(&c);
+			tail.len = 0;
+		} else {
+			ret = bt_delete(&c);
+		}
+		if (ret < 0)
+			return ret;
+		ret = chunk_free_blocks(fs, ch, e.pblk + (uint32_t)(s - e.lblk),
+					(uint32_t)(end - s));
+		ip->d.nblocks -= end - s;
+		if (ret == 0 && tail.len)
+			ret = ext_insert(fs, ip, &tail);
+		if (ret == 0)
+			ret = inode_write(fs, ip);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+struct walk_ctx {
+	struct cfs_fs *fs;
+	int (*cb)(void *ctx, const struct extent *e, int is_node, uint32_t node_rel);
+	void *ctx;
+};
+
+static int ext_walk_node(void *vc, struct bt_node *n, int level)
+{
+	struct walk_ctx *w = vc;
+	struct extent e;
+	int i, ret;
+
+	if (level == 0) {
+		for (i = 0; i < bt_nrec(n); i++) {
+			ext_decode(n->recs + (size_t)i * EXT_REC, &e);
+			ret = w->cb(w->ctx, &e, 0, 0);
+			if (ret)
+				return ret;
+		}
+	}
+	if (n->priv)
+		return w->cb(w->ctx, NULL, 1, (uint32_t)n->ptr);
+	return 0;
+}
+
+int ext_walk(struct cfs_fs *fs, struct inode *ip,
+	     int (*cb)(void *ctx, const struct extent *e, int is_node, uint32_t node_rel),
+	     void *ctx)
+{
+	struct ext_ctx x;
+	struct btree t;
+	struct walk_ctx w = { fs, cb, ctx };
+
+	if (!(ip->d.flags & CFS_IFL_EXTENTS))
+		return 0;
+	ext_tree(fs, ip, &x, &t);
+	return bt_walk(&t, ext_walk_node, &w);
+}

@@ -1,0 +1,546 @@
+/* File data: inline data, and the logical block map of a file across its
+ * chain of continuation inodes.
+ *
+ * A head inode maps blocks of its own chunk.  When that chunk is full the
+ * file continues in a continuation inode in another chunk, which maps the
+ * logical blocks it holds onto blocks of its chunk.  Every inode has four
+ * forward pointers (cont[]); a continuation records its head and its
+ * predecessor (back), and the logical range [lo, hi) it maps, so a block
+ * lookup visits only continuations whose range covers the block. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsint.h"
+
+#define CHAIN_MAX 65536
+
+uint32_t file_inline_max(struct cfs_fs *fs, struct inode *ip)
+{
+	return fs->varsz - ip->d.xattr_len;
+}
+
+void file_chain_release(struct cfs_fs *fs, struct inode *head)
+{
+	int i;
+
+	for (i = 0; i < head->nchain; i++)
+		inode_put(fs, head->chain[i]);
+	free(head->chain);
+	head->chain = NULL;
+	head->nchain = 0;
+}
+
+static int chain_append(struct inode *head, struct inode *ip)
+{
+	struct inode **n;
+
+	if (head->nchain >= CHAIN_MAX)
+		return -EUCLEAN;
+	n = realloc(head->chain, sizeof(*n) * (size_t)(head->nchain + 1));
+	if (!n)
+		return -ENOMEM;
+	head->chain = n;
+	head->chain[head->nchain++] = ip;
+	return 0;
+}
+
+static struct inode *chain_at(struct inode *head, int i)
+{
+	return i == 0 ? head : head->chain[i - 1];
+}
+
+/* Load the continuation tree breadth-first, checking every forward
+ * pointer against the continuation's head and back pointers. */
+int file_chain_load(struct cfs_fs *fs, struct inode *head)
+{
+	int i, s, ret;
+
+	if (head->chain || (!head->d.cont[0] && !head->d.cont[1] &&
+			    !head->d.cont[2] && !head->d.cont[3]))
+		return 0;
+	head->chain = malloc(sizeof(*head->chain));
+	if (!head->chain)
+		return -ENOMEM;
+	for (i = 0; i <= head->nchain; i++) {
+		struct inode *p = chain_at(head, i);
+
+		for (s = 0; s < CFS_NCONT; s++) {
+			struct inode *ci;
+
+			if (!p->d.cont[s])
+				continue;
+			ret = inode_get(fs, p->d.cont[s], &ci);
+			if (ret < 0)
+				goto fail;
+			if (!(ci->d.flags & CFS_IFL_CONT) || ci->d.head != head->ino ||
+			    ci->d.back != p->ino || ci == head) {
+				inode_put(fs, ci);
+				ret = -EUCLEAN;
+				goto fail;
+			}
+			ret = chain_append(head, ci);
+			if (ret < 0) {
+				inode_put(fs, ci);
+				goto fail;
+			}
+		}
+	}
+	return 0;
+fail:
+	file_chain_release(fs, head);
+	return ret;
+}
+
+static uint64_t ext_abs(struct cfs_fs *fs, struct inode *ip, const struct extent *e,
+			uint64_t lblk, uint32_t *len)
+{
+	*len = (uint32_t)(e->len - (lblk - e->lblk));
+	return chunk_base(fs, CFS_INO_CHUNK(ip->ino)) + e->pblk + (lblk - e->lblk);
+}
+
+/* 1 mapped (*abs, *len = contiguous blocks), 0 hole (*len = blocks to the
+ * next mapping, capped), <0 error. */
+int file_map(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint64_t *abs,
+	     uint32_t *len)
+{
+	uint64_t next = UINT64_MAX;
+	struct extent e;
+	int i, ret;
+
+	ret = file_chain_load(fs, head);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i <= head->nchain; i++) {
+		struct inode *ip = chain_at(head, i);
+
+		if (i > 0 && (lblk < ip->d.lo || lblk >= ip->d.hi)) {
+			if (ip->d.lo > lblk && ip->d.lo < next)
+				next = ip->d.lo;
+			continue;
+		}
+		ret = ext_lookup(fs, ip, lblk, &e);
+		if (ret < 0)
+			return ret;
+		if (ret == 1) {
+			*abs = ext_abs(fs, ip, &e, lblk, len);
+			return 1;
+		}
+		if (e.lblk < next)
+			next = e.lblk;
+	}
+	*len = next - lblk > 0x40000000u ? 0x40000000u : (uint32_t)(next - lblk);
+	return 0;
+}
+
+/* Attach a new continuation to the first inode of the chain with a free
+ * forward pointer (breadth-first keeps the tree shallow). */
+static int cont_create(struct cfs_fs *fs, struct inode *head, uint32_t c, uint64_t lblk,
+		       struct inode **out)
+{
+	struct inode *ci, *p = NULL;
+	int i, s = 0, ret;
+
+	for (i = 0; i <= head->nchain && !p; i++)
+		for (s = 0; s < CFS_NCONT; s++)
+			if (!chain_at(head, i)->d.cont[s]) {
+				p = chain_at(head, i);
+				break;
+			}
+	if (!p)
+		return -ENOSPC;
+	ret = inode_alloc(fs, c, 1, (uint16_t)(head->d.mode & S_IFMT), &ci);
+	if (ret < 0)
+		return ret;
+	ci->d.flags = CFS_IFL_CONT | CFS_IFL_EXTENTS;
+	ci->d.head = head->ino;
+	ci->d.back = p->ino;
+	ci->d.lo = ci->d.hi = lblk;
+	ci->d.nlink = 1;
+	ret = inode_write(fs, ci);
+	if (ret == 0) {
+		p->d.cont[s] = ci->ino;
+		ret = inode_write(fs, p);
+	}
+	if (ret == 0 && !head->chain)
+		ret = (head->chain = malloc(sizeof(*head->chain))) ? 0 : -ENOMEM;
+	if (ret == 0)
+		ret = chain_append(head, ci);
+	if (ret < 0) {
+		p->d.cont[s] = 0;
+		inode_free(fs, ci);
+		inode_put(fs, ci);
+		return ret;
+	}
+	chunk_count(fs, c, CNT_CONTS, 1);
+	*out = ci;
+	return 0;
+}
+
+/* Allocate up to want blocks in ip's chunk for lblk and map them. */
+static int alloc_in(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t want,
+		    uint32_t goal, uint64_t *abs, uint32_t *got)
+{
+	uint32_t c = CFS_INO_CHUNK(ip->ino), rel;
+	struct extent e;
+	int n, ret;
+
+	n = chunk_alloc_blocks(fs, c, goal, want, &rel);
+	if (n < 0)
+		return n;
+	e.lblk = lblk;
+	e.pblk = rel;
+	e.len = (uint32_t)n;
+	ret = ext_insert(fs, ip, &e);
+	if (ret < 0) {
+		chunk_free_blocks(fs, c, rel, (uint32_t)n);
+		return ret;
+	}
+	ip->d.nblocks += (uint32_t)n;
+	if (ip->d.flags & CFS_IFL_CONT) {
+		if (lblk < ip->d.lo)
+			ip->d.lo = lblk;
+		if (lblk + (uint32_t)n > ip->d.hi)
+			ip->d.hi = lblk + (uint32_t)n;
+	}
+	ret = inode_write(fs, ip);
+	*abs = chunk_base(fs, c) + rel;
+	*got = (uint32_t)n;
+	return ret;
+}
+
+/* The inode that maps lblk-1, so the new block can follow it on disk. */
+static struct inode *neighbour(struct cfs_fs *fs, struct inode *head, uint64_t lblk,
+			       uint32_t *goal)
+{
+	struct extent e;
+	int i;
+
+	if (lblk == 0)
+		return NULL;
+	for (i = 0; i <= head->nchain; i++) {
+		struct inode *ip = chain_at(head, i);
+
+		if (i > 0 && (lblk - 1 < ip->d.lo || lblk - 1 >= ip->d.hi))
+			continue;
+		if (ext_lookup(fs, ip, lblk - 1, &e) == 1) {
+			*goal = e.pblk + (uint32_t)(lblk - e.lblk);
+			return ip;
+		}
+	}
+	return NULL;
+}
+
+static int chunk_has_room(struct cfs_fs *fs, uint32_t c)
+{
+	return fs->chunks[c].hdr.free_blocks > 0;
+}
+
+int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
+	       uint64_t *abs, uint32_t *got)
+{
+	struct inode *ip, *nb;
+	uint32_t goal = 0, c;
+	int i, ret;
+
+	ret = file_chain_load(fs, head);
+	if (ret < 0)
+		return ret;
+	nb = neighbour(fs, head, lblk, &goal);
+	if (nb && chunk_has_room(fs, CFS_INO_CHUNK(nb->ino))) {
+		ret = alloc_in(fs, nb, lblk, want, goal, abs, got);
+		if (ret != -ENOSPC)
+			return ret;
+	}
+	for (i = 0; i <= head->nchain; i++) {
+		ip = chain_at(head, i);
+		if (ip == nb || !chunk_has_room(fs, CFS_INO_CHUNK(ip->ino)))
+			continue;
+		ret = alloc_in(fs, ip, lblk, want, 0, abs, got);
+		if (ret != -ENOSPC)
+			return ret;
+	}
+	/* Every chunk the file lives in is full: continue elsewhere. */
+	ret = chunk_pick(fs, CFS_INO_CHUNK(head->ino), 2, &c);
+	if (ret < 0)
+		return ret;
+	ret = cont_create(fs, head, c, lblk, &ip);
+	if (ret < 0)
+		return ret;
+	return alloc_in(fs, ip, lblk, want, 0, abs, got);
+}
+
+/* Drop continuations that map nothing and have no successors. */
+static int chain_prune(struct cfs_fs *fs, struct inode *head)
+{
+	int i, s, ret;
+
+	for (i = head->nchain; i >= 1; i--) {
+		struct inode *ci = head->chain[i - 1], *p = NULL;
+		int j;
+
+		if (ci->d.nblocks || ci->d.cont[0] || ci->d.cont[1] || ci->d.cont[2] ||
+		    ci->d.cont[3])
+			continue;
+		for (j = 0; j < i && !p; j++)
+			if (chain_at(head, j)->ino == ci->d.back)
+				p = chain_at(head, j);
+		if (!p)
+			return -EUCLEAN;
+		for (s = 0; s < CFS_NCONT; s++)
+			if (p->d.cont[s] == ci->ino)
+				p->d.cont[s] = 0;
+		ret = inode_write(fs, p);
+		if (ret == 0)
+			ret = inode_free(fs, ci);
+		if (ret < 0)
+			return ret;
+		chunk_count(fs, CFS_INO_CHUNK(ci->ino), CNT_CONTS, -1);
+		inode_put(fs, ci);
+		memmove(&head->chain[i - 1], &head->chain[i],
+			sizeof(*head->chain) * (size_t)(head->nchain - i));
+		head->nchain--;
+	}
+	return 0;
+}
+
+int file_punch(struct cfs_fs *fs, struct inode *head, uint64_t from, uint64_t to)
+{
+	int i, ret;
+
+	ret = file_chain_load(fs, head);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i <= head->nchain; i++) {
+		struct inode *ip = chain_at(head, i);
+
+		if (i > 0 && (to <= ip->d.lo || from >= ip->d.hi))
+			continue;
+		ret = ext_remove(fs, ip, from, to);
+		if (ret < 0)
+			return ret;
+	}
+	return chain_prune(fs, head);
+}
+
+int file_release_all(struct cfs_fs *fs, struct inode *ip)
+{
+	if (ip->d.flags & CFS_IFL_INLINE)
+		return 0;
+	return file_punch(fs, ip, 0, UINT64_MAX);
+}
+
+/* ---- byte-level I/O ---- */
+
+static int inline_to_extents(struct cfs_fs *fs, struct inode *ip)
+{
+	uint32_t n = (uint32_t)ip->d.size;
+	uint8_t *save = NULL;
+	uint64_t abs;
+	uint32_t got;
+	struct buf *b;
+	int ret;
+
+	if (n) {
+		save = malloc(n);
+		if (!save)
+			return -ENOMEM;
+		memcpy(save, ip->var, n);
+	}
+	memset(ip->var, 0, fs->varsz - ip->d.xattr_len);
+	ext_init_root(fs, ip);
+	ret = inode_write(fs, ip);
+	if (ret < 0 || !n)
+		goto out;
+	ret = file_alloc(fs, ip, 0, 1, &abs, &got);
+	if (ret < 0)
+		goto undo;
+	ret = cache_get(&fs->cache, abs, CG_NOREAD, &b);
+	if (ret < 0)
+		goto out;
+	memcpy(b->data, save, n);
+	ret = buf_dirty(&fs->cache, b);
+	buf_put(&fs->cache, b);
+	goto out;
+undo:
+	/* No block could be had: stay inline, nothing was lost. */
+	ip->d.flags = (uint16_t)((ip->d.flags & ~CFS_IFL_EXTENTS) | CFS_IFL_INLINE);
+	memset(ip->var, 0, CFS_EXT_ROOT_SIZE);
+	memcpy(ip->var, save, n);
+	inode_write(fs, ip);
+out:
+	free(save);
+	return ret;
+}
+
+ssize_t file_read(struct cfs_fs *fs, struct inode *ip, void *buf, size_t n, uint64_t off)
+{
+	uint8_t *dst = buf;
+	size_t done = 0;
+	int ret;
+
+	if (off >= ip->d.size)
+		return 0;
+	if (n > ip->d.size - off)
+		n = (size_t)(ip->d.size - off);
+	if (ip->d.flags & CFS_IFL_INLINE) {
+		if (off + n > fs->varsz)
+			return -EUCLEAN;
+		memcpy(dst, ip->var + off, n);
+		return (ssize_t)n;
+	}
+	while (done < n) {
+		uint64_t pos = off + done, lblk = pos / fs->bsize, abs;
+		uint32_t boff = (uint32_t)(pos % fs->bsize), len;
+		size_t chunk = fs->bsize - boff;
+		struct buf *b;
+
+		if (chunk > n - done)
+			chunk = n - done;
+		ret = file_map(fs, ip, lblk, &abs, &len);
+		if (ret < 0)
+			return done ? (ssize_t)done : ret;
+		if (ret == 0) {
+			memset(dst + done, 0, chunk);
+		} else {
+			ret = cache_get(&fs->cache, abs, 0, &b);
+			if (ret < 0)
+				return done ? (ssize_t)done : ret;
+			memcpy(dst + done, b->data + boff, chunk);
+			buf_put(&fs->cache, b);
+		}
+		done += chunk;
+	}
+	return (ssize_t)done;
+}
+
+static int write_block(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t boff,
+		       const uint8_t *src, size_t len, uint32_t want)
+{
+	uint64_t abs;
+	uint32_t run;
+	struct buf *b;
+	int fresh = 0, ret;
+
+	ret = file_map(fs, ip, lblk, &abs, &run);
+	if (ret < 0)
+		return ret;
+	if (ret == 0) {
+		ret = file_alloc(fs, ip, lblk, want, &abs, &run);
+		if (ret < 0)
+			return ret;
+		fresh = 1;
+	}
+	ret = cache_get(&fs->cache, abs, (fresh || len == fs->bsize) ? CG_NOREAD : 0, &b);
+	if (ret < 0)
+		return ret;
+	memcpy(b->data + boff, src, len);
+	ret = buf_dirty(&fs->cache, b);
+	buf_put(&fs->cache, b);
+	return ret;
+}
+
+ssize_t file_write(struct cfs_fs *fs, struct inode *ip, const void *buf, size_t n,
+		   uint64_t off)
+{
+	const uint8_t *src = buf;
+	size_t done = 0;
+	int ret = 0;
+
+	if (off + n < off || off + n > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	if ((ip->d.flags & CFS_IFL_INLINE) && off + n <= file_inline_max(fs, ip)) {
+		memcpy(ip->var + off, src, n);
+		if (off + n > ip->d.size)
+			ip->d.size = off + n;
+		return (ret = inode_write(fs, ip)) < 0 ? ret : (ssize_t)n;
+	}
+	if (ip->d.flags & CFS_IFL_INLINE) {
+		ret = inline_to_extents(fs, ip);
+		if (ret < 0)
+			return ret;
+	}
+	while (done < n) {
+		uint64_t pos = off + done;
+		uint32_t boff = (uint32_t)(pos % fs->bsize);
+		size_t len = fs->bsize - boff;
+		uint64_t left_blocks = (n - done + boff + fs->bsize - 1) / fs->bsize;
+
+		if (len > n - done)
+			len = n - done;
+		ret = write_block(fs, ip, pos / fs->bsize, boff, src + done, len,
+				  left_blocks > 65536 ? 65536 : (uint32_t)left_blocks);
+		if (ret < 0)
+			break;
+		done += len;
+	}
+	if (done && off + done > ip->d.size)
+		ip->d.size = off + done;
+	if (done) {
+		int r = inode_write(fs, ip);
+
+		if (r < 0)
+			return r;
+		return (ssize_t)done;
+	}
+	return ret;
+}
+
+/* Zero the bytes past the new end in the last block, so that a later
+ * extension reads zeroes there. */
+static int zero_tail(struct cfs_fs *fs, struct inode *ip, uint64_t size)
+{
+	uint32_t boff = (uint32_t)(size % fs->bsize), run;
+	uint64_t abs;
+	struct buf *b;
+	int ret;
+
+	if (!boff)
+		return 0;
+	ret = file_map(fs, ip, size / fs->bsize, &abs, &run);
+	if (ret <= 0)
+		return ret;
+	ret = cache_get(&fs->cache, abs, 0, &b);
+	if (ret < 0)
+		return ret;
+	memset(b->data + boff, 0, fs->bsize - boff);
+	ret = buf_dirty(&fs->cache, b);
+	buf_put(&fs->cache, b);
+	return ret;
+}
+
+int file_truncate(struct cfs_fs *fs, struct inode *ip, uint64_t size)
+{
+	int ret;
+
+	if (size > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	if (ip->d.flags & CFS_IFL_INLINE) {
+		if (size <= file_inline_max(fs, ip)) {
+			if (size < ip->d.size)
+				memset(ip->var + size, 0, ip->d.size - size);
+			ip->d.size = size;
+			return inode_write(fs, ip);
+		}
+		ret = inline_to_extents(fs, ip);
+		if (ret < 0)
+			return ret;
+	}
+	if (size < ip->d.size) {
+		ret = file_punch(fs, ip, (size + fs->bsize - 1) / fs->bsize, UINT64_MAX);
+		if (ret == 0)
+			ret = zero_tail(fs, ip, size);
+		if (ret < 0)
+			return ret;
+	}
+	ip->d.size = size;
+	if (S_ISREG(ip->d.mode) && ip->d.nblocks == 0 && !ip->d.cont[0] &&
+	    !ip->d.cont[1] && !ip->d.cont[2] && !ip->d.cont[3] &&
+	    size <= file_inline_max(fs, ip)) {
+		/* nothing mapped any more: tiny again, so back to inline */
+		memset(ip->var, 0, fs->varsz - ip->d.xattr_len);
+		ip->d.flags = (uint16_t)((ip->d.flags & ~CFS_IFL_EXTENTS) | CFS_IFL_INLINE);
+	}
+	return inode_write(fs, ip);
+}

@@ -1,0 +1,179 @@
+/* Internal state of an open chunkfs, shared by the library's layers. */
+#ifndef CHUNKFS_FSINT_H
+#define CHUNKFS_FSINT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "chunkfs.h"
+#include "cache.h"
+#include "format.h"
+
+struct chunk {
+	uint32_t index;
+	pthread_mutex_t lock;           /* header fields, bitmaps */
+	struct cfs_chunk_hdr hdr;
+	uint32_t disk_state;            /* state last written to disk */
+	int hdr_dirty;                  /* in-memory header differs from disk */
+	double last_change;             /* monotonic seconds */
+	uint32_t alloc_hint;            /* next data block to try */
+	uint32_t ialloc_hint;
+};
+
+struct inode {
+	cfs_ino_t ino;
+	int ref;                        /* in-memory references */
+	int open;                       /* cfs_inode_get references */
+	int deleted;                    /* freed on disk */
+	pthread_mutex_t lock;           /* head: everything of the file */
+	struct cfs_dinode d;
+	uint8_t *var;                   /* variable area, inode_size-148 bytes */
+	struct inode *hnext;
+	/* head only: loaded continuation chain (refs held), NULL if unloaded */
+	struct inode **chain;
+	int nchain;
+};
+
+#define ICACHE_SLOTS 4096
+
+struct cfs_fs {
+	struct cfs_bdev *bd;
+	struct cfs_super sb;
+	int rdonly;
+	uint32_t seed;                  /* checksum seed */
+	uint32_t bsize, isz;
+	uint32_t varsz;                 /* variable area bytes in an inode */
+	uint32_t ipb;                   /* inodes per block */
+	uint64_t bits_per_bm;           /* bits per bitmap block */
+	struct cache cache;
+	struct chunk *chunks;
+	pthread_mutex_t icache_lock;
+	struct inode *icache[ICACHE_SLOTS];
+	pthread_rwlock_t op_lock;       /* shared by ops, exclusive to clean */
+	pthread_mutex_t rename_lock;    /* serialises directory moves */
+	pthread_mutex_t spread_lock;
+	uint32_t spread_next;           /* next chunk for a top-level dir */
+	int error;                      /* sticky write-back error */
+};
+
+static inline uint64_t chunk_base(const struct cfs_fs *fs, uint32_t c)
+{
+	return fs->sb.first_chunk_block + (uint64_t)c * fs->sb.chunk_blocks;
+}
+
+static inline uint32_t blk_chunk(const struct cfs_fs *fs, uint64_t abs)
+{
+	return (uint32_t)((abs - fs->sb.first_chunk_block) / fs->sb.chunk_blocks);
+}
+
+static inline int ino_valid(const struct cfs_fs *fs, cfs_ino_t ino)
+{
+	return CFS_INO_CHUNK(ino) < fs->sb.nchunks && CFS_INO_LOCAL(ino) != 0 &&
+	       CFS_INO_LOCAL(ino) <= fs->sb.inodes_per_chunk;
+}
+
+double cfs_now_mono(void);
+void cfs_now(int64_t *sec, uint32_t *nsec);
+void cfs_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* chunk.c */
+int chunk_load_all(struct cfs_fs *fs);
+int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c);
+int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state);
+int chunk_before_dirty(void *ctx, uint64_t blk);
+/* Allocate up to want contiguous blocks near goal (chunk-relative).
+ * Returns the count (>=1) and *rel, or -ENOSPC. */
+int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,
+		       uint32_t *rel);
+int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t count);
+int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino);
+int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino);
+/* Test a bit in a bitmap (for the checker): which 0 = block, 1 = inode. */
+int chunk_test_bit(struct cfs_fs *fs, uint32_t c, int which, uint32_t bit, int *set);
+void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta);
+#define CNT_CONTS 0
+#define CNT_STUBS 1
+#define CNT_DIRS  2
+/* Pick a chunk with free inodes (and blocks), preferring want. */
+int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_blocks, uint32_t *c);
+
+/* inode.c */
+int inode_get(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out);
+void inode_put(struct cfs_fs *fs, struct inode *ip);
+int inode_write(struct cfs_fs *fs, struct inode *ip);
+/* Allocate and initialise a new inode in chunk c (or another chunk if c
+ * is full, unless exact); returns it referenced. */
+int inode_alloc(struct cfs_fs *fs, uint32_t c, int exact, uint16_t mode,
+		struct inode **out);
+/* Free the inode on disk (its blocks must already be released). */
+int inode_free(struct cfs_fs *fs, struct inode *ip);
+void inode_touch(struct inode *ip, int a, int m, int c);
+void inode_lock2(struct inode *a, struct inode *b);
+void inode_unlock2(struct inode *a, struct inode *b);
+
+/* extent.c: per-inode extent tree, blocks of the inode's own chunk */
+struct extent {
+	uint64_t lblk;
+	uint32_t pblk;                  /* chunk-relative */
+	uint32_t len;
+};
+/* Mapping covering lblk: 1 found (*e filled), 0 hole (*e = next extent
+ * start in e->lblk, or UINT64_MAX). */
+int ext_lookup(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, struct extent *e);
+int ext_insert(struct cfs_fs *fs, struct inode *ip, const struct extent *e);
+/* Remove mappings in [from, to) and free their blocks. */
+int ext_remove(struct cfs_fs *fs, struct inode *ip, uint64_t from, uint64_t to);
+int ext_init_root(struct cfs_fs *fs, struct inode *ip);
+/* Iterate all extents (for checking/reporting): cb returns non-zero to stop. */
+int ext_walk(struct cfs_fs *fs, struct inode *ip,
+	     int (*cb)(void *ctx, const struct extent *e, int is_node, uint32_t node_rel),
+	     void *ctx);
+int ext_count_free(struct cfs_fs *fs, struct inode *ip);
+
+/* file.c: logical block mapping over the continuation chain */
+int file_map(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint64_t *abs,
+	     uint32_t *len);
+int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
+	       uint64_t *abs, uint32_t *got);
+int file_punch(struct cfs_fs *fs, struct inode *head, uint64_t from, uint64_t to);
+int file_chain_load(struct cfs_fs *fs, struct inode *head);
+void file_chain_release(struct cfs_fs *fs, struct inode *head);
+ssize_t file_read(struct cfs_fs *fs, struct inode *ip, void *buf, size_t n, uint64_t off);
+ssize_t file_write(struct cfs_fs *fs, struct inode *ip, const void *buf, size_t n,
+		   uint64_t off);
+int file_truncate(struct cfs_fs *fs, struct inode *ip, uint64_t size);
+/* Release every block and continuation of a head inode. */
+int file_release_all(struct cfs_fs *fs, struct inode *ip);
+uint32_t file_inline_max(struct cfs_fs *fs, struct inode *ip);
+
+/* dir.c */
+uint64_t dir_hash(struct cfs_fs *fs, const char *name, size_t len);
+struct dirent_rec {
+	uint64_t hash;
+	cfs_ino_t ino;
+	cfs_ino_t stub;                 /* back-reference stub, 0 if same chunk */
+	uint8_t type;                   /* DT_* */
+	uint8_t namelen;
+	char name[CFS_NAME_MAX + 1];
+};
+int dir_init(struct cfs_fs *fs, struct inode *dp);
+int dir_lookup(struct cfs_fs *fs, struct inode *dp, const char *name, struct dirent_rec *out);
+int dir_add(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r);
+int dir_remove(struct cfs_fs *fs, struct inode *dp, const char *name);
+int dir_update(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r);
+int dir_is_empty(struct cfs_fs *fs, struct inode *dp);
+/* Iterate from cookie (a hash); cb returns non-zero to stop. */
+int dir_iterate(struct cfs_fs *fs, struct inode *dp, uint64_t cookie,
+		int (*cb)(void *ctx, const struct dirent_rec *r), void *ctx);
+
+/* xattr.c */
+int xattr_set(struct cfs_fs *fs, struct inode *ip, const char *name, const void *v,
+	      size_t n, int flags);
+ssize_t xattr_get(struct cfs_fs *fs, struct inode *ip, const char *name, void *buf,
+		  size_t n);
+ssize_t xattr_list(struct cfs_fs *fs, struct inode *ip, char *buf, size_t n);
+int xattr_remove(struct cfs_fs *fs, struct inode *ip, const char *name);
+int xattr_release(struct cfs_fs *fs, struct inode *ip);
+
+#endif

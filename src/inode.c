@@ -1,0 +1,274 @@
+/* In-memory inodes: a reference-counted cache over the inode tables. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsint.h"
+
+static uint64_t itable_block(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *off)
+{
+	uint32_t l = CFS_INO_LOCAL(ino) - 1;
+
+	*off = (l % fs->ipb) * fs->isz;
+	return chunk_base(fs, CFS_INO_CHUNK(ino)) + 1 + fs->sb.bbm_blocks +
+	       fs->sb.ibm_blocks + l / fs->ipb;
+}
+
+static int itable_initialized(struct cfs_fs *fs, cfs_ino_t ino)
+{
+	struct chunk *ch = &fs->chunks[CFS_INO_CHUNK(ino)];
+	int r;
+
+	pthread_mutex_lock(&ch->lock);
+	r = (CFS_INO_LOCAL(ino) - 1) / fs->ipb < ch->hdr.itable_init;
+	pthread_mutex_unlock(&ch->lock);
+	return r;
+}
+
+static struct inode *inode_new(struct cfs_fs *fs, cfs_ino_t ino)
+{
+	struct inode *ip = calloc(1, sizeof(*ip));
+
+	if (!ip)
+		return NULL;
+	ip->var = calloc(1, fs->varsz);
+	if (!ip->var) {
+		free(ip);
+		return NULL;
+	}
+	ip->ino = ino;
+	ip->ref = 1;
+	pthread_mutex_init(&ip->lock, NULL);
+	return ip;
+}
+
+static void inode_destroy(struct inode *ip)
+{
+	pthread_mutex_destroy(&ip->lock);
+	free(ip->chain);
+	free(ip->var);
+	free(ip);
+}
+
+/* Read and verify the on-disk inode.  A slot past the table's watermark
+ * was never written and reads as a free (zero) inode. */
+static int inode_read(struct cfs_fs *fs, struct inode *ip)
+{
+	struct buf *b;
+	uint32_t off;
+	uint64_t blk = itable_block(fs, ip->ino, &off);
+	int ret;
+
+	if (!itable_initialized(fs, ip->ino))
+		return 0;
+	ret = cache_get(&fs->cache, blk, 0, &b);
+	if (ret < 0)
+		return ret;
+	if (!cfs_dinode_csum_ok(b->data + off, fs->isz, fs->seed, ip->ino)) {
+		ret = -EBADMSG;
+		goto out;
+	}
+	cfs_dinode_decode(b->data + off, &ip->d);
+	memcpy(ip->var, b->data + off + CFS_INODE_FIXED, fs->varsz);
+	if (ip->d.xattr_len > fs->varsz)
+		ret = -EUCLEAN;
+out:
+	buf_put(&fs->cache, b);
+	return ret;
+}
+
+int inode_get(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
+{
+	struct inode *ip, *n;
+	unsigned slot = ino % ICACHE_SLOTS;
+	int ret;
+
+	if (!ino_valid(fs, ino))
+		return -EUCLEAN;
+	pthread_mutex_lock(&fs->icache_lock);
+	for (ip = fs->icache[slot]; ip; ip = ip->hnext)
+		if (ip->ino == ino) {
+			ip->ref++;
+			pthread_mutex_unlock(&fs->icache_lock);
+			*out = ip;
+			return 0;
+		}
+	pthread_mutex_unlock(&fs->icache_lock);
+	n = inode_new(fs, ino);
+	if (!n)
+		return -ENOMEM;
+	ret = inode_read(fs, n);
+	if (ret < 0) {
+		inode_destroy(n);
+		return ret;
+	}
+	/* Another thread may have loaded it meanwhile: keep the first. */
+	pthread_mutex_lock(&fs->icache_lock);
+	for (ip = fs->icache[slot]; ip; ip = ip->hnext)
+		if (ip->ino == ino)
+			break;
+	if (ip) {
+		ip->ref++;
+		inode_destroy(n);
+		n = ip;
+	} else {
+		n->hnext = fs->icache[slot];
+		fs->icache[slot] = n;
+	}
+	pthread_mutex_unlock(&fs->icache_lock);
+	*out = n;
+	return 0;
+}
+
+void inode_put(struct cfs_fs *fs, struct inode *ip)
+{
+	struct inode **p;
+	int gone = 0;
+
+	if (!ip)
+		return;
+	pthread_mutex_lock(&fs->icache_lock);
+	if (--ip->ref == 0) {
+		for (p = &fs->icache[ip->ino % ICACHE_SLOTS]; *p; p = &(*p)->hnext)
+			if (*p == ip) {
+				*p = ip->hnext;
+				break;
+			}
+		gone = 1;
+	}
+	pthread_mutex_unlock(&fs->icache_lock);
+	if (gone) {
+		file_chain_release(fs, ip);
+		inode_destroy(ip);
+	}
+}
+
+int inode_write(struct cfs_fs *fs, struct inode *ip)
+{
+	struct buf *b;
+	uint32_t off;
+	uint64_t blk = itable_block(fs, ip->ino, &off);
+	int ret;
+
+	if (fs->rdonly)
+		return -EROFS;
+	ret = cache_get(&fs->cache, blk, 0, &b);
+	if (ret < 0)
+		return ret;
+	ret = buf_dirty(&fs->cache, b);
+	if (ret == 0) {
+		cfs_dinode_encode(&ip->d, b->data + off);
+		memcpy(b->data + off + CFS_INODE_FIXED, ip->var, fs->varsz);
+		cfs_dinode_csum_set(b->data + off, fs->isz, fs->seed, ip->ino);
+	}
+	buf_put(&fs->cache, b);
+	return ret;
+}
+
+void inode_touch(struct inode *ip, int a, int m, int c)
+{
+	int64_t s;
+	uint32_t ns;
+
+	cfs_now(&s, &ns);
+	if (a) {
+		ip->d.atime = s;
+		ip->d.atime_ns = ns;
+	}
+	if (m) {
+		ip->d.mtime = s;
+		ip->d.mtime_ns = ns;
+	}
+	if (c) {
+		ip->d.ctime = s;
+		ip->d.ctime_ns = ns;
+	}
+}
+
+int inode_alloc(struct cfs_fs *fs, uint32_t c, int exact, uint16_t mode,
+		struct inode **out)
+{
+	cfs_ino_t ino;
+	struct inode *ip;
+	int ret;
+
+	ret = chunk_alloc_inode(fs, c, &ino);
+	if (ret == -ENOSPC && !exact) {
+		ret = chunk_pick(fs, c, 1, &c);
+		if (ret == 0)
+			ret = chunk_alloc_inode(fs, c, &ino);
+	}
+	if (ret < 0)
+		return ret;
+	ret = inode_get(fs, ino, &ip);
+	if (ret < 0)
+		goto fail;
+	if (ip->d.mode != 0) {
+		/* the bitmap said free but the table says in use */
+		inode_put(fs, ip);
+		ret = -EUCLEAN;
+		goto fail;
+	}
+	{
+		uint32_t gen = ip->d.generation + 1;
+
+		memset(&ip->d, 0, sizeof(ip->d));
+		memset(ip->var, 0, fs->varsz);
+		ip->d.generation = gen;
+	}
+	ip->deleted = 0;
+	ip->d.mode = mode;
+	ip->d.head = ino;
+	inode_touch(ip, 1, 1, 1);
+	ip->d.crtime = ip->d.mtime;
+	ip->d.crtime_ns = ip->d.mtime_ns;
+	ret = inode_write(fs, ip);
+	if (ret < 0) {
+		inode_put(fs, ip);
+		goto fail;
+	}
+	*out = ip;
+	return 0;
+fail:
+	chunk_free_inode(fs, ino);
+	return ret;
+}
+
+int inode_free(struct cfs_fs *fs, struct inode *ip)
+{
+	uint32_t gen = ip->d.generation;
+	int ret;
+
+	memset(&ip->d, 0, sizeof(ip->d));
+	memset(ip->var, 0, fs->varsz);
+	ip->d.generation = gen;
+	ip->deleted = 1;
+	ret = inode_write(fs, ip);
+	if (ret < 0)
+		return ret;
+	return chunk_free_inode(fs, ip->ino);
+}
+
+void inode_lock2(struct inode *a, struct inode *b)
+{
+	if (a == b || !b) {
+		pthread_mutex_lock(&a->lock);
+		return;
+	}
+	if (a->ino > b->ino) {
+		struct inode *t = a;
+
+		a = b;
+		b = t;
+	}
+	pthread_mutex_lock(&a->lock);
+	pthread_mutex_lock(&b->lock);
+}
+
+void inode_unlock2(struct inode *a, struct inode *b)
+{
+	pthread_mutex_unlock(&a->lock);
+	if (b && b != a)
+		pthread_mutex_unlock(&b->lock);
+}

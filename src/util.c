@@ -1,0 +1,39 @@
+/* Small shared helpers: clocks and the per-thread open-error message. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "fsint.h"
+
+static __thread char last_error[256];
+
+void cfs_set_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+}
+
+const char *cfs_last_error(void)
+{
+	return last_error;
+}
+
+double cfs_now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void cfs_now(int64_t *sec, uint32_t *nsec)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	*sec = ts.tv_sec;
+	*nsec = (uint32_t)ts.tv_nsec;
+}
