@@ -30,6 +30,10 @@ struct cfs_bdev {
 
 /* Accessors: bounds-checked (-EIO past the end, -EROFS writes when
  * read_only), count may be > 1 for contiguous runs. */
+/* (Addition:) errors are checked in this order: -EROFS for any write to a
+ * read_only device; -EINVAL for a NULL buffer or count 0; -EIO when the run
+ * does not lie wholly inside the device (overflow-safe).  Backends only see
+ * requests that passed these checks. */
 int cfs_bdev_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf);
 int cfs_bdev_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf);
 int cfs_bdev_flush(struct cfs_bdev *bd);
@@ -37,6 +41,13 @@ void cfs_bdev_destroy(struct cfs_bdev *bd);
 /* Change the block size used for addressing (the device size in bytes is
  * unchanged; nblocks is recomputed).  Used after reading the superblock. */
 int cfs_bdev_set_block_size(struct cfs_bdev *bd, uint32_t block_size);
+/* (Addition:) the byte size kept is the addressable nblocks * block_size,
+ * so a partial block at the end of a device opened with a larger block
+ * size is not regained by switching to a smaller one; -EINVAL unless
+ * cfs_bdev_block_size_valid(). */
+/* Addition (bdev layer): nonzero when block_size is a power of two in
+ * 512..65536, the sizes every backend and set_block_size accept. */
+int cfs_bdev_block_size_valid(uint32_t block_size);
 
 /* File or block device.  flags: O_RDONLY or O_RDWR (O_CREAT not implied).
  * A regular file's size is used as the device size; a block device's size
@@ -44,7 +55,24 @@ int cfs_bdev_set_block_size(struct cfs_bdev *bd, uint32_t block_size);
 int cfs_bdev_file_open(const char *path, int flags, uint32_t block_size,
 		       struct cfs_bdev **out);
 
-/* In-memory device with fault injection, for tests. */
+/* In-memory device with fault injection, for tests.
+ *
+ * Semantics (addition, bdev layer; see bdev_fault.c):
+ * - Reads see the volatile view: durable contents plus every write so far.
+ *   flush makes all pending writes durable.
+ * - Counters count calls that reach the backend (a multi-block write is one
+ *   call; calls rejected by the accessors' checks are not counted), failed
+ *   ones included.  cfs_bdev_fault_config() resets them, so "the Nth call"
+ *   counts from the config call; it also reseeds the PRNG.
+ * - A failed read leaves buf untouched; a failed write changes nothing.
+ * - At a cut, each block written since the last flush (block = the
+ *   block_size given at creation) survives independently with probability
+ *   keep_prob, with its newest contents; otherwise it reverts to its durable
+ *   contents.  One xorshift draw per block in first-write order, so a fixed
+ *   seed and workload give the same result.  keep_prob 1 keeps everything.
+ * - After restore nothing is pending: the survivors count as durable.
+ * - size_bytes must be a nonzero multiple of block_size.
+ */
 struct cfs_bdev_fault_cfg {
 	int64_t fail_read_at;     /* the Nth read call (1-based) returns -EIO; 0 = never */
 	int64_t fail_write_at;    /* the Nth write call returns -EIO; 0 = never */
@@ -69,10 +97,20 @@ void cfs_bdev_fault_stats(struct cfs_bdev *bd, struct cfs_bdev_fault_stats *st);
  * (dropping unflushed writes per keep_prob), clear all faults and counters.
  * The device then holds what a real disk would hold after the crash. */
 void cfs_bdev_fault_restore(struct cfs_bdev *bd);
-/* Durable contents (what survives a crash right now) and the volatile view. */
+/* Durable contents (what survives a crash right now) and the volatile view.
+ * (Addition, bdev layer:) save writes the current volatile view, exactly
+ * size_bytes bytes, to a regular file; call cfs_bdev_fault_restore() first
+ * to save what a crash would leave.  load requires a regular file of exactly
+ * size_bytes bytes and makes its contents the durable and volatile contents
+ * (nothing pending); it does not change fault configuration, counters or
+ * power state, and on failure leaves the device untouched. */
 int cfs_bdev_fault_save(struct cfs_bdev *bd, const char *path);
 int cfs_bdev_fault_load(struct cfs_bdev *bd, const char *path);
-/* Direct access to the current (volatile) bytes, for corruption tests. */
+/* Direct access to the current (volatile) bytes, for corruption tests.
+ * (Addition:) the pointer is valid until destroy.  Edits bypass the pending
+ * tracking: they act like media corruption (durable at once), but are undone
+ * by a cut if they hit a block with unflushed writes, so make them with
+ * nothing pending.  Returns NULL (size 0) for a non-fault device. */
 uint8_t *cfs_bdev_fault_bytes(struct cfs_bdev *bd, uint64_t *size);
 
 #endif
