@@ -1,0 +1,188 @@
+# chunkfs build (GNU make).
+#
+#   make / make all   build/libchunkfs.a, build/libchunkfs.so, build/chunkfs
+#   make tests        also every tests/unit/test_*.c as build/tests/test_*
+#                     (unsanitized, for valgrind or gdb)
+#   make check        sanitizer build in build/san/, then tests/run.sh build/san
+#   make run          install missing packages, build, try it on chunkfs.img
+#   make install      PREFIX (default /usr/local) and DESTDIR are honoured
+#   make uninstall, make clean
+#
+# Sources are found by wildcard (src/*.c is the library, tools/*.c the
+# chunkfs command, tests/unit/test_*.c one test binary each), so new files
+# need no change here.  Header dependencies are tracked with -MMD -MP.
+
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     := $(PREFIX)/bin
+SBINDIR    := $(PREFIX)/sbin
+LIBDIR     := $(PREFIX)/lib
+INCLUDEDIR := $(PREFIX)/include
+PKGCONFIGDIR := $(LIBDIR)/pkgconfig
+
+INSTALL ?= install
+
+# Library version comes from the public header; the soname tracks the major.
+VERSION := $(shell sed -n 's/^\#define CFS_VERSION_STRING "\(.*\)".*/\1/p' include/chunkfs.h)
+ifeq ($(VERSION),)
+VERSION := 0.0.0
+endif
+SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
+SONAME   := libchunkfs.so.$(SOMAJOR)
+SOREAL   := libchunkfs.so.$(VERSION)
+
+B   := build
+SAN := $(B)/san
+
+# Flags every object gets; CFLAGS (optimisation, debug) may be overridden.
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -Iinclude -Isrc
+CFLAGS      ?= -O2 -g
+SAN_CFLAGS  ?= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	       -fno-sanitize-recover=undefined
+DEPFLAGS    := -MMD -MP
+LDFLAGS     ?=
+LDLIBS      ?=
+TEST_CPPFLAGS := -Itests
+
+LIB_SRCS  := $(sort $(wildcard src/*.c))
+TOOL_SRCS := $(sort $(wildcard tools/*.c))
+TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+TEST_NAMES := $(basename $(notdir $(TEST_SRCS)))
+
+LIB_OBJS      := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+LIB_PIC_OBJS  := $(LIB_SRCS:%.c=$(B)/pic/%.o)
+TOOL_OBJS     := $(TOOL_SRCS:%.c=$(B)/obj/%.o)
+TEST_OBJS     := $(TEST_SRCS:%.c=$(B)/obj/%.o)
+SAN_LIB_OBJS  := $(LIB_SRCS:%.c=$(SAN)/obj/%.o)
+SAN_TOOL_OBJS := $(TOOL_SRCS:%.c=$(SAN)/obj/%.o)
+SAN_TEST_OBJS := $(TEST_SRCS:%.c=$(SAN)/obj/%.o)
+
+STATIC_LIB := $(B)/libchunkfs.a
+SHARED_LIB := $(B)/$(SOREAL)
+SAN_LIB    := $(SAN)/libchunkfs.a
+TESTS      := $(TEST_NAMES:%=$(B)/tests/%)
+SAN_TESTS  := $(TEST_NAMES:%=$(SAN)/tests/%)
+
+# The command exists only once tools/*.c does (the tree is being written).
+ifneq ($(TOOL_SRCS),)
+PROG     := $(B)/chunkfs
+SAN_PROG := $(SAN)/chunkfs
+endif
+
+ALL_DEPS := $(patsubst %.o,%.d,$(LIB_OBJS) $(LIB_PIC_OBJS) $(TOOL_OBJS) $(TEST_OBJS) \
+	$(SAN_LIB_OBJS) $(SAN_TOOL_OBJS) $(SAN_TEST_OBJS))
+
+.PHONY: all tests check run install uninstall clean
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+
+all: $(STATIC_LIB) $(B)/libchunkfs.so $(PROG)
+ifeq ($(TOOL_SRCS),)
+	@echo "note: no tools/*.c yet, so build/chunkfs was not built"
+endif
+
+tests: all $(TESTS)
+
+# ---- compile rules --------------------------------------------------------
+$(B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(B)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC $(DEPFLAGS) -c $< -o $@
+
+$(SAN)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(SAN_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(TEST_OBJS) $(SAN_TEST_OBJS): EXTRA_CPPFLAGS := $(TEST_CPPFLAGS)
+
+# ---- libraries ------------------------------------------------------------
+# The archive is rebuilt from scratch so removed sources leave no stale
+# members; with no sources yet it is a valid empty archive.
+$(STATIC_LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(SAN_LIB): $(SAN_LIB_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+# With no objects yet, link an empty translation unit so the .so still exists.
+$(SHARED_LIB): $(LIB_PIC_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared -pthread -Wl,-soname,$(SONAME) -Wl,-z,defs $(LDFLAGS) -o $@ \
+		$(if $^,$^,-x c /dev/null) $(LDLIBS)
+
+# build/libchunkfs.so -> libchunkfs.so.0 -> libchunkfs.so.0.1.0, as installed.
+$(B)/$(SONAME): $(SHARED_LIB)
+	ln -sfn $(SOREAL) $@
+
+$(B)/libchunkfs.so: $(B)/$(SONAME)
+	ln -sfn $(SONAME) $@
+
+# ---- programs -------------------------------------------------------------
+$(B)/chunkfs: $(TOOL_OBJS) $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -pthread $(LDFLAGS) -o $@ $(TOOL_OBJS) $(STATIC_LIB) $(LDLIBS)
+
+$(SAN)/chunkfs: $(SAN_TOOL_OBJS) $(SAN_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -pthread $(LDFLAGS) -o $@ $(SAN_TOOL_OBJS) $(SAN_LIB) $(LDLIBS)
+
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -pthread $(LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS)
+
+$(SAN)/tests/%: $(SAN)/obj/tests/unit/%.o $(SAN_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -pthread $(LDFLAGS) -o $@ $< $(SAN_LIB) $(LDLIBS)
+
+# ---- check / run ----------------------------------------------------------
+# The optimised build is made too: -O2 enables warnings (-Werror) that -O1
+# does not, and `make run` must keep working.
+check: all $(SAN_LIB) $(SAN_PROG) $(SAN_TESTS)
+	tests/run.sh $(SAN)
+
+IMAGE ?= chunkfs.img
+run:
+	bash scripts/deps.sh
+	$(MAKE) --no-print-directory all
+	bash scripts/run.sh $(IMAGE)
+
+# ---- install --------------------------------------------------------------
+LINKS := mkfs.chunkfs fsck.chunkfs mount.chunkfs
+
+install: all
+	@mkdir -p $(B)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    chunkfs.pc.in > $(B)/chunkfs.pc
+	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+ifneq ($(PROG),)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR)
+	$(INSTALL) -m 755 $(PROG) $(DESTDIR)$(BINDIR)/chunkfs
+	for l in $(LINKS); do ln -sfn ../bin/chunkfs $(DESTDIR)$(SBINDIR)/$$l || exit 1; done
+endif
+	$(INSTALL) -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/libchunkfs.a
+	$(INSTALL) -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/$(SOREAL)
+	ln -sfn $(SOREAL) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libchunkfs.so
+	$(INSTALL) -m 644 include/chunkfs.h $(DESTDIR)$(INCLUDEDIR)/chunkfs.h
+	$(INSTALL) -m 644 $(B)/chunkfs.pc $(DESTDIR)$(PKGCONFIGDIR)/chunkfs.pc
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
+		echo ldconfig; ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/chunkfs $(LINKS:%=$(DESTDIR)$(SBINDIR)/%)
+	rm -f $(DESTDIR)$(LIBDIR)/libchunkfs.a $(DESTDIR)$(LIBDIR)/$(SOREAL) \
+	      $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libchunkfs.so
+	rm -f $(DESTDIR)$(INCLUDEDIR)/chunkfs.h $(DESTDIR)$(PKGCONFIGDIR)/chunkfs.pc
+
+clean:
+	rm -rf $(B)
+
+-include $(ALL_DEPS)

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Install the Debian packages chunkfs needs to build and test, only those
+# that are missing.  Idempotent, and fast (no apt at all) when everything is
+# present.  Uses sudo only when not root.
+#
+#   scripts/deps.sh [EXTRA-PACKAGE...]
+#
+# Called by `make run` and by .ci/run.
+set -euo pipefail
+
+packages=(
+	build-essential # gcc, make, ar; gcc brings libasan and libubsan
+	pkg-config      # chunkfs.pc, and finding fuse3
+	libfuse3-dev    # the FUSE mount (mount.chunkfs)
+	fuse3           # fusermount3, /dev/fuse helpers
+	e2fsprogs       # reference tools for comparisons
+	fuse2fs         # ext4 over FUSE, a baseline for the mount
+	python3         # tests validate `chunkfs info --json` with it
+	"$@"
+)
+
+installed() {
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+}
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	echo "deps.sh: not a Debian-style system; install these yourself: ${packages[*]}" >&2
+	exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+	installed "$p" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+	if ! command -v sudo >/dev/null 2>&1; then
+		echo "deps.sh: need root (or sudo) to install: ${missing[*]}" >&2
+		exit 1
+	fi
+	SUDO=(sudo)
+fi
+
+echo "deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+	apt-get install -y -q --no-install-recommends "${missing[@]}"

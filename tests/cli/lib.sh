@@ -1,0 +1,138 @@
+# shellcheck shell=bash
+# tests/cli/lib.sh: helpers for the CLI test scripts.  Sourced, never run.
+#
+# A CLI test is a bash script tests/cli/NAME.sh.  tests/run.sh (make check)
+# runs each one with bash, stdin from /dev/null, in a fresh empty directory,
+# with this environment:
+#   CHUNKFS      absolute path of the chunkfs binary under test
+#                (build/san/chunkfs in make check)
+#   TESTDIR      that scratch directory: the working directory and $TMPDIR
+#                too; removed after a passing run, kept after a failing one
+#   CHUNKFS_SRC  the source tree, for fixtures
+# By hand:  CHUNKFS=build/chunkfs bash tests/cli/NAME.sh
+# (unset, CHUNKFS defaults to build/chunkfs of this tree and TESTDIR to a
+# new temporary directory removed at exit).
+#
+# Output protocol, shared with the unit tests (tests/test.h): one line per
+# test, "PASS name", "FAIL name: why" or "SKIP name: reason", then a closing
+# "N passed, N failed, N skipped" printed by finish.  A script that dies
+# before finish counts as failed.
+#
+# Example:
+#   #!/usr/bin/env bash
+#   . "$(dirname "$0")/lib.sh"
+#
+#   img=$TESTDIR/a.img
+#   check_exit mkfs_basic 0 "$CHUNKFS" mkfs "$img" 64M
+#   if expect_exit '!0' "$CHUNKFS" info /etc/passwd &&
+#      grep -q 'bad magic' "$ERR"; then
+#       pass info_rejects_junk
+#   else
+#       fail info_rejects_junk "no clear error: $(head -c 200 "$ERR")"
+#   fi
+#   if command -v python3 >/dev/null; then ...; else
+#       skip info_json "python3 not installed"; fi
+#   finish
+#
+# Functions:
+#   pass NAME            print "PASS NAME" and count a pass
+#   fail NAME MSG        print "FAIL NAME: MSG" and count a failure
+#   skip NAME REASON     print "SKIP NAME: REASON" and count a skip
+#   expect_exit CODE CMD [ARG...]
+#                        run CMD (at most CMD_TIMEOUT seconds, default 120)
+#                        with its stdout in the file $OUT and stderr in $ERR;
+#                        return 0 if it exited with CODE and printed no
+#                        sanitizer report.  CODE '!0' accepts any ordinary
+#                        failure (1..125, not a crash or timeout).  Otherwise
+#                        print what happened to stderr and return 1.  $OUT
+#                        and $ERR are overwritten by the next call; stdin is
+#                        the caller's (redirect it: expect_exit 0 cmd <file).
+#   check_exit NAME CODE CMD [ARG...]
+#                        expect_exit, then pass NAME or fail NAME.
+#   finish               print the counts line; exit 1 if anything failed.
+
+export LC_ALL=C
+
+_t_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CHUNKFS_SRC=${CHUNKFS_SRC:-$(cd "$_t_lib_dir/../.." && pwd)}
+CHUNKFS=${CHUNKFS:-$CHUNKFS_SRC/build/chunkfs}
+if [ -z "${TESTDIR:-}" ]; then
+	TESTDIR=$(mktemp -d "${TMPDIR:-/tmp}/chunkfs-cli.XXXXXX") || exit 1
+	# shellcheck disable=SC2064  # expand now: TESTDIR is fixed from here
+	trap "rm -rf '$TESTDIR'" EXIT
+fi
+export CHUNKFS CHUNKFS_SRC TESTDIR
+cd "$TESTDIR" || exit 1
+
+OUT=$TESTDIR/.out
+ERR=$TESTDIR/.err
+CMD_TIMEOUT=${CMD_TIMEOUT:-120}
+_t_pass=0 _t_fail=0 _t_skip=0
+_t_san_re='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: (AddressSanitizer|UndefinedBehaviorSanitizer)'
+
+pass() {
+	_t_pass=$((_t_pass + 1))
+	echo "PASS $1"
+}
+
+fail() {
+	_t_fail=$((_t_fail + 1))
+	echo "FAIL $1: ${2:-failed}"
+}
+
+skip() {
+	_t_skip=$((_t_skip + 1))
+	echo "SKIP $1: ${2:-no reason given}"
+}
+
+expect_exit() {
+	local want=$1 rc ok=1
+	shift
+	if declare -F "$1" >/dev/null; then
+		"$@" >"$OUT" 2>"$ERR"
+	else
+		timeout -k 5 "$CMD_TIMEOUT" "$@" >"$OUT" 2>"$ERR"
+	fi
+	rc=$?
+	if [ "$want" = '!0' ]; then
+		if [ "$rc" -lt 1 ] || [ "$rc" -gt 125 ]; then ok=0; fi
+	else
+		[ "$rc" = "$want" ] || ok=0
+	fi
+	if grep -Eq "$_t_san_re" "$ERR"; then
+		ok=0
+		echo "  sanitizer report from: $*" >&2
+	fi
+	if [ "$ok" = 1 ]; then
+		return 0
+	fi
+	{
+		echo "  command: $*"
+		if [ "$rc" = 124 ]; then
+			echo "  timed out after ${CMD_TIMEOUT}s (expected exit $want)"
+		elif [ "$rc" -gt 128 ]; then
+			echo "  killed by signal $((rc - 128)) (expected exit $want)"
+		else
+			echo "  exit status $rc, expected $want"
+		fi
+		echo "  stderr (last 20 lines):"
+		tail -n 20 "$ERR" | sed 's/^/    /'
+	} >&2
+	return 1
+}
+
+check_exit() {
+	local name=$1 want=$2
+	shift 2
+	if expect_exit "$want" "$@"; then
+		pass "$name"
+	else
+		fail "$name" "'$*' did not exit $want"
+	fi
+}
+
+finish() {
+	echo "$_t_pass passed, $_t_fail failed, $_t_skip skipped"
+	[ "$_t_fail" -eq 0 ] && exit 0
+	exit 1
+}

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Run every chunkfs test and sum the results.
+#
+#   tests/run.sh BUILDDIR        e.g. tests/run.sh build/san   (make check)
+#                                     tests/run.sh build       (make tests)
+#
+# Runs each BUILDDIR/tests/test_* binary and each tests/cli/*.sh script
+# (except lib.sh, which they source).  Every one prints lines "PASS name",
+# "FAIL name[: why]", "SKIP name: reason" and closes with
+# "N passed, N failed, N skipped" (tests/test.h, tests/cli/lib.sh).
+#
+# Each runs under `timeout`, with stdin from /dev/null, in a fresh empty
+# directory that is also its $TESTDIR and $TMPDIR; CLI scripts get
+# CHUNKFS=BUILDDIR/chunkfs (absolute) and CHUNKFS_SRC=the source tree.
+# A run counts as one extra failure when it times out, crashes, prints a
+# sanitizer report, exits non-zero without having counted a failure, or
+# ends without its closing line.  Skips are listed with their reasons and
+# never counted as passes.  The output ends with exactly one line
+# "N passed, N failed, N skipped"; the exit status is non-zero when
+# anything failed or when no test ran.
+#
+# Environment: TEST_TIMEOUT (seconds per binary/script, default 300),
+# TEST_JOBS (how many run at once, default: number of CPUs),
+# TEST_FILTER (only run binaries/scripts whose name contains it),
+# VERBOSE=1 (print every run's whole output), KEEP_TESTDIR=1 (keep the
+# temporary directories even of passing runs).
+
+set -uo pipefail
+
+if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+	echo "usage: tests/run.sh BUILDDIR  (e.g. build/san after make check's build)" >&2
+	exit 2
+fi
+
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILDDIR=$(cd "$1" && pwd)
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+TEST_JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+TEST_FILTER=${TEST_FILTER:-}
+VERBOSE=${VERBOSE:-0}
+KEEP_TESTDIR=${KEEP_TESTDIR:-0}
+
+# Sanitizer settings (the caller's own options are appended, so they win).
+# abort_on_error makes a UBSan report exit by SIGABRT rather than with
+# status 1, which a CLI test could mistake for an ordinary error exit.
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-}"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/chunkfs-tests.XXXXXX") || exit 2
+cleanup() {
+	# Leave running jobs no chance to outlive us.
+	local p
+	for p in $(jobs -p); do kill "$p" 2>/dev/null; done
+	if [ "$KEEP_TESTDIR" != 1 ] && [ ! -e "$WORK/.keep" ]; then
+		rm -rf "$WORK"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- collect what to run ----------------------------------------------------
+names=() kinds=() paths=()
+for f in "$BUILDDIR"/tests/test_*; do
+	if [ ! -f "$f" ] || [ ! -x "$f" ]; then continue; fi
+	case $f in *.d | *.o) continue ;; esac
+	n=$(basename "$f")
+	[ -z "$TEST_FILTER" ] || [[ $n == *"$TEST_FILTER"* ]] || continue
+	names+=("$n") kinds+=(bin) paths+=("$f")
+done
+for f in "$SRC"/tests/cli/*.sh; do
+	[ -f "$f" ] || continue
+	n=$(basename "$f")
+	[ "$n" = lib.sh ] && continue
+	n="cli/$n"
+	[ -z "$TEST_FILTER" ] || [[ $n == *"$TEST_FILTER"* ]] || continue
+	names+=("$n") kinds+=(cli) paths+=("$f")
+done
+
+CHUNKFS="$BUILDDIR/chunkfs"
+cli_count=0
+for k in "${kinds[@]}"; do [ "$k" = cli ] && cli_count=$((cli_count + 1)); done
+if [ "$cli_count" -gt 0 ] && [ ! -x "$CHUNKFS" ]; then
+	echo "warning: $CHUNKFS does not exist; the CLI scripts will fail" >&2
+fi
+
+echo "running ${#names[@]} test programs from $BUILDDIR (timeout ${TEST_TIMEOUT}s each, $TEST_JOBS at a time)"
+
+# ---- run one ----------------------------------------------------------------
+# run_one INDEX: runs entry INDEX, leaving its output in $WORK/INDEX.log,
+# its exit status in $WORK/INDEX.rc and its seconds in $WORK/INDEX.time.
+run_one() {
+	local i=$1 dir rc start end
+	dir="$WORK/$i.dir"
+	mkdir -p "$dir"
+	start=$(date +%s.%N)
+	if [ "${kinds[$i]}" = bin ]; then
+		(cd "$dir" && TESTDIR="$dir" TMPDIR="$dir" \
+			timeout -k 10 "$TEST_TIMEOUT" "${paths[$i]}") \
+			</dev/null >"$WORK/$i.log" 2>&1
+	else
+		(cd "$dir" && TESTDIR="$dir" TMPDIR="$dir" CHUNKFS="$CHUNKFS" \
+			CHUNKFS_SRC="$SRC" timeout -k 10 "$TEST_TIMEOUT" \
+			bash "${paths[$i]}") </dev/null >"$WORK/$i.log" 2>&1
+	fi
+	rc=$?
+	end=$(date +%s.%N)
+	echo "$rc" >"$WORK/$i.rc"
+	awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }' >"$WORK/$i.time"
+}
+
+running=0
+for i in "${!names[@]}"; do
+	while [ "$running" -ge "$TEST_JOBS" ]; do
+		wait -n
+		running=$((running - 1))
+	done
+	run_one "$i" 2>/dev/null &
+	running=$((running + 1))
+done
+wait
+
+# ---- judge and sum ------------------------------------------------------------
+passed=0 failed=0 skipped=0
+failures=() skips=()
+SAN_RE='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: (AddressSanitizer|UndefinedBehaviorSanitizer|LeakSanitizer)|WARNING: ThreadSanitizer'
+CLOSE_RE='^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$'
+
+for i in "${!names[@]}"; do
+	n=${names[$i]} log="$WORK/$i.log"
+	rc=$(cat "$WORK/$i.rc" 2>/dev/null || echo 255)
+	secs=$(cat "$WORK/$i.time" 2>/dev/null || echo '?')
+	close=$(grep -E "$CLOSE_RE" "$log" | tail -n 1)
+	problem=""
+	if [ -n "$close" ]; then
+		read -r p _ f _ s _ <<<"${close//,/}"
+	else
+		p=$(grep -c '^PASS ' "$log")
+		f=$(grep -c '^FAIL ' "$log")
+		s=$(grep -c '^SKIP ' "$log")
+	fi
+	if [ "$rc" = 124 ]; then
+		problem="timed out after ${TEST_TIMEOUT}s"
+	elif [ "$rc" -gt 128 ]; then
+		problem="killed by signal $((rc - 128))"
+	fi
+	# A sanitizer report fails the run even when it came after the closing
+	# line (leaks are reported at exit) or inside a check that passed.
+	if grep -Eq "$SAN_RE" "$log" && { [ -n "$problem" ] || [ "$f" = 0 ]; }; then
+		problem="${problem:+$problem; }sanitizer report"
+	fi
+	if [ -z "$problem" ]; then
+		if [ -z "$close" ]; then
+			problem="exit status $rc without the closing 'N passed, N failed, N skipped' line"
+		elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+			problem="exit status $rc although it counted no failure"
+		fi
+	fi
+	if [ -n "$problem" ]; then
+		f=$((f + 1))
+	fi
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+
+	if [ "$f" -gt 0 ]; then
+		status=FAIL
+		failures+=("$i")
+		: >"$WORK/.keep"
+		[ -n "$problem" ] && echo "$problem" >"$WORK/$i.problem"
+	else
+		status=ok
+		[ "$KEEP_TESTDIR" = 1 ] || rm -rf "$WORK/$i.dir"
+	fi
+	printf '%-4s  %-32s  pass=%s fail=%s skip=%s  (%ss)%s\n' \
+		"$status" "$n" "$p" "$f" "$s" "$secs" "${problem:+  [$problem]}"
+	while IFS= read -r line; do
+		skips+=("$n: ${line#SKIP }")
+	done < <(grep '^SKIP ' "$log")
+	if [ "$VERBOSE" = 1 ]; then
+		sed 's/^/    | /' "$log"
+	fi
+done
+
+if [ ${#skips[@]} -gt 0 ]; then
+	echo
+	echo "==== SKIPPED (${#skips[@]}) — not run, not counted as passed ===="
+	for s in "${skips[@]}"; do echo "  SKIP $s"; done
+fi
+
+if [ ${#failures[@]} -gt 0 ]; then
+	for i in "${failures[@]}"; do
+		n=${names[$i]} log="$WORK/$i.log"
+		echo
+		echo "==== FAILED: $n ===="
+		[ -f "$WORK/$i.problem" ] && echo "  $(cat "$WORK/$i.problem")"
+		grep -E '^FAIL ' "$log" | sed 's/^/  /'
+		echo "  -- last 40 lines of output (whole log and test dir: $WORK/$i.*) --"
+		tail -n 40 "$log" | sed 's/^/    | /'
+	done
+fi
+
+echo
+if [ "$KEEP_TESTDIR" = 1 ] || [ -e "$WORK/.keep" ]; then
+	echo "logs and test directories kept in $WORK"
+fi
+total=$((passed + failed))
+if [ "$total" -eq 0 ]; then
+	echo "no test ran: nothing under $BUILDDIR/tests/ or tests/cli/ (or everything skipped)"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$total" -gt 0 ]
