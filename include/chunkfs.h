@@ -49,6 +49,7 @@ struct cfs_mkfs_opts {
 /* Create a filesystem on a file (created if missing, extended to size) or
  * block device. */
 int cfs_mkfs(const char *path, const struct cfs_mkfs_opts *opts);
+/* bd stays the caller's (not destroyed). */
 int cfs_mkfs_bdev(struct cfs_bdev *bd, const struct cfs_mkfs_opts *opts);
 /* The chunk count mkfs picks for a filesystem of nblocks blocks. */
 uint32_t cfs_mkfs_default_chunks(uint64_t nblocks, uint32_t block_size);

@@ -53,6 +53,7 @@ int chunk_load_all(struct cfs_fs *fs)
 
 		ch->index = c;
 		pthread_mutex_init(&ch->lock, NULL);
+		pthread_mutex_init(&ch->state_lock, NULL);
 		ret = cfs_bdev_read(fs->bd, blk, 1, buf);
 		if (ret == 0)
 			ret = cfs_meta_verify(buf, fs->bsize, fs->seed, CFS_MAGIC_CHUNK, blk);
@@ -83,7 +84,9 @@ out:
 
 /* The chunk must be marked dirty on stable storage before any of its
  * changed blocks can reach the disk: that is what makes "clean" mean
- * "needs no check" after a crash. */
+ * "needs no check" after a crash.  Only state_lock is taken here, since
+ * this runs from buf_dirty() with ch->lock possibly held; the header
+ * fields written are a snapshot that fsck recomputes anyway. */
 int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c)
 {
 	struct chunk *ch = chunk_of(fs, c);
@@ -91,7 +94,7 @@ int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c)
 
 	if (fs->rdonly)
 		return -EROFS;
-	pthread_mutex_lock(&ch->lock);
+	pthread_mutex_lock(&ch->state_lock);
 	ch->last_change = cfs_now_mono();
 	if (ch->disk_state & CFS_STATE_DIRTY)
 		goto out;
@@ -101,7 +104,7 @@ int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c)
 	if (ret == 0)
 		ret = cfs_bdev_flush(fs->bd);
 out:
-	pthread_mutex_unlock(&ch->lock);
+	pthread_mutex_unlock(&ch->state_lock);
 	return ret;
 }
 
@@ -159,8 +162,6 @@ static void bm_synth(struct cfs_fs *fs, int which, uint32_t k, uint8_t *blk)
 
 		if (n < used_below || n >= limit)
 			bit_set(bits, i, 1);
-		else if (n >= limit)
-			break;
 	}
 }
 
@@ -317,6 +318,9 @@ int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t wa
 	uint32_t len = 0;
 	int ret;
 
+	ret = chunk_mark_dirty(fs, c);
+	if (ret < 0)
+		return ret;
 	pthread_mutex_lock(&ch->lock);
 	if (ch->hdr.free_blocks == 0) {
 		ret = -ENOSPC;
@@ -347,6 +351,9 @@ int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t coun
 
 	if (rel < fs->sb.data_start || (uint64_t)rel + count > fs->sb.chunk_blocks)
 		return -EUCLEAN;
+	ret = chunk_mark_dirty(fs, c);
+	if (ret < 0)
+		return ret;
 	for (i = 0; i < count; i++)
 		cache_forget(&fs->cache, chunk_base(fs, c) + rel + i);
 	pthread_mutex_lock(&ch->lock);
@@ -389,6 +396,9 @@ int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino)
 	uint32_t len;
 	int ret;
 
+	ret = chunk_mark_dirty(fs, c);
+	if (ret < 0)
+		return ret;
 	pthread_mutex_lock(&ch->lock);
 	if (ch->hdr.free_inodes == 0) {
 		ret = -ENOSPC;
@@ -414,8 +424,10 @@ int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino)
 {
 	uint32_t c = CFS_INO_CHUNK(ino);
 	struct chunk *ch = chunk_of(fs, c);
-	int ret;
+	int ret = chunk_mark_dirty(fs, c);
 
+	if (ret < 0)
+		return ret;
 	pthread_mutex_lock(&ch->lock);
 	ret = bm_clear(fs, c, BM_INODES, CFS_INO_LOCAL(ino) - 1, 1);
 	if (ret != -EIO && ret != -ENOMEM) {

@@ -13,6 +13,7 @@
 struct chunk {
 	uint32_t index;
 	pthread_mutex_t lock;           /* header fields, bitmaps */
+	pthread_mutex_t state_lock;     /* disk_state and header writes */
 	struct cfs_chunk_hdr hdr;
 	uint32_t disk_state;            /* state last written to disk */
 	int hdr_dirty;                  /* in-memory header differs from disk */
@@ -41,6 +42,7 @@ struct cfs_fs {
 	struct cfs_bdev *bd;
 	struct cfs_super sb;
 	int rdonly;
+	int own_bd;                     /* destroy bd at close */
 	uint32_t seed;                  /* checksum seed */
 	uint32_t bsize, isz;
 	uint32_t varsz;                 /* variable area bytes in an inode */
@@ -166,6 +168,15 @@ int dir_is_empty(struct cfs_fs *fs, struct inode *dp);
 /* Iterate from cookie (a hash); cb returns non-zero to stop. */
 int dir_iterate(struct cfs_fs *fs, struct inode *dp, uint64_t cookie,
 		int (*cb)(void *ctx, const struct dirent_rec *r), void *ctx);
+
+/* xref.c: back-reference stubs for cross-chunk directory entries */
+int xref_add(struct cfs_fs *fs, struct inode *dp, cfs_ino_t target, uint16_t mode,
+	     const char *name, size_t len, cfs_ino_t *stub);
+int xref_del(struct cfs_fs *fs, cfs_ino_t stub, cfs_ino_t target);
+
+/* super.c */
+int fs_op_begin(struct cfs_fs *fs);    /* -EROFS on a read-only fs */
+void fs_op_end(struct cfs_fs *fs);
 
 /* xattr.c */
 int xattr_set(struct cfs_fs *fs, struct inode *ip, const char *name, const void *v,

@@ -1,0 +1,539 @@
+/* Per-inode operations of the public API: attributes, data, xattrs. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsint.h"
+
+static int get_head(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
+{
+	struct inode *ip;
+	int ret;
+
+	if (!ino_valid(fs, ino))
+		return -ENOENT;
+	ret = inode_get(fs, ino, &ip);
+	if (ret < 0)
+		return ret;
+	if (!ip->d.mode || ip->deleted || (ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB))) {
+		inode_put(fs, ip);
+		return -ENOENT;
+	}
+	*out = ip;
+	return 0;
+}
+
+static uint64_t chain_blocks(struct cfs_fs *fs, struct inode *ip)
+{
+	uint64_t n = ip->d.nblocks;
+	int i;
+
+	if (file_chain_load(fs, ip) == 0)
+		for (i = 0; i < ip->nchain; i++)
+			n += ip->chain[i]->d.nblocks;
+	return n;
+}
+
+static void fill_stat(struct cfs_fs *fs, struct inode *ip, struct cfs_stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->ino = ip->ino;
+	st->mode = ip->d.mode;
+	st->nlink = ip->d.nlink;
+	st->uid = ip->d.uid;
+	st->gid = ip->d.gid;
+	st->rdev = ip->d.rdev;
+	st->size = ip->d.size;
+	st->blocks = chain_blocks(fs, ip) * (fs->bsize / 512);
+	st->blksize = fs->bsize;
+	st->generation = ip->d.generation;
+	st->atime.tv_sec = ip->d.atime;
+	st->atime.tv_nsec = ip->d.atime_ns;
+	st->mtime.tv_sec = ip->d.mtime;
+	st->mtime.tv_nsec = ip->d.mtime_ns;
+	st->ctime.tv_sec = ip->d.ctime;
+	st->ctime.tv_nsec = ip->d.ctime_ns;
+	st->crtime.tv_sec = ip->d.crtime;
+	st->crtime.tv_nsec = ip->d.crtime_ns;
+}
+
+int cfs_getattr(struct cfs_fs *fs, cfs_ino_t ino, struct cfs_stat *st)
+{
+	struct inode *ip;
+	int ret = get_head(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&ip->lock);
+	fill_stat(fs, ip, st);
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
+	return 0;
+}
+
+static void set_time(int64_t *s, uint32_t *ns, const struct timespec *ts)
+{
+	*s = ts->tv_sec;
+	*ns = (uint32_t)ts->tv_nsec;
+}
+
+static int apply_setattr(struct cfs_fs *fs, struct inode *ip, const struct cfs_setattr *a)
+{
+	uint32_t v = a->valid;
+	int ret;
+
+	if (v & CFS_SET_SIZE) {
+		if (S_ISDIR(ip->d.mode))
+			return -EISDIR;
+		if (!S_ISREG(ip->d.mode))
+			return -EINVAL;
+		ret = file_truncate(fs, ip, a->size);
+		if (ret < 0)
+			return ret;
+		inode_touch(ip, 0, 1, 0);
+	}
+	if (v & CFS_SET_MODE)
+		ip->d.mode = (uint16_t)((ip->d.mode & S_IFMT) | (a->mode & 07777));
+	if (v & CFS_SET_UID)
+		ip->d.uid = a->uid;
+	if (v & CFS_SET_GID)
+		ip->d.gid = a->gid;
+	/* chown drops setuid, and setgid when it means "group executable",
+	 * exactly as the VFS does for ext4 */
+	if ((v & (CFS_SET_UID | CFS_SET_GID)) && !(v & CFS_SET_MODE) &&
+	    !S_ISDIR(ip->d.mode)) {
+		ip->d.mode &= (uint16_t)~S_ISUID;
+		if (ip->d.mode & S_IXGRP)
+			ip->d.mode &= (uint16_t)~S_ISGID;
+	}
+	if (v & CFS_SET_ATIME_NOW)
+		inode_touch(ip, 1, 0, 0);
+	else if (v & CFS_SET_ATIME)
+		set_time(&ip->d.atime, &ip->d.atime_ns, &a->atime);
+	if (v & CFS_SET_MTIME_NOW)
+		inode_touch(ip, 0, 1, 0);
+	else if (v & CFS_SET_MTIME)
+		set_time(&ip->d.mtime, &ip->d.mtime_ns, &a->mtime);
+	if (v & CFS_SET_CTIME)
+		set_time(&ip->d.ctime, &ip->d.ctime_ns, &a->ctime);
+	else
+		inode_touch(ip, 0, 0, 1);
+	return inode_write(fs, ip);
+}
+
+int cfs_setattr(struct cfs_fs *fs, cfs_ino_t ino, const struct cfs_setattr *a,
+		struct cfs_stat *st)
+{
+	struct inode *ip;
+	int ret = fs_op_begin(fs);
+
+	if (ret < 0)
+		return ret;
+	ret = get_head(fs, ino, &ip);
+	if (ret < 0)
+		goto out;
+	pthread_mutex_lock(&ip->lock);
+	ret = apply_setattr(fs, ip, a);
+	if (ret == 0 && st)
+		fill_stat(fs, ip, st);
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
+out:
+	fs_op_end(fs);
+	return ret;
+}
+
+ssize_t cfs_readlink(struct cfs_fs *fs, cfs_ino_t ino, char *buf, size_t size)
+{
+	struct inode *ip;
+	ssize_t ret = get_head(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&ip->lock);
+	if (!S_ISLNK(ip->d.mode))
+		ret = -EINVAL;
+	else
+		ret = file_read(fs, ip, buf, size, 0);
+	if (ret >= 0 && ip->d.size <= size && (size_t)ret != ip->d.size)
+		ret = -EUCLEAN;
+	if (ret >= 0)
+		ret = (ssize_t)ip->d.size;
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
+	return ret;
+}
+
+int cfs_inode_get(struct cfs_fs *fs, cfs_ino_t ino)
+{
+	struct inode *ip;
+	int ret = get_head(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&ip->lock);
+	ip->open++;
+	pthread_mutex_unlock(&ip->lock);
+	return 0;   /* the reference is kept until cfs_inode_put */
+}
+
+int cfs_inode_put(struct cfs_fs *fs, cfs_ino_t ino)
+{
+	struct inode *ip;
+	int ret = inode_get(fs, ino, &ip), drop = 0;
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&ip->lock);
+	if (ip->open > 0) {
+		ip->open--;
+		drop = 1;
+		if (!ip->open && !ip->d.nlink && ip->d.mode && !ip->deleted &&
+		    !fs->rdonly && fs_op_begin(fs) == 0) {
+			ret = file_release_all(fs, ip);
+			if (ret == 0)
+				ret = xattr_release(fs, ip);
+			if (ret == 0 && S_ISDIR(ip->d.mode))
+				chunk_count(fs, CFS_INO_CHUNK(ip->ino), CNT_DIRS, -1);
+			if (ret == 0)
+				ret = inode_free(fs, ip);
+			fs_op_end(fs);
+		}
+	}
+	pthread_mutex_unlock(&ip->lock);
+	if (drop)
+		inode_put(fs, ip);
+	inode_put(fs, ip);
+	return ret;
+}
+
+ssize_t cfs_read(struct cfs_fs *fs, cfs_ino_t ino, void *buf, size_t size, uint64_t off)
+{
+	struct inode *ip;
+	ssize_t ret = get_head(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&ip->lock);
+	if (S_ISDIR(ip->d.mode))
+		ret = -EISDIR;
+	else if (!S_ISREG(ip->d.mode) && !S_ISLNK(ip->d.mode))
+		ret = -EINVAL;
+	else
+		ret = file_read(fs, ip, buf, size, off);
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
+	return ret;
+}
+
+ssize_t cfs_write(struct cfs_fs *fs, cfs_ino_t ino, const void *buf, size_t size,
+		  uint64_t off)
+{
+	struct inode *ip;
+	ssize_t ret = fs_op_begin(fs);
+
+	if (ret < 0)
+		return ret;
+	ret = get_head(fs, ino, &ip);
+	if (ret < 0)
+		goto out;
+	pthread_mutex_lock(&ip->lock);
+	if (S_ISDIR(ip->d.mode))
+		ret = -EISDIR;
+	else if (!S_ISREG(ip->d.mode))
+		ret = -EINVAL;
+	else if (size == 0)
+		ret = 0;
+	else {
+		ret = file_write(fs, ip, buf, size, off);
+		if (ret > 0) {
+			inode_touch(ip, 0, 1, 1);
+			int r = inode_write(fs, ip);
+
+			if (r < 0)
+				ret = r;
+		}
+	}
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
+out:
+	fs_op_end(fs);
+	return ret;
+}
+
+int cfs_fsync(struct cfs_fs *fs, cfs_ino_t ino, int datasync)
+{
+	struct inode *ip;
+	int ret = get_head(fs, ino, &ip);
+
+	(void)datasync;
+	if (ret < 0)
+		return ret;
+	inode_put(fs, ip);
+	if (fs->rdonly)
+		return 0;
+	return cfs_sync(fs);
+}
+
+/* Allocate (zeroed) blocks for every hole in [off, off+len). */
+static int falloc_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint64_t len)
+{
+	uint64_t lblk = off / fs->bsize, end = (off + len + fs->bsize - 1) / fs->bsize;
+	int ret;
+
+	while (lblk < end) {
+		uint64_t abs;
+		uint32_t run, i;
+		struct buf *b;
+
+		ret = file_map(fs, ip, lblk, &abs, &run);
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			uint64_t want = end - lblk;
+
+			ret = file_alloc(fs, ip, lblk, want > 65536 ? 65536 : (uint32_t)want,
+					 &abs, &run);
+			if (ret < 0)
+				return ret;
+			for (i = 0; i < run; i++) {
+				ret = cache_get(&fs->cache, abs + i, CG_NOREAD, &b);
+				if (ret < 0)
+					return ret;
+				ret = buf_dirty(&fs->cache, b);
+				buf_put(&fs->cache, b);
+				if (ret < 0)
+					return ret;
+			}
+		}
+		lblk += run ? run : 1;
+	}
+	return 0;
+}
+
+static int punch_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len, first = (off + fs->bsize - 1) / fs->bsize;
+	uint64_t last = end / fs->bsize;
+	uint8_t *zero;
+	int ret = 0;
+
+	if (end > ip->d.size)
+		end = ip->d.size;
+	if (off >= end)
+		return 0;
+	if (ip->d.flags & CFS_IFL_INLINE) {
+		memset(ip->var + off, 0, end - off);
+		return inode_write(fs, ip);
+	}
+	zero = calloc(1, fs->bsize);
+	if (!zero)
+		return -ENOMEM;
+	/* partial blocks at either edge are zeroed in place */
+	if (off % fs->bsize) {
+		uint64_t e = (off / fs->bsize + 1) * fs->bsize;
+
+		e = e < end ? e : end;
+		ret = (int)file_write(fs, ip, zero, e - off, off);
+	}
+	if (ret >= 0 && end % fs->bsize && end / fs->bsize >= first && end > off)
+		ret = (int)file_write(fs, ip, zero, end % fs->bsize, last * fs->bsize);
+	free(zero);
+	if (ret < 0)
+		return ret;
+	if (last > first)
+		ret = file_punch(fs, ip, first, last);
+	return ret;
+}
+
+int cfs_fallocate(struct cfs_fs *fs, cfs_ino_t ino, int mode, uint64_t off, uint64_t len)
+{
+	struct inode *ip;
+	int ret;
+
+	if (len == 0 || off + len < off || (mode & ~(CFS_FALLOC_KEEP_SIZE | CFS_FALLOC_PUNCH_HOLE)))
+		return -EINVAL;
+	if ((mode & CFS_FALLOC_PUNCH_HOLE) && !(mode & CFS_FALLOC_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	ret = fs_op_begin(fs);
+	if (ret < 0)
+		return ret;
+	ret = get_head(fs, ino, &ip);
+	if (ret < 0)
+		goto out;
+	pthread_mutex_lock(&ip->lock);
+	if (S_ISDIR(ip->d.mode))
+		ret = -EISDIR;
+	else if (!S_ISREG(ip->d.mode))
+		ret = -ENODEV;
+	else if (mode & CFS_FALLOC_PUNCH_HOLE)
+		ret = punch_range(fs, ip, off, len);
+	else if ((ip->d.flags & CFS_IFL_INLINE) && off + len <= file_inline_max(fs, ip))
+		ret = 0;
+	else {
+		if (ip->d.flags & CFS_IFL_INLINE)
+			ret = file_truncate(fs, ip, ip->d.size > file_inline_max(fs, ip) ?
+					    ip->d.size : file_inline_max(fs, ip) + 1);
+		if (ret == 0 && (ip->d.flags & CFS_IFL_INLINE))
+			ret = -EUCLEAN;
+		if (ret == 0)
+			ret = falloc_range(fs, ip, off, len);
+	}
+	if (ret == 0 && !(mode & CFS_FALLOC_KEEP_SIZE) && off + len > ip->d.size)
+		ip->d.size = off + len;
+	if (ret == 0) {
+		inode_touch(ip, 0, 1, 1);
+		ret = inode_write(fs, ip);
+	}
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
+out:
+	fs_op_end(fs);
+	return ret;
+}
+
+int64_t cfs_lseek(struct cfs_fs *fs, cfs_ino_t ino, int64_t off, int whence)
+{
+	struct inode *ip;
+	int64_t ret = get_head(fs, ino, &ip);
+	uint64_t lblk, size;
+
+	if (ret < 0)
+		return ret;
+	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+		inode_put(fs, ip);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&ip->lock);
+	size = ip->d.size;
+	if (off < 0 || (uint64_t)off >= size) {
+		ret = -ENXIO;
+		goto out;
+	}
+	ret = whence == SEEK_HOLE ? (int64_t)size : off;
+	if (ip->d.flags & CFS_IFL_INLINE)
+		goto out;
+	for (lblk = (uint64_t)off / fs->bsize; lblk * fs->bsize < size;) {
+		uint64_t abs;
+		uint32_t run;
+		int m = file_map(fs, ip, lblk, &abs, &run);
+
+		if (m < 0) {
+			ret = m;
+			goto out;
+		}
+		if ((m == 1) == (whence == SEEK_DATA)) {
+			uint64_t at = lblk * fs->bsize;
+
+			ret = at < (uint64_t)off ? off : (int64_t)at;
+			if ((uint64_t)ret > size)
+				ret = (int64_t)size;
+			goto out;
+		}
+		lblk += run ? run : 1;
+	}
+	ret = whence == SEEK_DATA ? -ENXIO : (int64_t)size;
+out:
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
+	return ret;
+}
+
+/* ---- xattrs ---- */
+
+int cfs_setxattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name, const void *value,
+		 size_t size, int flags)
+{
+	struct inode *ip;
+	int ret = fs_op_begin(fs);
+
+	if (ret < 0)
+		return ret;
+	ret = get_head(fs, ino, &ip);
+	if (ret < 0)
+		goto out;
+	pthread_mutex_lock(&ip->lock);
+	ret = xattr_set(fs, ip, name, value, size, flags);
+	if (ret == 0) {
+		inode_touch(ip, 0, 0, 1);
+		ret = inode_write(fs, ip);
+	}
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
+out:
+	fs_op_end(fs);
+	return ret;
+}
+
+ssize_t cfs_getxattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name, void *buf,
+		     size_t size)
+{
+	struct inode *ip;
+	ssize_t ret = get_head(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&ip->lock);
+	ret = xattr_get(fs, ip, name, buf, size);
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
+	return ret;
+}
+
+ssize_t cfs_listxattr(struct cfs_fs *fs, cfs_ino_t ino, char *buf, size_t size)
+{
+	struct inode *ip;
+	ssize_t ret = get_head(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&ip->lock);
+	ret = xattr_list(fs, ip, buf, size);
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
+	return ret;
+}
+
+int cfs_removexattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name)
+{
+	struct inode *ip;
+	int ret = fs_op_begin(fs);
+
+	if (ret < 0)
+		return ret;
+	ret = get_head(fs, ino, &ip);
+	if (ret < 0)
+		goto out;
+	pthread_mutex_lock(&ip->lock);
+	ret = xattr_remove(fs, ip, name);
+	if (ret == 0) {
+		inode_touch(ip, 0, 0, 1);
+		ret = inode_write(fs, ip);
+	}
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
+out:
+	fs_op_end(fs);
+	return ret;
+}
+
+int cfs_file_chunks(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *chunks, int max)
+{
+	struct inode *ip;
+	int ret = get_head(fs, ino, &ip), i;
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&ip->lock);
+	ret = file_chain_load(fs, ip);
+	if (ret == 0) {
+		for (i = 0; i <= ip->nchain && i < max; i++)
+			chunks[i] = CFS_INO_CHUNK(i ? ip->chain[i - 1]->ino : ip->ino);
+		ret = ip->nchain + 1;
+	}
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
+	return ret;
+}

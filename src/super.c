@@ -1,0 +1,630 @@
+/* Filesystem lifecycle: mkfs, open, sync, clean marking, close, and the
+ * global information calls. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bdev.h"
+#include "fsint.h"
+
+#define CACHE_BYTES (64u << 20)
+
+static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out);
+
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+int fs_op_begin(struct cfs_fs *fs)
+{
+	if (fs->rdonly)
+		return -EROFS;
+	pthread_rwlock_rdlock(&fs->op_lock);
+	return 0;
+}
+
+void fs_op_end(struct cfs_fs *fs)
+{
+	pthread_rwlock_unlock(&fs->op_lock);
+}
+
+/* About 1/100 of the filesystem per chunk (the chunkfs paper), but never
+ * below 128 MiB: small chunks would make continuations common. */
+uint32_t cfs_mkfs_default_chunks(uint64_t nblocks, uint32_t block_size)
+{
+	uint64_t bytes = nblocks * block_size, target = bytes / 100, n;
+
+	if (target < (128ull << 20))
+		target = 128ull << 20;
+	n = bytes / target;
+	if (n < 1)
+		n = 1;
+	if (n > CFS_MAX_CHUNKS)
+		n = CFS_MAX_CHUNKS;
+	return (uint32_t)n;
+}
+
+static int geometry(const struct cfs_mkfs_opts *o, uint64_t dev_blocks, uint32_t bs,
+		    struct cfs_super *sb)
+{
+	uint32_t isz = o->inode_size ? o->inode_size : 256, ipb;
+	uint64_t bits = (uint64_t)(bs - CFS_BLOCK_HDR) * 8, n, cb, ipc;
+
+	if (isz < CFS_MIN_INODE || isz > bs || (isz & (isz - 1)))
+		return cfs_set_error("bad inode size %u", isz), -EINVAL;
+	if (dev_blocks < 16)
+		return cfs_set_error("device too small"), -ENOSPC;
+	n = o->chunks ? o->chunks : cfs_mkfs_default_chunks(dev_blocks, bs);
+	if (n < 1 || n > CFS_MAX_CHUNKS)
+		return cfs_set_error("bad chunk count %llu (1-256)", (unsigned long long)n),
+		       -EINVAL;
+	cb = (dev_blocks - 2) / n;
+	if (cb > 0xFFFFFFFFull)
+		cb = 0xFFFFFFFFull;
+	ipb = bs / isz;
+	if (o->inodes)
+		ipc = div_up(o->inodes, n);
+	else
+		ipc = cb * bs / 16384;
+	if (ipc < 16)
+		ipc = 16;
+	ipc = div_up(ipc, ipb) * ipb;
+	if (ipc > CFS_MAX_LOCAL_INO)
+		ipc = CFS_MAX_LOCAL_INO;
+	memset(sb, 0, sizeof(*sb));
+	sb->version = CFS_FORMAT_VERSION;
+	sb->block_size = bs;
+	sb->inode_size = isz;
+	sb->nchunks = (uint32_t)n;
+	sb->inodes_per_chunk = (uint32_t)ipc;
+	sb->chunk_blocks = cb;
+	sb->first_chunk_block = 1;
+	sb->backup_sb_block = 1 + n * cb;
+	sb->total_blocks = sb->backup_sb_block + 1;
+	sb->bbm_blocks = (uint32_t)div_up(cb, bits);
+	sb->ibm_blocks = (uint32_t)div_up(ipc, bits);
+	sb->itable_blocks = (uint32_t)div_up(ipc, ipb);
+	sb->data_start = 1 + sb->bbm_blocks + sb->ibm_blocks + sb->itable_blocks;
+	if ((uint64_t)sb->data_start + 8 > cb)
+		return cfs_set_error("chunks too small for their inode tables "
+				     "(%llu blocks per chunk); use fewer chunks or inodes",
+				     (unsigned long long)cb), -ENOSPC;
+	return 0;
+}
+
+static int write_super(struct cfs_bdev *bd, const struct cfs_super *sb, uint64_t blk)
+{
+	uint8_t *buf = calloc(1, sb->block_size);
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	cfs_super_encode(sb, buf);
+	ret = cfs_bdev_write(bd, blk, 1, buf);
+	free(buf);
+	return ret;
+}
+
+static int mkfs_chunks(struct cfs_bdev *bd, const struct cfs_super *sb, int64_t now)
+{
+	uint8_t *buf = calloc(1, sb->block_size);
+	struct cfs_chunk_hdr h;
+	uint32_t c;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.uuid, sb->uuid, 16);
+	h.free_blocks = (uint32_t)(sb->chunk_blocks - sb->data_start);
+	h.free_inodes = sb->inodes_per_chunk;
+	h.last_check = now;
+	for (c = 0; c < sb->nchunks && ret == 0; c++) {
+		uint64_t blk = sb->first_chunk_block + (uint64_t)c * sb->chunk_blocks;
+
+		h.index = c;
+		memset(buf, 0, sb->block_size);
+		cfs_meta_init(buf, CFS_MAGIC_CHUNK, blk);
+		cfs_chunk_hdr_encode(&h, buf);
+		cfs_meta_csum_set(buf, sb->block_size, cfs_fs_seed(sb->uuid));
+		ret = cfs_bdev_write(bd, blk, 1, buf);
+	}
+	free(buf);
+	return ret;
+}
+
+static int mkfs_root(struct cfs_fs *fs)
+{
+	struct inode *root = NULL, *lpf = NULL;
+	struct dirent_rec r;
+	int ret;
+
+	ret = inode_alloc(fs, 0, 1, S_IFDIR | 0755, &root);
+	if (ret < 0)
+		return ret;
+	if (root->ino != CFS_ROOT_INO) {
+		ret = -EUCLEAN;
+		goto out;
+	}
+	root->d.nlink = 3;
+	root->d.back = root->ino;
+	ret = dir_init(fs, root);
+	if (ret == 0)
+		ret = inode_alloc(fs, 0, 1, S_IFDIR | 0700, &lpf);
+	if (ret < 0)
+		goto out;
+	lpf->d.nlink = 2;
+	lpf->d.back = root->ino;
+	ret = dir_init(fs, lpf);
+	if (ret < 0)
+		goto out;
+	memset(&r, 0, sizeof(r));
+	r.ino = lpf->ino;
+	r.type = 4; /* DT_DIR */
+	r.namelen = 10;
+	memcpy(r.name, "lost+found", 10);
+	ret = dir_add(fs, root, &r);
+	if (ret == 0)
+		ret = inode_write(fs, root);
+	chunk_count(fs, 0, CNT_DIRS, 2);
+out:
+	inode_put(fs, lpf);
+	inode_put(fs, root);
+	return ret;
+}
+
+int cfs_mkfs_bdev(struct cfs_bdev *bd, const struct cfs_mkfs_opts *o)
+{
+	uint32_t bs = o->block_size ? o->block_size : 4096;
+	struct cfs_super sb;
+	struct cfs_fs *fs;
+	int64_t now = o->now ? o->now : time(NULL);
+	int ret;
+
+	if (bs < CFS_MIN_BLOCK || bs > CFS_MAX_BLOCK || (bs & (bs - 1))) {
+		cfs_set_error("bad block size %u (power of two, 1024-65536)", bs);
+		return -EINVAL;
+	}
+	ret = cfs_bdev_set_block_size(bd, bs);
+	if (ret < 0)
+		return ret;
+	ret = geometry(o, bd->nblocks, bs, &sb);
+	if (ret < 0)
+		return ret;
+	if (o->uuid)
+		memcpy(sb.uuid, o->uuid, 16);
+	else if (getrandom(sb.uuid, 16, 0) != 16)
+		return -errno;
+	sb.uuid[6] = (uint8_t)((sb.uuid[6] & 0x0F) | 0x40);
+	sb.uuid[8] = (uint8_t)((sb.uuid[8] & 0x3F) | 0x80);
+	if (o->label && strlen(o->label) > 63) {
+		cfs_set_error("label too long (at most 63 bytes)");
+		return -EINVAL;
+	}
+	if (o->label)
+		strcpy(sb.label, o->label);
+	sb.created = now;
+	sb.root_ino = CFS_ROOT_INO;
+	sb.lpf_ino = CFS_INO_MAKE(0, 2);
+	sb.hash_seed = (uint32_t)(sb.uuid[0] | sb.uuid[5] << 8 | sb.uuid[10] << 16 |
+				  (uint32_t)sb.uuid[15] << 24);
+	/* Invalidate an old superblock first: a crash mid-mkfs must not
+	 * leave an old filesystem looking valid over new chunk headers. */
+	ret = write_super(bd, &(struct cfs_super){ .block_size = bs }, 0);
+	if (ret == 0)
+		ret = mkfs_chunks(bd, &sb, now);
+	if (ret == 0)
+		ret = write_super(bd, &sb, sb.backup_sb_block);
+	if (ret == 0)
+		ret = cfs_bdev_flush(bd);
+	if (ret == 0)
+		ret = write_super(bd, &sb, 0);
+	if (ret == 0)
+		ret = cfs_bdev_flush(bd);
+	if (ret < 0)
+		return ret;
+	ret = fs_open(bd, CFS_OPEN_NOCHECK, 0, &fs);
+	if (ret < 0)
+		return ret;
+	ret = mkfs_root(fs);
+	if (ret < 0) {
+		cfs_close(fs);
+		return ret;
+	}
+	return cfs_close(fs);
+}
+
+int cfs_mkfs(const char *path, const struct cfs_mkfs_opts *o)
+{
+	struct cfs_bdev *bd;
+	struct stat st;
+	int fd, ret;
+
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		cfs_set_error("%s", strerror(errno));
+		return -errno;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && o->size &&
+	    ftruncate(fd, (off_t)o->size) < 0) {
+		ret = -errno;
+		cfs_set_error("cannot set size: %s", strerror(errno));
+		close(fd);
+		return ret;
+	}
+	close(fd);
+	ret = cfs_bdev_file_open(path, O_RDWR, CFS_MIN_BLOCK, &bd);
+	if (ret < 0) {
+		cfs_set_error("%s", strerror(-ret));
+		return ret;
+	}
+	ret = cfs_mkfs_bdev(bd, o);
+	cfs_bdev_destroy(bd);
+	return ret;
+}
+
+/* ---- open ---- */
+
+static int read_super(struct cfs_fs *fs)
+{
+	uint8_t *buf = malloc(CFS_MIN_BLOCK);
+	const char *why;
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	if (fs->bd->nblocks < 1) {
+		cfs_set_error("not a chunkfs image (too small)");
+		ret = -EUCLEAN;
+		goto out;
+	}
+	ret = cfs_bdev_read(fs->bd, 0, 1, buf);
+	if (ret < 0) {
+		cfs_set_error("cannot read superblock: %s", strerror(-ret));
+		goto out;
+	}
+	ret = cfs_super_decode(buf, &fs->sb);
+	if (ret == -EUCLEAN) {
+		cfs_set_error("not a chunkfs image (bad magic)");
+		goto out;
+	}
+	if (ret < 0) {
+		cfs_set_error("superblock checksum mismatch (run chunkfs fsck)");
+		goto out;
+	}
+	if (fs->sb.version != CFS_FORMAT_VERSION) {
+		cfs_set_error("unsupported format version %u", fs->sb.version);
+		ret = -EPROTONOSUPPORT;
+		goto out;
+	}
+	if (fs->sb.feat_incompat & ~CFS_FEAT_INCOMPAT_SUPP) {
+		cfs_set_error("unsupported incompatible features 0x%x; a newer chunkfs "
+			      "is needed", fs->sb.feat_incompat & ~CFS_FEAT_INCOMPAT_SUPP);
+		ret = -EPROTONOSUPPORT;
+		goto out;
+	}
+	ret = cfs_super_validate(&fs->sb, (fs->bd->nblocks * CFS_MIN_BLOCK) /
+				 (fs->sb.block_size ? fs->sb.block_size : 1), &why);
+	if (ret < 0)
+		cfs_set_error("bad superblock: %s", why);
+out:
+	free(buf);
+	return ret;
+}
+
+static int fs_setup(struct cfs_fs *fs, int flags)
+{
+	int ret;
+
+	fs->bsize = fs->sb.block_size;
+	fs->isz = fs->sb.inode_size;
+	fs->varsz = fs->isz - CFS_INODE_FIXED - 4;
+	fs->ipb = fs->bsize / fs->isz;
+	fs->bits_per_bm = (uint64_t)(fs->bsize - CFS_BLOCK_HDR) * 8;
+	fs->seed = cfs_fs_seed(fs->sb.uuid);
+	if ((fs->sb.feat_ro_compat & ~CFS_FEAT_RO_COMPAT_SUPP) && !fs->rdonly &&
+	    !(flags & CFS_OPEN_FORCE)) {
+		cfs_set_error("unsupported read-only-compatible features 0x%x; "
+			      "open it read-only", fs->sb.feat_ro_compat);
+		return -EROFS;
+	}
+	ret = cfs_bdev_set_block_size(fs->bd, fs->bsize);
+	if (ret < 0)
+		return ret;
+	ret = cache_init(&fs->cache, fs->bd, CACHE_BYTES, fs->seed);
+	if (ret < 0)
+		return ret;
+	fs->cache.before_dirty = chunk_before_dirty;
+	fs->cache.ctx = fs;
+	fs->chunks = calloc(fs->sb.nchunks, sizeof(*fs->chunks));
+	if (!fs->chunks)
+		return -ENOMEM;
+	return chunk_load_all(fs);
+}
+
+static int dirty_refusal(struct cfs_fs *fs)
+{
+	char list[256] = "";
+	size_t used = 0;
+	uint32_t c, n = 0;
+
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		if (!(fs->chunks[c].hdr.state & (CFS_STATE_DIRTY | CFS_STATE_ERROR)))
+			continue;
+		if (n++ < 16 && used < sizeof(list) - 16)
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u",
+						 n > 1 ? "," : "", c);
+	}
+	if (!n)
+		return 0;
+	cfs_set_error("%u chunk%s need checking (%s%s): run chunkfs fsck", n,
+		      n > 1 ? "s" : "", list, n > 16 ? ",..." : "");
+	return -EUCLEAN;
+}
+
+static void fs_free(struct cfs_fs *fs)
+{
+	size_t i;
+
+	for (i = 0; i < ICACHE_SLOTS; i++)
+		while (fs->icache[i]) {
+			struct inode *ip = fs->icache[i];
+
+			fs->icache[i] = ip->hnext;
+			free(ip->chain);
+			free(ip->var);
+			free(ip);
+		}
+	cache_destroy(&fs->cache);
+	free(fs->chunks);
+	if (fs->bd && fs->own_bd)
+		cfs_bdev_destroy(fs->bd);
+	pthread_rwlock_destroy(&fs->op_lock);
+	free(fs);
+}
+
+static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out)
+{
+	struct cfs_fs *fs = calloc(1, sizeof(*fs));
+	int ret;
+
+	if (!fs) {
+		if (own)
+			cfs_bdev_destroy(bd);
+		return -ENOMEM;
+	}
+	fs->bd = bd;
+	fs->own_bd = own;
+	fs->rdonly = (flags & CFS_OPEN_RDONLY) || bd->read_only;
+	pthread_mutex_init(&fs->icache_lock, NULL);
+	pthread_rwlock_init(&fs->op_lock, NULL);
+	pthread_mutex_init(&fs->rename_lock, NULL);
+	pthread_mutex_init(&fs->spread_lock, NULL);
+	ret = cfs_bdev_set_block_size(bd, CFS_MIN_BLOCK);
+	if (ret == 0)
+		ret = read_super(fs);
+	if (ret == 0)
+		ret = fs_setup(fs, flags);
+	if (ret == 0 && !fs->rdonly && !(flags & CFS_OPEN_NOCHECK))
+		ret = dirty_refusal(fs);
+	if (ret < 0) {
+		fs_free(fs);
+		return ret;
+	}
+	*out = fs;
+	return 0;
+}
+
+int cfs_open_bdev(struct cfs_bdev *bd, int flags, struct cfs_fs **out)
+{
+	return fs_open(bd, flags, 1, out);
+}
+
+int cfs_open(const char *path, int flags, struct cfs_fs **out)
+{
+	struct cfs_bdev *bd;
+	int ret;
+
+	ret = cfs_bdev_file_open(path, (flags & CFS_OPEN_RDONLY) ? O_RDONLY : O_RDWR,
+				 CFS_MIN_BLOCK, &bd);
+	if (ret < 0) {
+		cfs_set_error("%s", strerror(-ret));
+		return ret;
+	}
+	return cfs_open_bdev(bd, flags, out);
+}
+
+/* ---- sync, clean, close ---- */
+
+static int write_headers(struct cfs_fs *fs, int clean)
+{
+	uint32_t c;
+	int ret = 0, r;
+
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		struct chunk *ch = &fs->chunks[c];
+		uint32_t st;
+
+		pthread_mutex_lock(&ch->state_lock);
+		st = ch->disk_state;
+		if (clean && (st & CFS_STATE_DIRTY))
+			st &= ~(uint32_t)CFS_STATE_DIRTY;
+		if (st != ch->disk_state || ch->hdr_dirty) {
+			r = chunk_write_header(fs, c, st);
+			if (r < 0 && !ret)
+				ret = r;
+		}
+		pthread_mutex_unlock(&ch->state_lock);
+	}
+	r = cfs_bdev_flush(fs->bd);
+	return ret ? ret : r;
+}
+
+int cfs_sync(struct cfs_fs *fs)
+{
+	int ret;
+
+	if (fs->rdonly)
+		return 0;
+	ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+	if (ret == 0)
+		ret = write_headers(fs, 0);
+	if (ret < 0)
+		fs->error = ret;
+	return ret;
+}
+
+/* Mark chunk c clean: its changes first reach stable storage, then the
+ * header says clean.  Runs with every operation excluded. */
+static int chunk_clean(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = &fs->chunks[c];
+	uint64_t lo = chunk_base(fs, c);
+	int ret;
+
+	ret = cache_flush(&fs->cache, lo, lo + fs->sb.chunk_blocks);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&ch->state_lock);
+	ret = chunk_write_header(fs, c, ch->disk_state & ~(uint32_t)CFS_STATE_DIRTY);
+	pthread_mutex_unlock(&ch->state_lock);
+	if (ret == 0)
+		ret = cfs_bdev_flush(fs->bd);
+	return ret;
+}
+
+int cfs_clean_idle(struct cfs_fs *fs, double idle)
+{
+	double now = cfs_now_mono();
+	uint32_t c;
+	int n = 0, ret = 0;
+
+	if (fs->rdonly || fs->error)
+		return 0;
+	pthread_rwlock_wrlock(&fs->op_lock);
+	for (c = 0; c < fs->sb.nchunks && ret == 0; c++) {
+		struct chunk *ch = &fs->chunks[c];
+
+		if (!(ch->disk_state & CFS_STATE_DIRTY) || now - ch->last_change < idle)
+			continue;
+		ret = chunk_clean(fs, c);
+		if (ret == 0)
+			n++;
+	}
+	pthread_rwlock_unlock(&fs->op_lock);
+	return ret < 0 ? ret : n;
+}
+
+/* Unlinked inodes still open at close are released now. */
+static void release_orphans(struct cfs_fs *fs)
+{
+	size_t i;
+
+	for (i = 0; i < ICACHE_SLOTS; i++) {
+		struct inode *ip;
+
+		for (ip = fs->icache[i]; ip; ip = ip->hnext)
+			if (ip->open && !ip->deleted && ip->d.mode && ip->d.nlink == 0 &&
+			    !(ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB))) {
+				ip->open = 0;
+				if (file_release_all(fs, ip) == 0 &&
+				    xattr_release(fs, ip) == 0)
+					inode_free(fs, ip);
+			}
+	}
+}
+
+int cfs_close(struct cfs_fs *fs)
+{
+	int ret = 0;
+
+	if (!fs)
+		return 0;
+	if (!fs->rdonly) {
+		release_orphans(fs);
+		ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+		if (ret == 0 && !fs->error)
+			ret = write_headers(fs, 1);
+		else if (!ret)
+			ret = fs->error;
+	}
+	fs_free(fs);
+	return ret;
+}
+
+/* ---- information ---- */
+
+int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st)
+{
+	uint32_t c;
+
+	memset(st, 0, sizeof(*st));
+	st->block_size = fs->bsize;
+	st->namemax = CFS_NAME_MAX;
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		struct chunk *ch = &fs->chunks[c];
+
+		pthread_mutex_lock(&ch->lock);
+		st->blocks += fs->sb.chunk_blocks - fs->sb.data_start;
+		st->bfree += ch->hdr.free_blocks;
+		st->files += fs->sb.inodes_per_chunk;
+		st->ffree += ch->hdr.free_inodes;
+		pthread_mutex_unlock(&ch->lock);
+	}
+	st->bavail = st->bfree;
+	return 0;
+}
+
+int cfs_get_info(struct cfs_fs *fs, struct cfs_info *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->version = fs->sb.version;
+	in->block_size = fs->bsize;
+	in->inode_size = fs->isz;
+	in->chunks = fs->sb.nchunks;
+	in->chunk_blocks = fs->sb.chunk_blocks;
+	in->inodes_per_chunk = fs->sb.inodes_per_chunk;
+	in->total_blocks = fs->sb.total_blocks;
+	in->first_chunk_block = fs->sb.first_chunk_block;
+	in->backup_sb_block = fs->sb.backup_sb_block;
+	in->feature_compat = fs->sb.feat_compat;
+	in->feature_ro_compat = fs->sb.feat_ro_compat;
+	in->feature_incompat = fs->sb.feat_incompat;
+	memcpy(in->uuid, fs->sb.uuid, 16);
+	memcpy(in->label, fs->sb.label, sizeof(in->label));
+	in->created = fs->sb.created;
+	in->root = fs->sb.root_ino;
+	in->inline_max = fs->varsz;
+	return 0;
+}
+
+int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_info *ci)
+{
+	struct chunk *ch;
+
+	if (c >= fs->sb.nchunks)
+		return -EINVAL;
+	ch = &fs->chunks[c];
+	memset(ci, 0, sizeof(*ci));
+	pthread_mutex_lock(&ch->lock);
+	ci->index = c;
+	ci->state = (ch->disk_state & CFS_STATE_ERROR) ? CFS_CHUNK_ERROR :
+		    (ch->disk_state & CFS_STATE_DIRTY) ? CFS_CHUNK_DIRTY : CFS_CHUNK_CLEAN;
+	ci->generation = ch->hdr.generation;
+	ci->last_check = ch->hdr.last_check;
+	ci->last_write = ch->hdr.last_write;
+	ci->blocks = fs->sb.chunk_blocks - fs->sb.data_start;
+	ci->free_blocks = ch->hdr.free_blocks;
+	ci->inodes = fs->sb.inodes_per_chunk;
+	ci->free_inodes = ch->hdr.free_inodes;
+	ci->conts = ch->hdr.nconts;
+	ci->xrefs = ch->hdr.nstubs;
+	pthread_mutex_unlock(&ch->lock);
+	return 0;
+}
