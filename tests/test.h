@@ -76,7 +76,8 @@ static const char *t_skip_reason;
 			printf("PASS %s\n", #fn);                             \
 		} else if (_j == 2) {                                         \
 			t_skipped++;                                          \
-			printf("SKIP %s: %s\n", #fn, t_skip_reason);          \
+			printf("SKIP %s: %s\n", #fn,                          \
+			       t_skip_reason ? t_skip_reason : "?");          \
 		} else {                                                      \
 			t_failed++;                                           \
 			printf("FAIL %s\n", #fn);                             \
