@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -147,6 +148,13 @@ int cfs_bdev_file_open(const char *path, int flags, uint32_t block_size,
 	ret = file_size(f->fd, &size, &f->is_blkdev);
 	if (ret)
 		goto out;
+	/* One writer at a time: a second read-write open (another mount or
+	 * an offline edit of a mounted image) would corrupt it.  Readers take
+	 * no lock so that `chunkfs info` works on a mounted image. */
+	if (acc == O_RDWR && flock(f->fd, LOCK_EX | LOCK_NB) < 0) {
+		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		goto out;
+	}
 	f->bd.ops = &file_ops;
 	f->bd.block_size = block_size;
 	f->bd.nblocks = size / block_size;

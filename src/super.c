@@ -261,7 +261,9 @@ int cfs_mkfs(const char *path, const struct cfs_mkfs_opts *o)
 	close(fd);
 	ret = cfs_bdev_file_open(path, O_RDWR, CFS_MIN_BLOCK, &bd);
 	if (ret < 0) {
-		cfs_set_error("%s", strerror(-ret));
+		cfs_set_error("%s", ret == -EBUSY ?
+			      "image is in use by another process (mounted?)" :
+			      strerror(-ret));
 		return ret;
 	}
 	ret = cfs_mkfs_bdev(bd, o);
@@ -433,6 +435,10 @@ int cfs_open(const char *path, int flags, struct cfs_fs **out)
 
 	ret = cfs_bdev_file_open(path, (flags & CFS_OPEN_RDONLY) ? O_RDONLY : O_RDWR,
 				 CFS_MIN_BLOCK, &bd);
+	if (ret == -EBUSY) {
+		cfs_set_error("image is in use by another process (mounted?)");
+		return ret;
+	}
 	if (ret < 0) {
 		cfs_set_error("%s", strerror(-ret));
 		return ret;

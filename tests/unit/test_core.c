@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "chunkfs.h"
@@ -305,6 +306,50 @@ static void test_enospc_and_reuse(void)
 	finish(fs);
 }
 
+static void test_lock_and_dirty_refusal(void)
+{
+	struct cfs_fs *fs = make_fs(64 << 20, 4096, 8, 0), *fs2;
+	struct cfs_chunk_info ci;
+	cfs_ino_t d;
+	pid_t pid;
+	int st, dirty = 0;
+	uint32_t c;
+
+	CHECK_ERR(cfs_open(img, 0, &fs2), EBUSY);
+	CHECK(strstr(cfs_last_error(), "in use"));
+	CHECK_OK(cfs_open(img, CFS_OPEN_RDONLY, &fs2));
+	CHECK_OK(cfs_close(fs2));
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "top", 0755, 0, 0, &d));
+	CHECK_OK(cfs_close(fs));
+	/* a writer that dies without closing: a crash */
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		cfs_ino_t f;
+
+		if (cfs_open(img, 0, &fs) < 0 ||
+		    cfs_mknod(fs, d, "f", S_IFREG | 0644, 0, 0, 0, &f) < 0 ||
+		    cfs_write(fs, f, "data", 4, 0) != 4 || cfs_sync(fs) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_ERR(cfs_open(img, 0, &fs), EUCLEAN);
+	CHECK(strstr(cfs_last_error(), "run chunkfs fsck"));
+	CHECK_OK(cfs_open(img, CFS_OPEN_RDONLY, &fs));
+	for (c = 0; c < 8; c++) {
+		CHECK_OK(cfs_get_chunk_info(fs, c, &ci));
+		if (ci.state == CFS_CHUNK_DIRTY) {
+			dirty++;
+			CHECK_EQ(c, CFS_INO_CHUNK(d));   /* only the chunk written */
+		}
+	}
+	CHECK_EQ(dirty, 1);
+	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_OK(cfs_close(fs));
+	unlink(img);
+}
+
 int main(void)
 {
 	TEST_RUN(test_mkfs_root);
@@ -315,5 +360,6 @@ int main(void)
 	TEST_RUN(test_xattr);
 	TEST_RUN(test_symlink_rename);
 	TEST_RUN(test_enospc_and_reuse);
+	TEST_RUN(test_lock_and_dirty_refusal);
 	return TEST_DONE();
 }
