@@ -261,12 +261,23 @@ int dir_remove(struct cfs_fs *fs, struct inode *dp, const char *name)
 	if (ret < 0)
 		return ret;
 	ret = dir_find(&t, name, strlen(name), &c);
-	if (ret == 1)
+	if (ret == 1) {
 		ret = bt_delete(&c);
-	else
+	} else {
 		bt_release(&c);
+		if (ret == 0)
+			ret = -ENOENT;
+	}
+	/* Freed nodes leave holes in the directory's logical blocks; once the
+	 * directory is empty they all go, so its size does not creep up. */
+	if (ret == 0 && bt_nrec(&t.root) == 0 && dp->d.size > fs->bsize) {
+		ret = file_punch(fs, dp, 1, UINT64_MAX);
+		dp->d.size = fs->bsize;
+		if (ret == 0)
+			ret = inode_write(fs, dp);
+	}
 	dir_close(&t);
-	return ret < 0 ? ret : ret == 0 ? 0 : -ENOENT;
+	return ret;
 }
 
 int dir_update(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
