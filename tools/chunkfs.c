@@ -1,0 +1,509 @@
+/* chunkfs: the multi-call command (mkfs, info and offline file access).
+ *
+ * Dispatch is on argv[1] ("chunkfs mkfs ...") or on the name it was
+ * invoked by ("mkfs.chunkfs ...", so that `mkfs -t chunkfs` works).
+ * This file also holds the helpers every command shares.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+const char *tool_prog = "chunkfs";
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *synopsis;
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "mkfs", cmd_mkfs,
+	  "[-b BLOCKSIZE] [-c CHUNKS] [-L LABEL] [-N INODES] [-I INODE_SIZE]\n"
+	  "            [-U UUID] [-F] [-q] IMAGE [SIZE]",
+	  "Create a chunkfs filesystem on IMAGE (a file, created if missing, or a\n"
+	  "block device).  SIZE and BLOCKSIZE take K, M, G, T suffixes (powers of\n"
+	  "1024).  SIZE is required when IMAGE does not exist.\n"
+	  "  -b BLOCKSIZE   block size, a power of two from 1K to 64K (default 4K)\n"
+	  "  -c CHUNKS      number of chunks, 1..256 (default: from the size)\n"
+	  "  -L LABEL       volume label, at most 63 bytes\n"
+	  "  -N INODES      total number of inodes wanted\n"
+	  "  -I INODE_SIZE  inode size in bytes, a power of two >= 256\n"
+	  "  -U UUID        filesystem UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx,\n"
+	  "                 \"random\" or \"nil\")\n"
+	  "  -F             overwrite an existing chunkfs filesystem\n"
+	  "  -q             quiet: print nothing on success\n" },
+	{ "info", cmd_info, "[--json] IMAGE",
+	  "Show geometry, features and the state of every chunk.\n"
+	  "  --json         machine-readable output\n" },
+	{ "ls", cmd_ls, "[-l] [-a] [-i] [-d] [-R] IMAGE [PATH...]",
+	  "List directory contents inside the image.\n"
+	  "  -l  long listing     -a  include dot files   -i  inode numbers\n"
+	  "  -d  list directories themselves              -R  recurse\n" },
+	{ "stat", cmd_stat, "[-L] IMAGE PATH...",
+	  "Show the attributes of files inside the image, including the chunks\n"
+	  "holding their data.\n"
+	  "  -L  follow a final symbolic link\n" },
+	{ "cat", cmd_cat, "IMAGE PATH...",
+	  "Write the contents of files inside the image to standard output.\n" },
+	{ "get", cmd_get, "[-r] IMAGE SRC DEST",
+	  "Copy SRC out of the image to the host path DEST (into DEST if it is a\n"
+	  "directory), keeping modes, times, symlinks, hard links and xattrs, and\n"
+	  "owners when run as root.\n"
+	  "  -r  copy a whole directory tree\n" },
+	{ "put", cmd_put, "[-r] IMAGE SRC DEST",
+	  "Copy the host file SRC (\"-\" for standard input) into the image as\n"
+	  "DEST (into DEST if it is a directory), keeping modes, owners, times,\n"
+	  "symlinks, hard links, special files, xattrs and holes.\n"
+	  "  -r  copy a whole directory tree\n" },
+	{ "mkdir", cmd_mkdir, "[-p] [-m MODE] IMAGE PATH...",
+	  "Create directories inside the image.\n"
+	  "  -p       create missing parents; no error if it exists\n"
+	  "  -m MODE  permission bits in octal (default 0777 minus umask)\n" },
+	{ "rm", cmd_rm, "[-r] [-f] [-d] IMAGE PATH...",
+	  "Remove files inside the image.\n"
+	  "  -r  remove directories and their contents\n"
+	  "  -d  remove empty directories\n"
+	  "  -f  ignore missing files\n" },
+	{ "ln", cmd_ln, "[-s] IMAGE TARGET LINKNAME",
+	  "Make a hard link (or with -s a symbolic link) inside the image.\n"
+	  "If LINKNAME is a directory the link is made inside it.\n" },
+	{ "mv", cmd_mv, "IMAGE SRC DEST",
+	  "Rename SRC to DEST inside the image (into DEST if it is a directory).\n" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* ---- messages ------------------------------------------------------- */
+
+void err_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	progress_clear();
+	fprintf(stderr, "%s: ", tool_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void warn_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	progress_clear();
+	fprintf(stderr, "%s: warning: ", tool_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+const char *errstr(int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err == EUCLEAN)
+		return "Filesystem is corrupted (checksum or structure error)";
+	return strerror(err);
+}
+
+void err_img(const char *img, const char *path, int err)
+{
+	err_msg("%s:%s: %s", img, path, errstr(err));
+}
+
+void err_host(const char *path, int err)
+{
+	err_msg("%s: %s", path, errstr(err));
+}
+
+/* ---- usage ---------------------------------------------------------- */
+
+static void usage_top(FILE *out)
+{
+	fprintf(out, "usage: chunkfs COMMAND [OPTION...] IMAGE [ARG...]\n"
+		     "       chunkfs COMMAND --help | --help | --version\n\n"
+		     "chunkfs %s: a filesystem split into independently "
+		     "checkable chunks.\n\nCommands:\n", CFS_VERSION_STRING);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-6s %s\n", commands[i].name, commands[i].synopsis);
+	fprintf(out, "\nAlso invoked as mkfs.chunkfs (= chunkfs mkfs).  "
+		     "fsck.chunkfs and mount.chunkfs\nare not implemented yet "
+		     "in this version.\n"
+		     "Paths inside IMAGE are absolute; relative ones start at /.\n"
+		     "Exit status: 0 success, 1 operational error, 2 usage error.\n");
+}
+
+void usage(const char *cmd, FILE *out)
+{
+	const struct command *c = cmd ? find_command(cmd) : NULL;
+
+	if (!c) {
+		usage_top(out);
+		return;
+	}
+	if (strcmp(tool_prog, "chunkfs") == 0)
+		fprintf(out, "usage: chunkfs %s %s\n\n%s", c->name, c->synopsis, c->help);
+	else
+		fprintf(out, "usage: %s %s\n\n%s", tool_prog, c->synopsis, c->help);
+}
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fmt) {
+		fprintf(stderr, "%s: ", tool_prog);
+		if (cmd && strcmp(tool_prog, "chunkfs") == 0)
+			fprintf(stderr, "%s: ", cmd);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	usage(cmd, stderr);
+	return EX_USAGE;
+}
+
+/* getopt_long ran with opterr = 0 and a leading ':' in optstring, so
+ * '?' is an unknown option and ':' a missing argument. */
+int bad_option(const char *cmd, char **argv, int opt)
+{
+	const char *arg = argv[optind - 1];
+	char shortopt[3] = { '-', (char)optopt, 0 };
+
+	if (optopt == 0 || (arg && arg[0] == '-' && arg[1] == '-'))
+		shortopt[0] = 0;
+	if (opt == ':')
+		return usage_error(cmd, "option '%s' requires an argument",
+				   shortopt[0] ? shortopt : arg);
+	return usage_error(cmd, "unknown option '%s'", shortopt[0] ? shortopt : arg);
+}
+
+/* ---- parsing -------------------------------------------------------- */
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!s || !*s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end) {
+		switch (*end) {
+		case 'k': case 'K': shift = 10; break;
+		case 'm': case 'M': shift = 20; break;
+		case 'g': case 'G': shift = 30; break;
+		case 't': case 'T': shift = 40; break;
+		default: return -EINVAL;
+		}
+		if (end[1])
+			return -EINVAL;
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int parse_mode(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s < '0' || *s > '7')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 8);
+	if (errno || *end || v > 07777)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* ---- image access --------------------------------------------------- */
+
+int img_open(const char *img, bool rdonly, struct cfs_fs **fs)
+{
+	int flags = rdonly ? (CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK) : 0;
+	int ret = cfs_open(img, flags, fs);
+	const char *why;
+
+	if (ret < 0) {
+		why = cfs_last_error();
+		if (!why || !*why)
+			why = errstr(ret);
+		err_msg("%s: %s", img, why);
+		*fs = NULL;
+	}
+	return ret;
+}
+
+int img_close(struct cfs_fs *fs, const char *img, int status)
+{
+	int ret;
+
+	if (!fs)
+		return status;
+	ret = cfs_close(fs);
+	if (ret < 0) {
+		err_msg("%s: closing the image failed: %s", img, errstr(ret));
+		return EX_FAIL;
+	}
+	return status;
+}
+
+/* ---- paths ---------------------------------------------------------- */
+
+char *img_path(const char *in)
+{
+	size_t len = strlen(in);
+	char *out = malloc(len + 2);
+	size_t o = 0;
+	const char *p = in;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		const char *q;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		q = p;
+		while (*q && *q != '/')
+			q++;
+		n = (size_t)(q - p);
+		if (n && !(n == 1 && p[0] == '.')) {
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p = q;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = 0;
+	return out;
+}
+
+char *path_join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *out;
+
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	out = malloc(dl + nl + 2);
+	if (!out)
+		return NULL;
+	memcpy(out, dir, dl);
+	if (dl == 0 || dir[dl - 1] != '/')
+		out[dl++] = '/';
+	memcpy(out + dl, name, nl + 1);
+	return out;
+}
+
+const char *path_base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+char *host_base(const char *path)
+{
+	size_t len = strlen(path);
+	size_t start;
+
+	while (len > 0 && path[len - 1] == '/')
+		len--;
+	start = len;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	len -= start;
+	if (len == 0 || (len == 1 && path[start] == '.') ||
+	    (len == 2 && path[start] == '.' && path[start + 1] == '.'))
+		return strdup("");
+	return strndup(path + start, len);
+}
+
+bool name_is_unsafe(const char *name)
+{
+	return !*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+	       strchr(name, '/') != NULL;
+}
+
+/* ---- formatting ----------------------------------------------------- */
+
+void fmt_mode(uint32_t mode, char out[11])
+{
+	static const char rwx[] = "rwxrwxrwx";
+	char t;
+
+	switch (mode & S_IFMT) {
+	case S_IFDIR: t = 'd'; break;
+	case S_IFLNK: t = 'l'; break;
+	case S_IFCHR: t = 'c'; break;
+	case S_IFBLK: t = 'b'; break;
+	case S_IFIFO: t = 'p'; break;
+	case S_IFSOCK: t = 's'; break;
+	case S_IFREG: t = '-'; break;
+	default: t = '?'; break;
+	}
+	out[0] = t;
+	for (int i = 0; i < 9; i++)
+		out[1 + i] = (mode & (0400u >> i)) ? rwx[i] : '-';
+	if (mode & S_ISUID)
+		out[3] = (mode & S_IXUSR) ? 's' : 'S';
+	if (mode & S_ISGID)
+		out[6] = (mode & S_IXGRP) ? 's' : 'S';
+	if (mode & S_ISVTX)
+		out[9] = (mode & S_IXOTH) ? 't' : 'T';
+	out[10] = 0;
+}
+
+const char *type_name(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR: return "directory";
+	case S_IFLNK: return "symbolic link";
+	case S_IFCHR: return "character special file";
+	case S_IFBLK: return "block special file";
+	case S_IFIFO: return "fifo";
+	case S_IFSOCK: return "socket";
+	case S_IFREG: return "regular file";
+	default: return "unknown type";
+	}
+}
+
+void fmt_uuid(const uint8_t u[16], char out[37])
+{
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5],
+		 u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+void fmt_time(const struct timespec *ts, char *buf, size_t len)
+{
+	time_t t = (time_t)ts->tv_sec;
+	struct tm tm;
+	char date[64], zone[16];
+	long nsec = ts->tv_nsec;
+
+	if (nsec < 0 || nsec > 999999999)
+		nsec = 0;
+	if (!localtime_r(&t, &tm)) {
+		snprintf(buf, len, "@%lld.%09ld", (long long)ts->tv_sec, nsec);
+		return;
+	}
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm);
+	strftime(zone, sizeof(zone), "%z", &tm);
+	snprintf(buf, len, "%s.%09ld %s", date, nsec, zone);
+}
+
+/* ---- main ----------------------------------------------------------- */
+
+static int not_implemented(const char *what, int status)
+{
+	err_msg("%s is not implemented yet in this version", what);
+	return status;
+}
+
+static int run_command(const struct command *c, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(c->name, stdout);
+			return EX_OK;
+		}
+	}
+	optind = 1;
+	return c->fn(argc, argv);
+}
+
+static int main_dispatch(int argc, char **argv)
+{
+	const struct command *c;
+
+	if (argc < 2)
+		return usage_error(NULL, "no command given");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(argc > 2 ? argv[2] : NULL, stdout);
+		return EX_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("chunkfs %s\n", CFS_VERSION_STRING);
+		return EX_OK;
+	}
+	if (strcmp(argv[1], "fsck") == 0)
+		return not_implemented("fsck", EX_FSCK_ERROR);
+	if (strcmp(argv[1], "mount") == 0)
+		return not_implemented("mount", EX_FAIL);
+	c = find_command(argv[1]);
+	if (!c)
+		return usage_error(NULL, "unknown command '%s'", argv[1]);
+	return run_command(c, argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	const char *self = argc > 0 && argv[0] ? path_base(argv[0]) : "chunkfs";
+
+	if (strcmp(self, "mkfs.chunkfs") == 0) {
+		tool_prog = "mkfs.chunkfs";
+		return run_command(find_command("mkfs"), argc, argv);
+	}
+	if (strcmp(self, "fsck.chunkfs") == 0) {
+		tool_prog = "fsck.chunkfs";
+		return not_implemented("fsck.chunkfs", EX_FSCK_ERROR);
+	}
+	if (strcmp(self, "mount.chunkfs") == 0) {
+		tool_prog = "mount.chunkfs";
+		return not_implemented("mount.chunkfs", EX_FAIL);
+	}
+	return main_dispatch(argc, argv);
+}

@@ -1,0 +1,351 @@
+/* chunkfs info: geometry, features and per-chunk state, as text or JSON. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+struct chunk_row {
+	struct cfs_chunk_info ci;
+	int err;                        /* cfs_get_chunk_info failure */
+};
+
+struct totals {
+	uint64_t blocks, free_blocks, inodes, free_inodes, conts, xrefs;
+	uint32_t dirty, errors, unreadable;
+};
+
+static const char *state_name(int state)
+{
+	switch (state) {
+	case CFS_CHUNK_CLEAN: return "clean";
+	case CFS_CHUNK_DIRTY: return "dirty";
+	case CFS_CHUNK_ERROR: return "error";
+	case CFS_CHUNK_DIRTY | CFS_CHUNK_ERROR: return "dirty+error";
+	default: return "unknown";
+	}
+}
+
+static uint64_t used(uint64_t total, uint64_t free)
+{
+	return free > total ? 0 : total - free;
+}
+
+/* ---- JSON ----------------------------------------------------------- */
+
+/* Length of a valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2; cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3; cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4; cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* JSON string of the first n bytes of s.  Bytes that are not valid UTF-8
+ * are emitted as the Latin-1 code point of the same value, so the output
+ * is always valid JSON and no byte is silently dropped. */
+static void json_str(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	putchar('"');
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		size_t len = utf8_len(s + i, n - i);
+
+		if (c == '"' || c == '\\') {
+			printf("\\%c", c);
+		} else if (c == '\n') {
+			fputs("\\n", stdout);
+		} else if (c == '\t') {
+			fputs("\\t", stdout);
+		} else if (c < 0x20 || c == 0x7f || len == 0) {
+			printf("\\u%04x", c);
+			len = 1;
+		} else {
+			fwrite(s + i, 1, len, stdout);
+		}
+		i += len ? len : 1;
+	}
+	putchar('"');
+}
+
+static void json_info(const struct cfs_info *in)
+{
+	char uuid[37];
+
+	fmt_uuid(in->uuid, uuid);
+	printf("{\n  \"version\": %" PRIu32 ",\n  \"uuid\": \"%s\",\n  \"label\": ",
+	       in->version, uuid);
+	json_str(in->label, strnlen(in->label, sizeof(in->label)));
+	printf(",\n  \"created\": %" PRId64 ",\n", in->created);
+	printf("  \"block_size\": %" PRIu32 ",\n  \"inode_size\": %" PRIu32 ",\n",
+	       in->block_size, in->inode_size);
+	printf("  \"chunk_count\": %" PRIu32 ",\n  \"blocks_per_chunk\": %" PRIu64
+	       ",\n  \"inodes_per_chunk\": %" PRIu64 ",\n", in->chunks,
+	       in->chunk_blocks, in->inodes_per_chunk);
+	printf("  \"total_blocks\": %" PRIu64 ",\n  \"first_chunk_block\": %" PRIu64
+	       ",\n  \"backup_sb_block\": %" PRIu64 ",\n", in->total_blocks,
+	       in->first_chunk_block, in->backup_sb_block);
+	printf("  \"root_ino\": %" PRIu32 ",\n  \"inline_max\": %" PRIu32 ",\n",
+	       in->root, in->inline_max);
+	printf("  \"features\": {\"compat\": %" PRIu32 ", \"ro_compat\": %" PRIu32
+	       ", \"incompat\": %" PRIu32 "},\n", in->feature_compat,
+	       in->feature_ro_compat, in->feature_incompat);
+}
+
+static void json_totals(const struct totals *t)
+{
+	printf("  \"totals\": {\"blocks\": %" PRIu64 ", \"used_blocks\": %" PRIu64
+	       ", \"free_blocks\": %" PRIu64 ", \"inodes\": %" PRIu64
+	       ", \"used_inodes\": %" PRIu64 ", \"free_inodes\": %" PRIu64
+	       ", \"conts\": %" PRIu64 ", \"xrefs\": %" PRIu64
+	       ", \"dirty_chunks\": %" PRIu32 ", \"error_chunks\": %" PRIu32 "},\n",
+	       t->blocks, used(t->blocks, t->free_blocks), t->free_blocks,
+	       t->inodes, used(t->inodes, t->free_inodes), t->free_inodes,
+	       t->conts, t->xrefs, t->dirty, t->errors);
+}
+
+static void json_chunk(const struct chunk_row *r, uint32_t idx, bool last)
+{
+	const struct cfs_chunk_info *c = &r->ci;
+
+	if (r->err) {
+		printf("    {\"index\": %" PRIu32 ", \"state\": \"unreadable\", "
+		       "\"error\": ", idx);
+		json_str(errstr(r->err), strlen(errstr(r->err)));
+		printf("}%s\n", last ? "" : ",");
+		return;
+	}
+	printf("    {\"index\": %" PRIu32 ", \"state\": \"%s\", \"state_code\": %d"
+	       ", \"generation\": %" PRIu64 ", \"last_check\": %" PRId64
+	       ", \"last_write\": %" PRId64 ",\n", c->index, state_name(c->state),
+	       c->state, c->generation, c->last_check, c->last_write);
+	printf("     \"blocks\": %" PRIu64 ", \"used_blocks\": %" PRIu64
+	       ", \"free_blocks\": %" PRIu64 ", \"inodes\": %" PRIu64
+	       ", \"used_inodes\": %" PRIu64 ", \"free_inodes\": %" PRIu64
+	       ", \"conts\": %" PRIu64 ", \"xrefs\": %" PRIu64 "}%s\n",
+	       c->blocks, used(c->blocks, c->free_blocks), c->free_blocks,
+	       c->inodes, used(c->inodes, c->free_inodes), c->free_inodes,
+	       c->conts, c->xrefs, last ? "" : ",");
+}
+
+static void print_json(const struct cfs_info *in, const struct chunk_row *rows,
+		       const struct totals *t)
+{
+	json_info(in);
+	json_totals(t);
+	printf("  \"chunks\": [\n");
+	for (uint32_t i = 0; i < in->chunks; i++)
+		json_chunk(&rows[i], i, i + 1 == in->chunks);
+	printf("  ]\n}\n");
+}
+
+/* ---- text ----------------------------------------------------------- */
+
+/* Labels come from the image: keep terminal control bytes out of it. */
+static void print_label(const char *label)
+{
+	size_t n = strnlen(label, 64);
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)label[i];
+
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			printf("\\x%02x", c);
+		else
+			putchar(c);
+	}
+}
+
+static void text_info(const struct cfs_info *in)
+{
+	char uuid[37], created[80];
+	struct timespec ts = { .tv_sec = (time_t)in->created };
+
+	fmt_uuid(in->uuid, uuid);
+	fmt_time(&ts, created, sizeof(created));
+	printf("Filesystem UUID:     %s\n", uuid);
+	printf("Filesystem label:    ");
+	print_label(in->label);
+	printf("\nFormat version:      %" PRIu32 "\n", in->version);
+	printf("Features:            compat 0x%" PRIx32 ", ro_compat 0x%" PRIx32
+	       ", incompat 0x%" PRIx32 "\n", in->feature_compat,
+	       in->feature_ro_compat, in->feature_incompat);
+	printf("Created:             %s\n", created);
+	printf("Block size:          %" PRIu32 "\n", in->block_size);
+	printf("Inode size:          %" PRIu32 "\n", in->inode_size);
+	printf("Inline data limit:   %" PRIu32 " bytes\n", in->inline_max);
+	printf("Total blocks:        %" PRIu64 "\n", in->total_blocks);
+	printf("First chunk block:   %" PRIu64 "\n", in->first_chunk_block);
+	printf("Backup superblock:   %" PRIu64 "\n", in->backup_sb_block);
+	printf("Chunks:              %" PRIu32 "\n", in->chunks);
+	printf("Blocks per chunk:    %" PRIu64 "\n", in->chunk_blocks);
+	printf("Inodes per chunk:    %" PRIu64 "\n", in->inodes_per_chunk);
+	printf("Root inode:          %" PRIu32 " (chunk %" PRIu32 ", local %" PRIu32
+	       ")\n", in->root, CFS_INO_CHUNK(in->root), CFS_INO_LOCAL(in->root));
+}
+
+static void text_totals(const struct totals *t)
+{
+	printf("Data blocks:         %" PRIu64 " used, %" PRIu64 " free of %" PRIu64
+	       "\n", used(t->blocks, t->free_blocks), t->free_blocks, t->blocks);
+	printf("Inodes:              %" PRIu64 " used, %" PRIu64 " free of %" PRIu64
+	       "\n", used(t->inodes, t->free_inodes), t->free_inodes, t->inodes);
+	printf("Continuations:       %" PRIu64 "\n", t->conts);
+	printf("Cross-chunk refs:    %" PRIu64 "\n", t->xrefs);
+	printf("Dirty chunks:        %" PRIu32 "\n", t->dirty);
+	if (t->errors)
+		printf("Chunks with errors:  %" PRIu32 "\n", t->errors);
+	if (t->unreadable)
+		printf("Unreadable chunks:   %" PRIu32 "\n", t->unreadable);
+}
+
+static void text_chunk(const struct chunk_row *r, uint32_t idx)
+{
+	const struct cfs_chunk_info *c = &r->ci;
+
+	if (r->err) {
+		printf("%5" PRIu32 "  unreadable: %s\n", idx, errstr(r->err));
+		return;
+	}
+	printf("%5" PRIu32 "  %-11s %10" PRIu64 " %10" PRIu64 " %9" PRIu64 " %9"
+	       PRIu64 " %6" PRIu64 " %6" PRIu64 " %10" PRIu64 "\n", c->index,
+	       state_name(c->state), used(c->blocks, c->free_blocks),
+	       c->free_blocks, used(c->inodes, c->free_inodes), c->free_inodes,
+	       c->conts, c->xrefs, c->generation);
+}
+
+static void print_text(const struct cfs_info *in, const struct chunk_row *rows,
+		       const struct totals *t)
+{
+	text_info(in);
+	text_totals(t);
+	printf("\nchunk  state        used-blks  free-blks used-inos free-inos "
+	       " conts  xrefs generation\n");
+	for (uint32_t i = 0; i < in->chunks; i++)
+		text_chunk(&rows[i], i);
+}
+
+/* ---- gathering ------------------------------------------------------ */
+
+static void add_row(struct totals *t, const struct chunk_row *r)
+{
+	const struct cfs_chunk_info *c = &r->ci;
+
+	if (r->err) {
+		t->unreadable++;
+		return;
+	}
+	t->blocks += c->blocks;
+	t->free_blocks += c->free_blocks;
+	t->inodes += c->inodes;
+	t->free_inodes += c->free_inodes;
+	t->conts += c->conts;
+	t->xrefs += c->xrefs;
+	if (c->state & CFS_CHUNK_DIRTY)
+		t->dirty++;
+	if (c->state & CFS_CHUNK_ERROR)
+		t->errors++;
+}
+
+static int gather(struct cfs_fs *fs, const struct cfs_info *in,
+		  struct chunk_row **rowsp, struct totals *t)
+{
+	struct chunk_row *rows;
+
+	memset(t, 0, sizeof(*t));
+	if (in->chunks == 0 || in->chunks > CFS_MAX_CHUNKS)
+		return -EUCLEAN;
+	rows = calloc(in->chunks, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < in->chunks; i++) {
+		rows[i].err = cfs_get_chunk_info(fs, i, &rows[i].ci);
+		if (rows[i].err > 0)
+			rows[i].err = 0;
+		add_row(t, &rows[i]);
+	}
+	*rowsp = rows;
+	return 0;
+}
+
+static int show(struct cfs_fs *fs, const char *img, bool json)
+{
+	struct cfs_info in;
+	struct chunk_row *rows = NULL;
+	struct totals t;
+	int ret;
+
+	ret = cfs_get_info(fs, &in);
+	if (ret >= 0)
+		ret = gather(fs, &in, &rows, &t);
+	if (ret < 0) {
+		err_msg("%s: cannot read filesystem information: %s", img, errstr(ret));
+		return EX_FAIL;
+	}
+	if (json)
+		print_json(&in, rows, &t);
+	else
+		print_text(&in, rows, &t);
+	free(rows);
+	if (t.unreadable) {
+		err_msg("%s: %" PRIu32 " chunk header(s) could not be read", img,
+			t.unreadable);
+		return EX_FAIL;
+	}
+	return EX_OK;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cfs_fs *fs;
+	bool json = false;
+	int c, status;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":j", lopts, NULL)) != -1) {
+		if (c != 'j')
+			return bad_option("info", argv, c);
+		json = true;
+	}
+	if (argc - optind != 1)
+		return usage_error("info", argc == optind ? "no IMAGE given" :
+				   "too many arguments");
+	if (img_open(argv[optind], true, &fs) < 0)
+		return EX_FAIL;
+	status = show(fs, argv[optind], json);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		err_msg("writing standard output: %s", errstr(-errno));
+		status = EX_FAIL;
+	}
+	return img_close(fs, argv[optind], status);
+}

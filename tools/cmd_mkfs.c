@@ -1,0 +1,314 @@
+/* chunkfs mkfs: create a filesystem (e2fsprogs-style options). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+struct mkfs_args {
+	struct cfs_mkfs_opts o;
+	uint8_t uuid[16];
+	const char *image;
+	const char *size_arg;
+	bool force, quiet;
+};
+
+static bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Canonical 8-4-4-4-12 form only, so a typo cannot be half-accepted. */
+static int parse_uuid(const char *s, uint8_t out[16])
+{
+	int n = 0;
+
+	if (strlen(s) != 36)
+		return -EINVAL;
+	for (int i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-')
+				return -EINVAL;
+			continue;
+		}
+		if (hexval(s[i]) < 0 || hexval(s[i + 1]) < 0)
+			return -EINVAL;
+		out[n++] = (uint8_t)(hexval(s[i]) << 4 | hexval(s[i + 1]));
+		i++;
+	}
+	return 0;
+}
+
+static int opt_block_size(const char *cmd, const char *arg, struct mkfs_args *a)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) < 0 || !is_pow2(v) || v < 1024 || v > 65536)
+		return usage_error(cmd, "invalid block size '%s': must be a power "
+				   "of two from 1024 (1K) to 65536 (64K)", arg);
+	a->o.block_size = (uint32_t)v;
+	return 0;
+}
+
+static int opt_chunks(const char *cmd, const char *arg, struct mkfs_args *a)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v) < 0 || v < 1 || v > CFS_MAX_CHUNKS)
+		return usage_error(cmd, "invalid chunk count '%s': must be 1..%d",
+				   arg, CFS_MAX_CHUNKS);
+	a->o.chunks = (uint32_t)v;
+	return 0;
+}
+
+static int opt_inode_size(const char *cmd, const char *arg, struct mkfs_args *a)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) < 0 || !is_pow2(v) || v < 256 || v > 65536)
+		return usage_error(cmd, "invalid inode size '%s': must be a power "
+				   "of two from 256 to the block size", arg);
+	a->o.inode_size = (uint32_t)v;
+	return 0;
+}
+
+static int opt_inodes(const char *cmd, const char *arg, struct mkfs_args *a)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v) < 0 || v == 0)
+		return usage_error(cmd, "invalid inode count '%s': must be a "
+				   "positive number", arg);
+	a->o.inodes = v;
+	return 0;
+}
+
+static int opt_label(const char *cmd, const char *arg, struct mkfs_args *a)
+{
+	if (strlen(arg) > 63)
+		return usage_error(cmd, "label '%s' is too long: %zu bytes, at "
+				   "most 63", arg, strlen(arg));
+	a->o.label = arg;
+	return 0;
+}
+
+static int opt_uuid(const char *cmd, const char *arg, struct mkfs_args *a)
+{
+	if (strcmp(arg, "random") == 0) {
+		a->o.uuid = NULL;
+		return 0;
+	}
+	if (strcmp(arg, "nil") == 0 || strcmp(arg, "clear") == 0) {
+		memset(a->uuid, 0, sizeof(a->uuid));
+	} else if (parse_uuid(arg, a->uuid) < 0) {
+		return usage_error(cmd, "invalid UUID '%s': expected the form "
+				   "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", arg);
+	}
+	a->o.uuid = a->uuid;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct mkfs_args *a)
+{
+	static const struct option lopts[] = {
+		{ "force", no_argument, NULL, 'F' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "label", required_argument, NULL, 'L' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cmd = "mkfs";
+	int c, ret = 0;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":b:c:L:N:I:U:Fq", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'b': ret = opt_block_size(cmd, optarg, a); break;
+		case 'c': ret = opt_chunks(cmd, optarg, a); break;
+		case 'L': ret = opt_label(cmd, optarg, a); break;
+		case 'N': ret = opt_inodes(cmd, optarg, a); break;
+		case 'I': ret = opt_inode_size(cmd, optarg, a); break;
+		case 'U': ret = opt_uuid(cmd, optarg, a); break;
+		case 'F': a->force = true; break;
+		case 'q': a->quiet = true; break;
+		default: return bad_option(cmd, argv, c);
+		}
+		if (ret)
+			return ret;
+	}
+	if (optind >= argc)
+		return usage_error(cmd, "no IMAGE given");
+	if (argc - optind > 2)
+		return usage_error(cmd, "too many arguments (first extra: '%s')",
+				   argv[optind + 2]);
+	a->image = argv[optind];
+	a->size_arg = optind + 1 < argc ? argv[optind + 1] : NULL;
+	return 0;
+}
+
+/* Cross-option checks and the size argument. */
+static int check_args(struct mkfs_args *a)
+{
+	uint32_t bs = a->o.block_size ? a->o.block_size : 4096;
+	const char *cmd = "mkfs";
+
+	if (a->o.inode_size && a->o.inode_size > bs)
+		return usage_error(cmd, "invalid inode size %" PRIu32 ": larger "
+				   "than the block size %" PRIu32, a->o.inode_size, bs);
+	if (a->size_arg) {
+		if (parse_size(a->size_arg, &a->o.size) < 0 || a->o.size == 0)
+			return usage_error(cmd, "invalid size '%s': expected a "
+					   "number of bytes with an optional K, M, G "
+					   "or T suffix", a->size_arg);
+		if (a->o.size < bs)
+			return usage_error(cmd, "invalid size '%s': smaller than "
+					   "one block (%" PRIu32 " bytes)", a->size_arg, bs);
+	}
+	return 0;
+}
+
+/* Refuse to overwrite a filesystem unless forced, and require SIZE for a
+ * new file.  Sets *creating when the image will be a new file. */
+static int check_target(struct mkfs_args *a, bool *creating)
+{
+	struct stat st;
+	struct cfs_fs *fs;
+
+	*creating = false;
+	if (stat(a->image, &st) < 0) {
+		if (errno != ENOENT) {
+			err_host(a->image, -errno);
+			return EX_FAIL;
+		}
+		if (!a->size_arg)
+			return usage_error("mkfs", "%s does not exist, so a SIZE is "
+					   "needed", a->image);
+		*creating = true;
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err_host(a->image, -EISDIR);
+		return EX_FAIL;
+	}
+	if (S_ISREG(st.st_mode) && st.st_size == 0 && !a->size_arg) {
+		err_msg("%s: the file is empty; give a SIZE", a->image);
+		return EX_FAIL;
+	}
+	if (cfs_open(a->image, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
+		cfs_close(fs);
+		if (!a->force) {
+			err_msg("%s contains a chunkfs filesystem; use -F to "
+				"overwrite", a->image);
+			return EX_FAIL;
+		}
+	}
+	return 0;
+}
+
+static void print_summary(const struct cfs_info *in)
+{
+	char uuid[37];
+	uint64_t blocks = (uint64_t)in->chunks * in->chunk_blocks;
+
+	fmt_uuid(in->uuid, uuid);
+	printf("Creating chunkfs filesystem with %" PRIu64 " %uk blocks and %"
+	       PRIu64 " inodes\n", in->total_blocks, in->block_size / 1024,
+	       (uint64_t)in->chunks * in->inodes_per_chunk);
+	printf("Filesystem UUID:   %s\n", uuid);
+	if (in->label[0])
+		printf("Filesystem label:  %.63s\n", in->label);
+	printf("Block size:        %u\n", in->block_size);
+	printf("Inode size:        %u\n", in->inode_size);
+	printf("Chunks:            %u\n", in->chunks);
+	printf("Blocks per chunk:  %" PRIu64 " (%" PRIu64 " in all chunks)\n",
+	       in->chunk_blocks, blocks);
+	printf("Inodes per chunk:  %" PRIu64 "\n", in->inodes_per_chunk);
+	printf("Inline data up to: %u bytes\n", in->inline_max);
+}
+
+static int report(const struct mkfs_args *a)
+{
+	struct cfs_fs *fs;
+	struct cfs_info in;
+	int ret, status = EX_OK;
+
+	if (img_open(a->image, true, &fs) < 0)
+		return EX_FAIL;
+	ret = cfs_get_info(fs, &in);
+	if (ret < 0) {
+		err_msg("%s: reading the new filesystem's geometry: %s", a->image,
+			errstr(ret));
+		status = EX_FAIL;
+		goto out;
+	}
+	print_summary(&in);
+out:
+	return img_close(fs, a->image, status);
+}
+
+static int64_t creation_time(void)
+{
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	uint64_t v;
+
+	/* Reproducible images for build systems that set it. */
+	if (sde && parse_u64(sde, &v) == 0 && v <= INT64_MAX)
+		return (int64_t)v;
+	return 0;
+}
+
+static const char *mkfs_hint(int err)
+{
+	switch (-err) {
+	case EINVAL: return " (the size, block size, chunk count and inode "
+			    "count do not fit together)";
+	case ENOSPC: return " (the size is too small for this geometry)";
+	case EFBIG: return " (the size is too large)";
+	default: return "";
+	}
+}
+
+int cmd_mkfs(int argc, char **argv)
+{
+	struct mkfs_args a = { 0 };
+	bool creating;
+	int ret;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret)
+		return ret;
+	ret = check_args(&a);
+	if (ret)
+		return ret;
+	ret = check_target(&a, &creating);
+	if (ret)
+		return ret;
+	a.o.now = creation_time();
+	ret = cfs_mkfs(a.image, &a.o);
+	if (ret < 0) {
+		err_msg("%s: cannot create filesystem: %s%s", a.image,
+			errstr(ret), mkfs_hint(ret));
+		/* Leave no half-made image behind that we created. */
+		if (creating)
+			unlink(a.image);
+		return EX_FAIL;
+	}
+	if (a.quiet)
+		return EX_OK;
+	return report(&a);
+}

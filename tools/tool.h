@@ -1,0 +1,134 @@
+/* Shared declarations of the chunkfs multi-call command.
+ *
+ * Conventions: helpers return 0 or a negative errno; commands return a
+ * process exit status (EX_OK, EX_FAIL, EX_USAGE) and print their own
+ * errors, always prefixed "chunkfs: ".
+ */
+#ifndef CHUNKFS_TOOL_H
+#define CHUNKFS_TOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "chunkfs.h"
+
+#define EX_OK		0
+#define EX_FAIL		1
+#define EX_USAGE	2
+
+/* Exit status of fsck.chunkfs for "operational error" (fsck(8)). */
+#define EX_FSCK_ERROR	8
+
+#define COPY_BUF_SIZE	(1u << 20)
+
+/* ---- commands (argv[0] is the command name) ---- */
+int cmd_mkfs(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+int cmd_cat(int argc, char **argv);
+int cmd_mkdir(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_ln(int argc, char **argv);
+int cmd_mv(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_put(int argc, char **argv);
+
+/* ---- messages ---- */
+void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warn_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "chunkfs: IMG:PATH: strerror(-err)" */
+void err_img(const char *img, const char *path, int err);
+/* "chunkfs: PATH: strerror(-err)" for host paths */
+void err_host(const char *path, int err);
+const char *errstr(int err);
+
+/* Print usage of cmd (NULL = top level) to out. */
+void usage(const char *cmd, FILE *out);
+/* Usage error: message (may be NULL), usage to stderr; returns EX_USAGE. */
+int usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Report what getopt_long rejected; returns EX_USAGE. */
+int bad_option(const char *cmd, char **argv, int opt);
+
+/* ---- parsing ---- */
+/* Size with optional K/M/G/T suffix (powers of 1024, either case). */
+int parse_size(const char *s, uint64_t *out);
+/* Plain unsigned decimal number. */
+int parse_u64(const char *s, uint64_t *out);
+/* Octal permission bits (at most 07777). */
+int parse_mode(const char *s, uint32_t *out);
+
+/* ---- image access ---- */
+/* Open img; prints the error and returns a negative errno on failure. */
+int img_open(const char *img, bool rdonly, struct cfs_fs **fs);
+/* Close (flush, mark clean); prints an error on failure.  Returns the exit
+ * status to use given the status so far. */
+int img_close(struct cfs_fs *fs, const char *img, int status);
+
+/* Normalised absolute image path: "a//b/./c/" -> "/a/b/c".  malloc'd. */
+char *img_path(const char *in);
+/* Join dir and name with one '/'.  malloc'd; NULL on ENOMEM. */
+char *path_join(const char *dir, const char *name);
+/* Final component of an image path ("" for "/").  Points into path. */
+const char *path_base(const char *path);
+/* Last component of a host path ignoring trailing slashes; "" when there
+ * is no usable name (".", "..", "/").  malloc'd. */
+char *host_base(const char *path);
+
+void fmt_mode(uint32_t mode, char out[11]);
+void fmt_uuid(const uint8_t u[16], char out[37]);
+const char *type_name(uint32_t mode);
+/* "2024-01-31 12:34:56.123456789 +0000" in local time */
+void fmt_time(const struct timespec *ts, char *buf, size_t len);
+
+/* ---- directory iteration ---- */
+struct dirent_rec {
+	char *name;
+	cfs_ino_t ino;
+	uint32_t dtype;
+};
+struct dir_list {
+	struct dirent_rec *ent;
+	size_t n, cap;
+};
+/* Read all entries of dir (with "." and ".." unless skip_dots). */
+int dir_read(struct cfs_fs *fs, cfs_ino_t dir, bool skip_dots, struct dir_list *dl);
+void dir_list_free(struct dir_list *dl);
+void dir_list_sort(struct dir_list *dl);
+/* An entry name a hostile image could use to escape a target directory. */
+bool name_is_unsafe(const char *name);
+
+/* Ancestors of the directory being walked, for cycle detection on
+ * corrupted images (directories cannot be hard linked legitimately). */
+struct walk_stack {
+	cfs_ino_t *ino;
+	size_t n, cap;
+};
+int walk_push(struct walk_stack *ws, cfs_ino_t ino);
+void walk_pop(struct walk_stack *ws);
+void walk_free(struct walk_stack *ws);
+#define WALK_MAX_DEPTH 4096
+
+/* ---- progress line (stderr, terminals only) ---- */
+struct progress {
+	bool on;
+	bool shown;
+	uint64_t files, bytes;
+	struct timespec last;
+};
+void progress_init(struct progress *p);
+void progress_add(struct progress *p, uint64_t files, uint64_t bytes);
+void progress_done(struct progress *p);
+/* Erase the progress line (before printing a message). */
+void progress_clear(void);
+
+/* Errors after which a tree copy stops instead of going on. */
+bool err_is_fatal(int err);
+
+extern const char *tool_prog;
+
+#endif

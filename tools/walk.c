@@ -1,0 +1,210 @@
+/* Directory listing, tree-walk cycle guard and the progress line shared by
+ * the commands that walk trees (ls -R, rm -r, get -r, put -r). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+/* ---- directory listing ---------------------------------------------- */
+
+struct dir_fill_ctx {
+	struct dir_list *dl;
+	bool skip_dots;
+	uint64_t cookie;
+	size_t seen;
+	int err;
+};
+
+static int dir_fill(void *arg, const char *name, size_t namelen, cfs_ino_t ino,
+		    uint32_t dtype, uint64_t next_cookie)
+{
+	struct dir_fill_ctx *c = arg;
+	struct dir_list *dl = c->dl;
+	struct dirent_rec *e;
+
+	c->seen++;
+	c->cookie = next_cookie;
+	if (c->skip_dots && ((namelen == 1 && name[0] == '.') ||
+			     (namelen == 2 && name[0] == '.' && name[1] == '.')))
+		return 0;
+	if (dl->n == dl->cap) {
+		size_t cap = dl->cap ? dl->cap * 2 : 64;
+		struct dirent_rec *n = realloc(dl->ent, cap * sizeof(*n));
+
+		if (!n)
+			goto nomem;
+		dl->ent = n;
+		dl->cap = cap;
+	}
+	e = &dl->ent[dl->n];
+	e->name = strndup(name, namelen);
+	if (!e->name)
+		goto nomem;
+	e->ino = ino;
+	e->dtype = dtype;
+	dl->n++;
+	return 0;
+nomem:
+	c->err = -ENOMEM;
+	return 1;
+}
+
+/* The readdir contract lets the library deliver everything in one call;
+ * calling again from the last cookie until nothing comes back also copes
+ * with an implementation that returns a bufferful at a time. */
+int dir_read(struct cfs_fs *fs, cfs_ino_t dir, bool skip_dots, struct dir_list *dl)
+{
+	struct dir_fill_ctx c = { .dl = dl, .skip_dots = skip_dots };
+	uint64_t start;
+	int ret;
+
+	memset(dl, 0, sizeof(*dl));
+	for (;;) {
+		start = c.cookie;
+		c.seen = 0;
+		ret = cfs_readdir(fs, dir, start, dir_fill, &c);
+		if (c.err)
+			ret = c.err;
+		if (ret < 0)
+			goto out;
+		if (c.seen == 0)
+			break;
+		if (c.cookie == start) {
+			ret = -EIO;	/* no progress: a looping directory */
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	if (ret < 0)
+		dir_list_free(dl);
+	return ret;
+}
+
+void dir_list_free(struct dir_list *dl)
+{
+	for (size_t i = 0; i < dl->n; i++)
+		free(dl->ent[i].name);
+	free(dl->ent);
+	memset(dl, 0, sizeof(*dl));
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct dirent_rec *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+void dir_list_sort(struct dir_list *dl)
+{
+	if (dl->n > 1)
+		qsort(dl->ent, dl->n, sizeof(dl->ent[0]), ent_cmp);
+}
+
+/* ---- cycle guard ---------------------------------------------------- */
+
+int walk_push(struct walk_stack *ws, cfs_ino_t ino)
+{
+	if (ws->n >= WALK_MAX_DEPTH)
+		return -ELOOP;
+	for (size_t i = 0; i < ws->n; i++)
+		if (ws->ino[i] == ino)
+			return -ELOOP;
+	if (ws->n == ws->cap) {
+		size_t cap = ws->cap ? ws->cap * 2 : 32;
+		cfs_ino_t *n = realloc(ws->ino, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		ws->ino = n;
+		ws->cap = cap;
+	}
+	ws->ino[ws->n++] = ino;
+	return 0;
+}
+
+void walk_pop(struct walk_stack *ws)
+{
+	if (ws->n)
+		ws->n--;
+}
+
+void walk_free(struct walk_stack *ws)
+{
+	free(ws->ino);
+	memset(ws, 0, sizeof(*ws));
+}
+
+/* ---- progress ------------------------------------------------------- */
+
+#define PROGRESS_INTERVAL_NS 100000000LL
+
+/* The progress line being shown, so an error message can clear it first. */
+static struct progress *active;
+
+void progress_init(struct progress *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->on = isatty(STDERR_FILENO) == 1;
+	clock_gettime(CLOCK_MONOTONIC, &p->last);
+	if (p->on)
+		active = p;
+}
+
+void progress_clear(void)
+{
+	if (active && active->shown) {
+		fputs("\r\033[K", stderr);
+		active->shown = false;
+	}
+}
+
+static void progress_show(struct progress *p)
+{
+	fprintf(stderr, "\r%llu files, %.1f MiB\033[K",
+		(unsigned long long)p->files, (double)p->bytes / (1024.0 * 1024.0));
+	fflush(stderr);
+	p->shown = true;
+}
+
+void progress_add(struct progress *p, uint64_t files, uint64_t bytes)
+{
+	struct timespec now;
+	long long dt;
+
+	p->files += files;
+	p->bytes += bytes;
+	if (!p->on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	dt = (long long)(now.tv_sec - p->last.tv_sec) * 1000000000LL +
+	     (now.tv_nsec - p->last.tv_nsec);
+	if (dt < PROGRESS_INTERVAL_NS)
+		return;
+	p->last = now;
+	progress_show(p);
+}
+
+void progress_done(struct progress *p)
+{
+	if (active == p)
+		active = NULL;
+	if (!p->on)
+		return;
+	progress_show(p);
+	fputc('\n', stderr);
+}
+
+bool err_is_fatal(int err)
+{
+	switch (-err) {
+	case ENOSPC: case EIO: case EROFS: case ENOMEM: case EDQUOT:
+	case EUCLEAN:
+		return true;
+	default:
+		return false;
+	}
+}
