@@ -176,6 +176,7 @@ static void check_chunk(struct ck *k, uint32_t c)
 struct dir_walk {
 	struct ck *k;
 	struct inode *dp;
+	uint64_t entries;
 };
 
 static void check_entry_stub(struct ck *k, struct inode *dp, const struct dirent_rec *r)
@@ -211,6 +212,7 @@ static int check_entry(void *vc, const struct dirent_rec *r)
 	struct cfs_fs *fs = k->fs;
 	struct inode *ip;
 
+	w->entries++;
 	if (r->hash != dir_hash(fs, r->name, r->namelen))
 		problem(k, "dir %u: entry '%s' has a wrong hash", w->dp->ino, r->name);
 	if (!ino_valid(fs, r->ino) || k->inuse[idx_of(fs, r->ino)] != 1) {
@@ -277,9 +279,14 @@ static void check_links(struct ck *k)
 		if (k->inuse[i] == 1 && S_ISDIR(ip->d.mode)) {
 			w.k = k;
 			w.dp = ip;
+			w.entries = 0;
 			ret = dir_iterate(fs, ip, 0, check_entry, &w);
 			if (ret < 0)
 				problem(k, "dir %u: unreadable (%s)", ino, strerror(-ret));
+			else if (w.entries != ip->d.lo)
+				problem(k, "dir %u: records %llu entries, has %llu", ino,
+					(unsigned long long)ip->d.lo,
+					(unsigned long long)w.entries);
 		}
 		inode_put(fs, ip);
 	}

@@ -5,7 +5,9 @@
  * Node block: common header (16), node header at 16 (level u16, nrec u16,
  * used u32), owner inode u32 at 24, zero u32 at 28, records from 32.
  * Leaf record: 0 u64 hash, 8 u32 inode, 12 u32 stub inode (0 = none),
- * 16 u8 type (DT_*), 17 u8 name length, 18 name bytes (no NUL). */
+ * 16 u8 type (DT_*), 17 u8 name length, 18 name bytes (no NUL).
+ * The directory inode's lo field counts its entries ("." and ".." aside);
+ * callers write the inode after every change. */
 #include <errno.h>
 #include <string.h>
 
@@ -247,6 +249,8 @@ int dir_add(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
 		return ret;
 	e.hash = dir_hash(fs, r->name, r->namelen);
 	ret = bt_insert(&t, rec, rec_encode(&e, rec));
+	if (ret == 0)
+		dp->d.lo++;   /* entry count: lets fsck notice lost entries */
 	dir_close(&t);
 	return ret;
 }
@@ -263,6 +267,8 @@ int dir_remove(struct cfs_fs *fs, struct inode *dp, const char *name)
 	ret = dir_find(&t, name, strlen(name), &c);
 	if (ret == 1) {
 		ret = bt_delete(&c);
+		if (ret == 0)
+			dp->d.lo--;
 	} else {
 		bt_release(&c);
 		if (ret == 0)

@@ -491,10 +491,12 @@ int cfs_sync(struct cfs_fs *fs)
 static int chunk_clean(struct cfs_fs *fs, uint32_t c)
 {
 	struct chunk *ch = &fs->chunks[c];
-	uint64_t lo = chunk_base(fs, c);
 	int ret;
 
-	ret = cache_flush(&fs->cache, lo, lo + fs->sb.chunk_blocks);
+	/* Flush every chunk, not just this one: then "clean" also means that
+	 * the other half of each cross-chunk reference made so far is on
+	 * disk, which a dirty-only fsck relies on. */
+	ret = cache_flush(&fs->cache, 0, UINT64_MAX);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->state_lock);
