@@ -68,10 +68,13 @@ static int geometry(const struct cfs_mkfs_opts *o, uint64_t dev_blocks, uint32_t
 	if (cb > 0xFFFFFFFFull)
 		cb = 0xFFFFFFFFull;
 	ipb = bs / isz;
+	/* mke2fs's ratios: one inode per 4 KiB below 512 MiB, else 16 KiB.
+	 * Inode tables are initialised lazily, so unused ones cost nothing
+	 * to create or to check. */
 	if (o->inodes)
 		ipc = div_up(o->inodes, n);
 	else
-		ipc = cb * bs / 16384;
+		ipc = cb * bs / (dev_blocks * bs < (512ull << 20) ? 4096 : 16384);
 	if (ipc < 16)
 		ipc = 16;
 	ipc = div_up(ipc, ipb) * ipb;
