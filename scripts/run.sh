@@ -36,24 +36,24 @@ fi
 step "$CHUNKFS" info "$IMG"
 
 # The demo directory is refreshed on every run.
-if "$CHUNKFS" stat "$IMG" /demo >/dev/null 2>&1; then
-	"$CHUNKFS" rm -r "$IMG" /demo
-fi
+"$CHUNKFS" rm -r -f "$IMG" /demo
 step "$CHUNKFS" mkdir "$IMG" /demo
 step "$CHUNKFS" put "$IMG" README.md /demo/README.md
 step "$CHUNKFS" put "$IMG" include/chunkfs.h /demo/chunkfs.h
 step "$CHUNKFS" put -r "$IMG" src /demo/src
-step "$CHUNKFS" ls -l "$IMG" /demo
+step "$CHUNKFS" ls -li "$IMG" /demo
 step "$CHUNKFS" stat "$IMG" /demo/chunkfs.h
 printf '\n$ chunkfs cat %s /demo/README.md | head -n 5\n' "$IMG"
 "$CHUNKFS" cat "$IMG" /demo/README.md | head -n 5 || true
 
-cat <<EOF
-
-chunkfs works: $IMG holds the files above.  Things to try next:
-  $CHUNKFS info $IMG --json        # geometry and every chunk, as JSON
-  $CHUNKFS ls -l $IMG /demo/src    # -i shows inode numbers: chunk in the top 8 bits
-  $CHUNKFS put -r $IMG ~/some/dir /copy && $CHUNKFS get -r $IMG /copy /tmp/back
-  $CHUNKFS --help                  # every command
-  make check                       # the whole test suite, under ASan and UBSan
-EOF
+C=$CHUNKFS
+echo
+echo "chunkfs works: $IMG holds the files above (inode numbers carry the chunk"
+echo "number in their top 8 bits).  Things to try next:"
+next() { printf '  %-52s # %s\n' "$1" "$2"; }
+next "$C info --json $IMG" "geometry and every chunk, as JSON"
+next "$C ls -lR $IMG /demo" "the whole demo tree"
+next "$C put -r $IMG ~/some/dir /copy" "copy a host tree in ..."
+next "$C get -r $IMG /copy /tmp/copy-back" "... and back out"
+next "$C --help" "every command (see also README.md)"
+next "make check" "the whole test suite, under ASan and UBSan"

@@ -186,6 +186,26 @@ if [ ${#skips[@]} -gt 0 ]; then
 	for s in "${skips[@]}"; do echo "  SKIP $s"; done
 fi
 
+# The last 40 lines of a log; if it holds a sanitizer report, rather the 10
+# lines before the report and the report itself without its shadow-byte map.
+show_tail() {
+	awk -v re="$SAN_RE" '
+	{ line[NR] = $0 }
+	END {
+		for (i = 1; i <= NR; i++) if (line[i] ~ re) { start = i; break }
+		if (!start) {
+			for (i = (NR > 40 ? NR - 39 : 1); i <= NR; i++) print line[i]
+			exit
+		}
+		n = 0; skip = 0
+		for (i = (start > 10 ? start - 10 : 1); i <= NR && n < 80; i++) {
+			if (line[i] ~ /Shadow bytes around the buggy address/) skip = 1
+			if (!skip) { print line[i]; n++ }
+			if (skip && line[i] ~ /Right alloca redzone/) skip = 0
+		}
+	}' "$1"
+}
+
 if [ ${#failures[@]} -gt 0 ]; then
 	for i in "${failures[@]}"; do
 		n=${names[$i]} log="$WORK/$i.log"
@@ -193,8 +213,8 @@ if [ ${#failures[@]} -gt 0 ]; then
 		echo "==== FAILED: $n ===="
 		[ -f "$WORK/$i.problem" ] && echo "  $(cat "$WORK/$i.problem")"
 		grep -E '^FAIL ' "$log" | sed 's/^/  /'
-		echo "  -- last 40 lines of output (whole log and test dir: $WORK/$i.*) --"
-		tail -n 40 "$log" | sed 's/^/    | /'
+		echo "  -- end of its output, or its sanitizer report (whole log and test dir: $WORK/$i.*) --"
+		show_tail "$log" | sed 's/^/    | /'
 	done
 fi
 
