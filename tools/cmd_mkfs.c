@@ -286,6 +286,8 @@ static const char *mkfs_hint(int err)
 int cmd_mkfs(int argc, char **argv)
 {
 	struct mkfs_args a = { 0 };
+	char before[256];
+	const char *why;
 	bool creating;
 	int ret;
 
@@ -299,10 +301,17 @@ int cmd_mkfs(int argc, char **argv)
 	if (ret)
 		return ret;
 	a.o.now = creation_time();
+	/* cfs_last_error() cannot be cleared: a message that did not change
+	 * is the probe's in check_target, not mkfs's. */
+	snprintf(before, sizeof(before), "%s", cfs_last_error());
 	ret = cfs_mkfs(a.image, &a.o);
 	if (ret < 0) {
-		err_msg("%s: cannot create filesystem: %s%s", a.image,
-			errstr(ret), mkfs_hint(ret));
+		why = cfs_last_error();
+		if (why && *why && strcmp(why, before) != 0)
+			err_msg("%s: cannot create filesystem: %s", a.image, why);
+		else
+			err_msg("%s: cannot create filesystem: %s%s", a.image,
+				errstr(ret), mkfs_hint(ret));
 		/* Leave no half-made image behind that we created. */
 		if (creating)
 			unlink(a.image);
