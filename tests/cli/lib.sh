@@ -7,7 +7,9 @@
 #   CHUNKFS      absolute path of the chunkfs binary under test
 #                (build/san/chunkfs in make check)
 #   TESTDIR      that scratch directory: the working directory and $TMPDIR
-#                too; removed after a passing run, kept after a failing one
+#                too; removed after a passing run, kept after a failing one.
+#                lib.sh keeps its own files in $TESTDIR/.lib, so build the
+#                trees you copy in subdirectories of it.
 #   CHUNKFS_SRC  the source tree, for fixtures
 # By hand:  CHUNKFS=build/chunkfs bash tests/cli/NAME.sh
 # (unset, CHUNKFS defaults to build/chunkfs of this tree and TESTDIR to a
@@ -50,6 +52,7 @@
 #   check_exit NAME CODE CMD [ARG...]
 #                        expect_exit, then pass NAME or fail NAME.
 #   finish               print the counts line; exit 1 if anything failed.
+# pass, fail and skip count even when called in a subshell or pipeline.
 
 export LC_ALL=C
 
@@ -64,24 +67,30 @@ fi
 export CHUNKFS CHUNKFS_SRC TESTDIR
 cd "$TESTDIR" || exit 1
 
-OUT=$TESTDIR/.out
-ERR=$TESTDIR/.err
+# lib.sh's own files live in $TESTDIR/.lib: build test trees in
+# subdirectories of $TESTDIR, not in $TESTDIR itself.
+mkdir -p "$TESTDIR/.lib" || exit 1
+OUT=$TESTDIR/.lib/out
+ERR=$TESTDIR/.lib/err
 CMD_TIMEOUT=${CMD_TIMEOUT:-120}
-_t_pass=0 _t_fail=0 _t_skip=0
+# Results go to a file, so pass/fail/skip count even inside a subshell or a
+# pipeline (echo x | { ...; pass y; }).
+_t_results=$TESTDIR/.lib/results
+: >"$_t_results"
 _t_san_re='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: (AddressSanitizer|UndefinedBehaviorSanitizer)'
 
 pass() {
-	_t_pass=$((_t_pass + 1))
+	echo P >>"$_t_results"
 	echo "PASS $1"
 }
 
 fail() {
-	_t_fail=$((_t_fail + 1))
+	echo F >>"$_t_results"
 	echo "FAIL $1: ${2:-failed}"
 }
 
 skip() {
-	_t_skip=$((_t_skip + 1))
+	echo S >>"$_t_results"
 	echo "SKIP $1: ${2:-no reason given}"
 }
 
@@ -132,7 +141,11 @@ check_exit() {
 }
 
 finish() {
-	echo "$_t_pass passed, $_t_fail failed, $_t_skip skipped"
-	[ "$_t_fail" -eq 0 ] && exit 0
+	local p f s
+	p=$(grep -c '^P$' "$_t_results")
+	f=$(grep -c '^F$' "$_t_results")
+	s=$(grep -c '^S$' "$_t_results")
+	echo "$p passed, $f failed, $s skipped"
+	[ "$f" -eq 0 ] && exit 0
 	exit 1
 }
