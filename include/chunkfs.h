@@ -58,6 +58,8 @@ uint32_t cfs_mkfs_default_chunks(uint64_t nblocks, uint32_t block_size);
 #define CFS_OPEN_RDONLY   0x1   /* never write the image */
 #define CFS_OPEN_NOCHECK  0x2   /* allow opening with dirty chunks for writing */
 #define CFS_OPEN_FORCE    0x4   /* allow unknown ro-compat features rw (tests) */
+#define CFS_OPEN_REPAIR   0x8   /* fsck: fall back to the backup superblock,
+				   rebuild destroyed chunk headers */
 
 int cfs_open(const char *path, int flags, struct cfs_fs **out);
 /* Takes ownership of bd (destroyed by cfs_close, or on failure). */

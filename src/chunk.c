@@ -39,7 +39,44 @@ int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state)
 	return ret;
 }
 
-int chunk_load_all(struct cfs_fs *fs)
+/* Highest initialised inode-table block, judged by its contents: used to
+ * rebuild a destroyed chunk header.  A block counts if any of its inodes
+ * is in use with a valid checksum. */
+static uint32_t itable_scan(struct cfs_fs *fs, uint32_t c, uint8_t *buf)
+{
+	uint64_t first = chunk_base(fs, c) + 1 + fs->sb.bbm_blocks + fs->sb.ibm_blocks;
+	uint32_t k, i, last = 0;
+
+	for (k = 0; k < fs->sb.itable_blocks; k++) {
+		if (cfs_bdev_read(fs->bd, first + k, 1, buf) < 0)
+			continue;
+		for (i = 0; i < fs->ipb; i++) {
+			uint8_t *raw = buf + i * fs->isz;
+			cfs_ino_t ino = CFS_INO_MAKE(c, k * fs->ipb + i + 1);
+
+			if (!cfs_dinode_is_zero(raw, fs->isz) &&
+			    cfs_dinode_csum_ok(raw, fs->isz, fs->seed, ino)) {
+				last = k + 1;
+				break;
+			}
+		}
+	}
+	return last;
+}
+
+static int hdr_sane(struct cfs_fs *fs, const struct cfs_chunk_hdr *h, uint32_t c)
+{
+	return h->index == c && !memcmp(h->uuid, fs->sb.uuid, 16) &&
+	       h->bbm_init <= fs->sb.bbm_blocks && h->ibm_init <= fs->sb.ibm_blocks &&
+	       h->itable_init <= fs->sb.itable_blocks &&
+	       h->free_blocks <= fs->sb.chunk_blocks &&
+	       h->free_inodes <= fs->sb.inodes_per_chunk;
+}
+
+/* With repair set, a destroyed header is replaced by one rebuilt from the
+ * chunk's contents (counts are left for fsck to recompute); otherwise it
+ * makes the open fail. */
+int chunk_load_all(struct cfs_fs *fs, int repair)
 {
 	uint8_t *buf = malloc(fs->bsize);
 	uint32_t c;
@@ -57,23 +94,27 @@ int chunk_load_all(struct cfs_fs *fs)
 		ret = cfs_bdev_read(fs->bd, blk, 1, buf);
 		if (ret == 0)
 			ret = cfs_meta_verify(buf, fs->bsize, fs->seed, CFS_MAGIC_CHUNK, blk);
-		if (ret < 0) {
-			cfs_set_error("chunk %u: bad chunk header (%s)", c,
+		if (ret == 0) {
+			cfs_chunk_hdr_decode(buf, &ch->hdr);
+			if (!hdr_sane(fs, &ch->hdr, c))
+				ret = -EUCLEAN;
+		}
+		if (ret < 0 && !repair) {
+			cfs_set_error("chunk %u: bad chunk header (%s): run chunkfs fsck", c,
 				      ret == -EBADMSG ? "checksum mismatch" : "corrupt");
 			goto out;
 		}
-		cfs_chunk_hdr_decode(buf, &ch->hdr);
-		if (ch->hdr.index != c || memcmp(ch->hdr.uuid, fs->sb.uuid, 16) ||
-		    ch->hdr.bbm_init > fs->sb.bbm_blocks ||
-		    ch->hdr.ibm_init > fs->sb.ibm_blocks ||
-		    ch->hdr.itable_init > fs->sb.itable_blocks ||
-		    ch->hdr.free_blocks > fs->sb.chunk_blocks ||
-		    ch->hdr.free_inodes > fs->sb.inodes_per_chunk) {
-			cfs_set_error("chunk %u: inconsistent chunk header", c);
-			ret = -EUCLEAN;
-			goto out;
+		if (ret < 0) {
+			memset(&ch->hdr, 0, sizeof(ch->hdr));
+			ch->hdr.index = c;
+			ch->hdr.state = CFS_STATE_DIRTY;
+			memcpy(ch->hdr.uuid, fs->sb.uuid, 16);
+			ch->hdr.itable_init = itable_scan(fs, c, buf);
+			ch->hdr_bad = 1;
+			ret = 0;
 		}
 		ch->disk_state = ch->hdr.state;
+		ch->was_dirty = ch->hdr.state & (CFS_STATE_DIRTY | CFS_STATE_ERROR);
 		ch->alloc_hint = fs->sb.data_start;
 		ch->ialloc_hint = 0;
 	}

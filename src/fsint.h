@@ -17,6 +17,9 @@ struct chunk {
 	struct cfs_chunk_hdr hdr;
 	uint32_t disk_state;            /* state last written to disk */
 	int hdr_dirty;                  /* in-memory header differs from disk */
+	int hdr_bad;                    /* header was rebuilt (repair open) */
+	uint32_t was_dirty;             /* needed a check at open: stays so
+					   until fsck clears it */
 	double last_change;             /* monotonic seconds */
 	uint32_t alloc_hint;            /* next data block to try */
 	uint32_t ialloc_hint;
@@ -43,6 +46,7 @@ struct cfs_fs {
 	struct cfs_super sb;
 	int rdonly;
 	int own_bd;                     /* destroy bd at close */
+	int sb_from_backup;             /* primary superblock was unusable */
 	uint32_t seed;                  /* checksum seed */
 	uint32_t bsize, isz;
 	uint32_t varsz;                 /* variable area bytes in an inode */
@@ -80,7 +84,7 @@ void cfs_now(int64_t *sec, uint32_t *nsec);
 void cfs_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* chunk.c */
-int chunk_load_all(struct cfs_fs *fs);
+int chunk_load_all(struct cfs_fs *fs, int repair);
 int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c);
 int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state);
 int chunk_before_dirty(void *ctx, uint64_t blk);

@@ -276,10 +276,59 @@ int cfs_mkfs(const char *path, const struct cfs_mkfs_opts *o)
 
 /* ---- open ---- */
 
-static int read_super(struct cfs_fs *fs)
+static int super_check(struct cfs_fs *fs, const uint8_t *buf, struct cfs_super *sb)
+{
+	const char *why;
+	int ret = cfs_super_decode(buf, sb);
+
+	if (ret == -EUCLEAN) {
+		cfs_set_error("not a chunkfs image (bad magic)");
+		return ret;
+	}
+	if (ret < 0) {
+		cfs_set_error("superblock checksum mismatch (run chunkfs fsck)");
+		return ret;
+	}
+	if (sb->version != CFS_FORMAT_VERSION) {
+		cfs_set_error("unsupported format version %u", sb->version);
+		return -EPROTONOSUPPORT;
+	}
+	if (sb->feat_incompat & ~CFS_FEAT_INCOMPAT_SUPP) {
+		cfs_set_error("unsupported incompatible features 0x%x; a newer chunkfs "
+			      "is needed", sb->feat_incompat & ~CFS_FEAT_INCOMPAT_SUPP);
+		return -EPROTONOSUPPORT;
+	}
+	ret = cfs_super_validate(sb, (fs->bd->nblocks * CFS_MIN_BLOCK) / sb->block_size, &why);
+	if (ret < 0)
+		cfs_set_error("bad superblock: %s", why);
+	return ret;
+}
+
+/* The backup superblock is the block after the last chunk, so it lies in
+ * the device's last 256 chunks' worth of leftover blocks plus one: search
+ * the tail for a valid copy that names its own position. */
+static int find_backup(struct cfs_fs *fs, uint8_t *buf)
+{
+	uint64_t n = fs->bd->nblocks, span = (17ull << 20) / CFS_MIN_BLOCK, k;
+	struct cfs_super sb;
+
+	for (k = n; k-- > 0 && n - k <= span;) {
+		if (cfs_bdev_read(fs->bd, k, 1, buf) < 0)
+			continue;
+		if (cfs_super_decode(buf, &sb) < 0 || !sb.block_size ||
+		    sb.backup_sb_block * sb.block_size != k * CFS_MIN_BLOCK)
+			continue;
+		if (super_check(fs, buf, &fs->sb) == 0) {
+			fs->sb_from_backup = 1;
+			return 0;
+		}
+	}
+	return -EUCLEAN;
+}
+
+static int read_super(struct cfs_fs *fs, int repair)
 {
 	uint8_t *buf = malloc(CFS_MIN_BLOCK);
-	const char *why;
 	int ret;
 
 	if (!buf)
@@ -294,30 +343,9 @@ static int read_super(struct cfs_fs *fs)
 		cfs_set_error("cannot read superblock: %s", strerror(-ret));
 		goto out;
 	}
-	ret = cfs_super_decode(buf, &fs->sb);
-	if (ret == -EUCLEAN) {
-		cfs_set_error("not a chunkfs image (bad magic)");
-		goto out;
-	}
-	if (ret < 0) {
-		cfs_set_error("superblock checksum mismatch (run chunkfs fsck)");
-		goto out;
-	}
-	if (fs->sb.version != CFS_FORMAT_VERSION) {
-		cfs_set_error("unsupported format version %u", fs->sb.version);
-		ret = -EPROTONOSUPPORT;
-		goto out;
-	}
-	if (fs->sb.feat_incompat & ~CFS_FEAT_INCOMPAT_SUPP) {
-		cfs_set_error("unsupported incompatible features 0x%x; a newer chunkfs "
-			      "is needed", fs->sb.feat_incompat & ~CFS_FEAT_INCOMPAT_SUPP);
-		ret = -EPROTONOSUPPORT;
-		goto out;
-	}
-	ret = cfs_super_validate(&fs->sb, (fs->bd->nblocks * CFS_MIN_BLOCK) /
-				 (fs->sb.block_size ? fs->sb.block_size : 1), &why);
-	if (ret < 0)
-		cfs_set_error("bad superblock: %s", why);
+	ret = super_check(fs, buf, &fs->sb);
+	if (ret < 0 && ret != -EPROTONOSUPPORT && repair && find_backup(fs, buf) == 0)
+		ret = 0;
 out:
 	free(buf);
 	return ret;
@@ -350,7 +378,7 @@ static int fs_setup(struct cfs_fs *fs, int flags)
 	fs->chunks = calloc(fs->sb.nchunks, sizeof(*fs->chunks));
 	if (!fs->chunks)
 		return -ENOMEM;
-	return chunk_load_all(fs);
+	return chunk_load_all(fs, !!(flags & CFS_OPEN_REPAIR));
 }
 
 static int dirty_refusal(struct cfs_fs *fs)
@@ -413,7 +441,7 @@ static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out)
 	pthread_mutex_init(&fs->spread_lock, NULL);
 	ret = cfs_bdev_set_block_size(bd, CFS_MIN_BLOCK);
 	if (ret == 0)
-		ret = read_super(fs);
+		ret = read_super(fs, !!(flags & CFS_OPEN_REPAIR));
 	if (ret == 0)
 		ret = fs_setup(fs, flags);
 	if (ret == 0 && !fs->rdonly && !(flags & CFS_OPEN_NOCHECK))
@@ -462,7 +490,9 @@ static int write_headers(struct cfs_fs *fs, int clean)
 
 		pthread_mutex_lock(&ch->state_lock);
 		st = ch->disk_state;
-		if (clean && (st & CFS_STATE_DIRTY))
+		/* a chunk that needed checking when opened stays marked until
+		 * fsck has checked it */
+		if (clean && (st & CFS_STATE_DIRTY) && !ch->was_dirty)
 			st &= ~(uint32_t)CFS_STATE_DIRTY;
 		if (st != ch->disk_state || ch->hdr_dirty) {
 			r = chunk_write_header(fs, c, st);
@@ -522,7 +552,8 @@ int cfs_clean_idle(struct cfs_fs *fs, double idle)
 	for (c = 0; c < fs->sb.nchunks && ret == 0; c++) {
 		struct chunk *ch = &fs->chunks[c];
 
-		if (!(ch->disk_state & CFS_STATE_DIRTY) || now - ch->last_change < idle)
+		if (!(ch->disk_state & CFS_STATE_DIRTY) || ch->was_dirty ||
+		    now - ch->last_change < idle)
 			continue;
 		ret = chunk_clean(fs, c);
 		if (ret == 0)
