@@ -227,6 +227,41 @@ int cfs_file_chunks(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *chunks, int max)
 typedef void (*cfs_report_t)(void *ctx, const char *msg);
 int cfs_check(struct cfs_fs *fs, cfs_report_t report, void *ctx);
 
+/* ---- fsck ----
+ * Checks the chunks that need it (dirty, marked in error, or with a
+ * destroyed header; all with force), each self-contained, on several
+ * threads; cross-chunk references are verified by reading only the partner
+ * inode.  Open the image with CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, and with
+ * CFS_OPEN_RDONLY for a check that changes nothing. */
+#define CFS_FSCK_NO     0   /* report only (-n) */
+#define CFS_FSCK_PREEN  1   /* fix what is safe, leave the rest (-p) */
+#define CFS_FSCK_YES    2   /* fix everything (-y) */
+
+struct cfs_fsck_opts {
+	int mode;               /* CFS_FSCK_* */
+	int force;              /* check clean chunks too (-f) */
+	int threads;            /* 0 = number of CPUs */
+	cfs_report_t report;    /* one line per problem, may be NULL */
+	void *ctx;
+	/* progress: chunks done of total (called from worker threads) */
+	void (*progress)(void *ctx, uint32_t done, uint32_t total);
+};
+
+struct cfs_fsck_result {
+	uint32_t chunks;        /* in the filesystem */
+	uint32_t checked;       /* chunks checked */
+	uint64_t problems;      /* found */
+	uint64_t fixed;
+	uint64_t unfixed;       /* left for a person (preen) or read-only */
+	uint64_t inodes, dirs;  /* in use, in the checked chunks */
+	int escalated;          /* lost directory entries forced a full check */
+	int sb_restored;        /* primary superblock rewritten from backup */
+	double seconds;
+};
+
+int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *opts,
+	     struct cfs_fsck_result *res);
+
 #ifdef __cplusplus
 }
 #endif

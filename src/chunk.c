@@ -518,3 +518,59 @@ int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_blocks, uint32_t 
 	*out = best;
 	return 0;
 }
+
+/* fsck: make bitmap 'which' of chunk c say exactly what truth says (one bit
+ * per block or inode, covering the whole bitmap).  Counts differing bits in
+ * *diffs; rewrites differing bitmap blocks when fix is set, and then sets
+ * the header's free count from the truth. */
+int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *truth,
+		      int fix, uint64_t *diffs)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t total = which == BM_BLOCKS ? fs->sb.chunk_blocks : fs->sb.inodes_per_chunk;
+	uint32_t nbm = which == BM_BLOCKS ? fs->sb.bbm_blocks : fs->sb.ibm_blocks, k;
+	uint64_t i, nfree = 0;
+	struct buf *b;
+	int ret = 0;
+
+	*diffs = 0;
+	pthread_mutex_lock(&ch->lock);
+	for (k = 0; k < nbm && ret == 0; k++) {
+		uint64_t first = (uint64_t)k * fs->bits_per_bm, d = 0;
+		int bad = bm_get(fs, c, which, k, &b) < 0;
+
+		if (bad) {
+			cache_forget(&fs->cache, bm_abs(fs, c, which, k));
+			ret = cache_new_meta(&fs->cache, bm_abs(fs, c, which, k),
+					     which == BM_BLOCKS ? CFS_MAGIC_BBM : CFS_MAGIC_IBM, &b);
+			if (ret < 0)
+				break;
+		}
+		for (i = 0; i < fs->bits_per_bm; i++) {
+			uint64_t n = first + i;
+			int want = n >= total || bit_get(truth, n);
+
+			nfree += n < total && !want;
+			if (bit_get(b->data + CFS_BLOCK_HDR, i) != want) {
+				d++;
+				bit_set(b->data + CFS_BLOCK_HDR, i, want);
+			}
+		}
+		*diffs += d + (bad && !d);
+		if (fix && (d || bad))
+			ret = bm_dirty(fs, c, which, k, b);
+		buf_put(&fs->cache, b);
+		/* read-only: drop the corrected copy, the disk stays as it is */
+		if (!fix && (d || bad))
+			cache_forget(&fs->cache, bm_abs(fs, c, which, k));
+	}
+	if (fix && ret == 0) {
+		if (which == BM_BLOCKS)
+			ch->hdr.free_blocks = (uint32_t)nfree;
+		else
+			ch->hdr.free_inodes = (uint32_t)nfree;
+		ch->hdr_dirty = 1;
+	}
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}

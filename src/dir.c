@@ -350,3 +350,91 @@ int dir_iterate(struct cfs_fs *fs, struct inode *dp, uint64_t cookie,
 	dir_close(&t);
 	return ret < 0 ? ret : 0;
 }
+
+static int leaf_salvage(struct cfs_fs *fs, struct inode *dp, const uint8_t *blk,
+			int (*cb)(void *ctx, const struct dirent_rec *r), void *ctx)
+{
+	uint32_t used = get_le32(blk + DIR_NODE_HDR + 4), off = 0;
+	uint16_t nrec = get_le16(blk + DIR_NODE_HDR + 2), i;
+	struct dirent_rec r;
+	int ret;
+
+	if (get_le16(blk + DIR_NODE_HDR) != 0 || get_le32(blk + DIR_NODE_OWNER) != dp->ino ||
+	    used > fs->bsize - DIR_RECS)
+		return 0;
+	for (i = 0; i < nrec; i++) {
+		size_t len = dir_leaf_len(blk + DIR_RECS + off, used - off);
+
+		if (!len)
+			break;
+		rec_decode(blk + DIR_RECS + off, &r);
+		ret = cb(ctx, &r);
+		if (ret)
+			return ret;
+		off += (uint32_t)len;
+	}
+	return 0;
+}
+
+int dir_salvage(struct cfs_fs *fs, struct inode *dp,
+		int (*cb)(void *ctx, const struct dirent_rec *r), void *ctx)
+{
+	uint64_t lblk, n = dp->d.size / fs->bsize, abs;
+	uint32_t len;
+	struct buf *b;
+	int ret;
+
+	for (lblk = 0; lblk < n; lblk++) {
+		ret = file_map(fs, dp, lblk, &abs, &len);
+		if (ret < 0)
+			return ret;
+		if (ret == 0)
+			continue;
+		if (cache_get_meta(&fs->cache, abs, CFS_MAGIC_DIR, &b) < 0)
+			continue;
+		ret = leaf_salvage(fs, dp, b->data, cb, ctx);
+		buf_put(&fs->cache, b);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int dir_rebuild(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r, size_t n)
+{
+	size_t i;
+	int ret = file_punch(fs, dp, 0, UINT64_MAX);
+
+	if (ret == 0)
+		ret = dir_init(fs, dp);
+	dp->d.lo = 0;
+	for (i = 0; i < n && ret == 0; i++)
+		ret = dir_add(fs, dp, &r[i]);
+	if (ret == 0)
+		ret = inode_write(fs, dp);
+	return ret;
+}
+
+int dir_has_entry(struct cfs_fs *fs, struct inode *dp, uint64_t hash, cfs_ino_t ino,
+		  cfs_ino_t stub)
+{
+	struct dir_ctx x;
+	struct btree t;
+	struct bt_cur c;
+	int ret = dir_open(fs, dp, &x, &t), found = 0;
+
+	if (ret < 0)
+		return ret;
+	for (ret = bt_seek(&t, hash, BT_GE, &c); ret == 1 && bt_key(&c) == hash;
+	     ret = bt_next(&c)) {
+		const uint8_t *p = bt_rec(&c);
+
+		if (get_le32(p + 8) == ino && get_le32(p + 12) == stub) {
+			found = 1;
+			break;
+		}
+	}
+	bt_release(&c);
+	dir_close(&t);
+	return ret < 0 ? ret : found;
+}

@@ -101,10 +101,13 @@ void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta);
 #define CNT_CONTS 0
 #define CNT_STUBS 1
 #define CNT_DIRS  2
+int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *truth,
+		      int fix, uint64_t *diffs);
 /* Pick a chunk with free inodes (and blocks), preferring want. */
 int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_blocks, uint32_t *c);
 
 /* inode.c */
+uint64_t inode_location(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *off);
 int inode_get(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out);
 void inode_put(struct cfs_fs *fs, struct inode *ip);
 int inode_write(struct cfs_fs *fs, struct inode *ip);
@@ -169,6 +172,15 @@ int dir_add(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r);
 int dir_remove(struct cfs_fs *fs, struct inode *dp, const char *name);
 int dir_update(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r);
 int dir_is_empty(struct cfs_fs *fs, struct inode *dp);
+/* fsck: every well-formed record of every readable leaf among the
+ * directory's logical blocks, whatever the state of the index above. */
+int dir_salvage(struct cfs_fs *fs, struct inode *dp,
+		int (*cb)(void *ctx, const struct dirent_rec *r), void *ctx);
+/* Replace the whole tree by one holding exactly these entries. */
+int dir_rebuild(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r, size_t n);
+/* Is there an entry with this hash naming ino through stub?  1 / 0. */
+int dir_has_entry(struct cfs_fs *fs, struct inode *dp, uint64_t hash, cfs_ino_t ino,
+		  cfs_ino_t stub);
 /* Iterate from cookie (a hash); cb returns non-zero to stop. */
 int dir_iterate(struct cfs_fs *fs, struct inode *dp, uint64_t cookie,
 		int (*cb)(void *ctx, const struct dirent_rec *r), void *ctx);
@@ -179,8 +191,12 @@ int xref_add(struct cfs_fs *fs, struct inode *dp, cfs_ino_t target, uint16_t mod
 int xref_del(struct cfs_fs *fs, cfs_ino_t stub, cfs_ino_t target);
 
 /* super.c */
+int super_write_primary(struct cfs_fs *fs);
 int fs_op_begin(struct cfs_fs *fs);    /* -EROFS on a read-only fs */
 void fs_op_end(struct cfs_fs *fs);
+
+/* namei.c: fsck puts an unreferenced inode into /lost+found as "#ino" */
+int namei_reconnect(struct cfs_fs *fs, cfs_ino_t ino);
 
 /* xattr.c */
 int xattr_set(struct cfs_fs *fs, struct inode *ip, const char *name, const void *v,

@@ -6,7 +6,7 @@
 
 #include "fsint.h"
 
-static uint64_t itable_block(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *off)
+uint64_t inode_location(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *off)
 {
 	uint32_t l = CFS_INO_LOCAL(ino) - 1;
 
@@ -57,7 +57,7 @@ static int inode_read(struct cfs_fs *fs, struct inode *ip)
 {
 	struct buf *b;
 	uint32_t off;
-	uint64_t blk = itable_block(fs, ip->ino, &off);
+	uint64_t blk = inode_location(fs, ip->ino, &off);
 	int ret;
 
 	if (!itable_initialized(fs, ip->ino))
@@ -148,7 +148,7 @@ int inode_write(struct cfs_fs *fs, struct inode *ip)
 {
 	struct buf *b;
 	uint32_t off;
-	uint64_t blk = itable_block(fs, ip->ino, &off);
+	uint64_t blk = inode_location(fs, ip->ino, &off);
 	int ret;
 
 	if (fs->rdonly)

@@ -5,6 +5,7 @@
  * renames take fs->rename_lock and lock an ancestor directory before its
  * descendant, so no two operations can wait on each other. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -743,4 +744,53 @@ int cfs_path_parent(struct cfs_fs *fs, const char *path, cfs_ino_t *dir,
 		return -EINVAL;   /* the root has no parent entry */
 	*slash = 0;
 	return cfs_path_resolve(fs, slash == buf ? "/" : buf, 1, dir);
+}
+
+/* ---- fsck support ---- */
+
+static int lpf_get(struct cfs_fs *fs, struct inode **out)
+{
+	cfs_ino_t lpf;
+	int ret = cfs_lookup(fs, fs->sb.root_ino, "lost+found", &lpf);
+
+	if (ret == -ENOENT)
+		ret = do_create(fs, fs->sb.root_ino, "lost+found", S_IFDIR | 0700, 0, 0, 0,
+				NULL, &lpf);
+	if (ret < 0)
+		return ret;
+	return get_dir(fs, lpf, out);
+}
+
+int namei_reconnect(struct cfs_fs *fs, cfs_ino_t ino)
+{
+	struct inode *lpf, *ip = NULL;
+	char name[32];
+	int ret = lpf_get(fs, &lpf);
+
+	if (ret < 0)
+		return ret;
+	ret = get_head(fs, ino, &ip);
+	if (ret < 0)
+		goto out;
+	snprintf(name, sizeof(name), "#%u", ino);
+	pthread_mutex_lock(&lpf->lock);
+	pthread_mutex_lock(&ip->lock);
+	ret = link_add(fs, lpf, name, ip);
+	if (ret == 0) {
+		if (S_ISDIR(ip->d.mode)) {
+			ip->d.back = lpf->ino;
+			lpf->d.nlink++;
+		} else {
+			ip->d.nlink = 1;
+		}
+		ret = inode_write(fs, ip);
+		if (ret == 0)
+			ret = inode_write(fs, lpf);
+	}
+	pthread_mutex_unlock(&ip->lock);
+	pthread_mutex_unlock(&lpf->lock);
+out:
+	inode_put(fs, ip);
+	inode_put(fs, lpf);
+	return ret;
 }

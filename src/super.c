@@ -114,6 +114,17 @@ static int write_super(struct cfs_bdev *bd, const struct cfs_super *sb, uint64_t
 	return ret;
 }
 
+int super_write_primary(struct cfs_fs *fs)
+{
+	int ret = write_super(fs->bd, &fs->sb, 0);
+
+	if (ret == 0)
+		ret = cfs_bdev_flush(fs->bd);
+	if (ret == 0)
+		fs->sb_from_backup = 0;
+	return ret;
+}
+
 static int mkfs_chunks(struct cfs_bdev *bd, const struct cfs_super *sb, int64_t now)
 {
 	uint8_t *buf = calloc(1, sb->block_size);

@@ -1,0 +1,959 @@
+/* fsck: check and repair the chunks that need it, in parallel.
+ *
+ * Each chunk is checked by itself in two steps, like e2fsck's passes:
+ *  A. inodes, block maps, bitmaps and header counts (only this chunk);
+ *  B. continuations, directory entries, back-reference stubs and link
+ *     counts; a reference to another chunk is verified by reading just the
+ *     partner inode (or, for a stub, one lookup in its directory).
+ * Every chunk's step A ends before any step B starts, so step B sees sound
+ * allocation maps everywhere.  Unreferenced inodes are reconnected to
+ * /lost+found at the end, serially.  A directory that lost entries may
+ * have left stubs behind in chunks that were not checked: then every
+ * chunk is checked ("escalation"). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsint.h"
+
+#define K_FREE 0
+#define K_HEAD 1
+#define K_CONT 2
+#define K_STUB 3
+
+struct fk {
+	struct cfs_fs *fs;
+	const struct cfs_fsck_opts *o;
+	struct cfs_fsck_result *r;
+	pthread_mutex_t lock;
+	uint8_t *sel;           /* chunks to check */
+	uint8_t *done_a;        /* step A done */
+	uint32_t next, ndone, ntotal;
+	int step;
+	int escalate;
+	cfs_ino_t *orphans;     /* to reconnect to lost+found */
+	size_t norphans;
+	uint64_t *chunk_unfixed;
+};
+
+struct ck {
+	struct fk *k;
+	struct cfs_fs *fs;
+	uint32_t c, ipc;
+	uint8_t *kind, *isdir, *dirbad;
+	uint32_t *refs, *subdirs;
+	uint8_t *bbits, *ibits;
+	uint32_t nconts, nstubs, ndirs;
+};
+
+/* Record a problem; returns 1 if it is to be fixed now. */
+static int problem(struct ck *x, int safe, const char *fmt, ...)
+{
+	struct fk *k = x->k;
+	int fix = k->o->mode == CFS_FSCK_YES || (k->o->mode == CFS_FSCK_PREEN && safe);
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg) - 40, fmt, ap);
+	va_end(ap);
+	strcat(msg, fix ? " (fixed)" : k->o->mode == CFS_FSCK_NO ? " (not fixed: -n)" :
+		   " (not fixed: needs a person)");
+	pthread_mutex_lock(&k->lock);
+	k->r->problems++;
+	if (fix)
+		k->r->fixed++;
+	else {
+		k->r->unfixed++;
+		k->chunk_unfixed[x->c]++;
+	}
+	if (k->o->report)
+		k->o->report(k->o->ctx, msg);
+	pthread_mutex_unlock(&k->lock);
+	return fix;
+}
+
+static void bset(uint8_t *b, uint64_t i)
+{
+	b[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+static int bget(const uint8_t *b, uint64_t i)
+{
+	return (b[i >> 3] >> (i & 7)) & 1;
+}
+
+static int type_ok(uint16_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: case S_IFDIR: case S_IFLNK: case S_IFCHR:
+	case S_IFBLK: case S_IFIFO: case S_IFSOCK:
+		return 1;
+	}
+	return 0;
+}
+
+static int dinode_plausible(struct cfs_fs *fs, const struct cfs_dinode *d)
+{
+	if (!type_ok(d->mode) || (d->flags & ~0xFu) ||
+	    ((d->flags & CFS_IFL_CONT) && (d->flags & CFS_IFL_STUB)) ||
+	    ((d->flags & CFS_IFL_INLINE) && (d->flags & CFS_IFL_EXTENTS)) ||
+	    d->xattr_len > fs->varsz)
+		return 0;
+	if ((d->flags & CFS_IFL_INLINE) && d->size > fs->varsz)
+		return 0;
+	return 1;
+}
+
+/* ---- step A: inodes ---- */
+
+static void scan_inode_slot(struct ck *x, uint32_t l)
+{
+	struct cfs_fs *fs = x->fs;
+	cfs_ino_t ino = CFS_INO_MAKE(x->c, l);
+	struct cfs_dinode d;
+	struct buf *b;
+	uint32_t off;
+	uint8_t *raw;
+
+	if (cache_get(&fs->cache, inode_location(fs, ino, &off), 0, &b) < 0) {
+		problem(x, 0, "chunk %u: inode %u unreadable", x->c, ino);
+		return;
+	}
+	raw = b->data + off;
+	if (cfs_dinode_is_zero(raw, fs->isz))
+		goto out;
+	cfs_dinode_decode(raw, &d);
+	if (!cfs_dinode_csum_ok(raw, fs->isz, fs->seed, ino)) {
+		int ok = d.mode && dinode_plausible(fs, &d);
+
+		if (!problem(x, 0, "chunk %u: inode %u: checksum mismatch, %s", x->c, ino,
+			     ok ? "contents plausible: checksum recomputed" : "cleared"))
+			goto out;
+		if (ok)
+			cfs_dinode_csum_set(raw, fs->isz, fs->seed, ino);
+		else
+			memset(raw, 0, fs->isz);
+		if (buf_dirty(&fs->cache, b) < 0 || !ok)
+			goto out;
+	} else if (d.mode && !dinode_plausible(fs, &d)) {
+		if (problem(x, 0, "chunk %u: inode %u: invalid mode/flags 0%o/0x%x, cleared",
+			    x->c, ino, d.mode, d.flags)) {
+			memset(raw, 0, fs->isz);
+			buf_dirty(&fs->cache, b);
+		}
+		goto out;
+	}
+	if (!d.mode)
+		goto out;
+	x->kind[l - 1] = (d.flags & CFS_IFL_CONT) ? K_CONT :
+			 (d.flags & CFS_IFL_STUB) ? K_STUB : K_HEAD;
+	x->isdir[l - 1] = S_ISDIR(d.mode);
+out:
+	buf_put(&fs->cache, b);
+}
+
+struct claims {
+	struct ck *x;
+	uint32_t *blk, *len;
+	size_t n, cap;
+	int bad;
+};
+
+static int claim_cb(void *vc, const struct extent *e, int is_node, uint32_t node)
+{
+	struct claims *cl = vc;
+	struct cfs_fs *fs = cl->x->fs;
+	uint32_t start = is_node ? node : e->pblk, n = is_node ? 1 : e->len, i;
+
+	if (start < fs->sb.data_start || (uint64_t)start + n > fs->sb.chunk_blocks || !n) {
+		cl->bad = 1;
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		if (bget(cl->x->bbits, (uint64_t)start + i)) {
+			cl->bad = 2;
+			return 1;
+		}
+	if (cl->n == cl->cap) {
+		size_t nc = cl->cap ? cl->cap * 2 : 64;
+		uint32_t *a = realloc(cl->blk, nc * 4), *b;
+
+		if (!a) {
+			cl->bad = 3;
+			return 1;
+		}
+		cl->blk = a;
+		b = realloc(cl->len, nc * 4);
+		if (!b) {
+			cl->bad = 3;
+			return 1;
+		}
+		cl->len = b;
+		cl->cap = nc;
+	}
+	cl->blk[cl->n] = start;
+	cl->len[cl->n++] = n;
+	return 0;
+}
+
+/* Claim the inode's blocks in the truth map, or drop a map that points
+ * outside the chunk, overlaps another inode's blocks or cannot be read. */
+static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
+{
+	struct claims cl = { x, NULL, NULL, 0, 0, 0 };
+	uint64_t total = 0;
+	size_t i, j;
+	int ret = ext_walk(x->fs, ip, claim_cb, &cl);
+
+	if (ret < 0 || cl.bad) {
+		if (problem(x, 1, "chunk %u: inode %u: block map %s, dropped", x->c, ip->ino,
+			    cl.bad == 2 ? "shares blocks with another inode" :
+			    cl.bad == 1 ? "points outside the chunk" : "unreadable")) {
+			ext_init_root(x->fs, ip);
+			*changed = 1;
+		}
+		goto out;
+	}
+	for (i = 0; i < cl.n; i++) {
+		for (j = 0; j < cl.len[i]; j++)
+			bset(x->bbits, (uint64_t)cl.blk[i] + j);
+		total += cl.len[i];
+	}
+out:
+	free(cl.blk);
+	free(cl.len);
+	return total;
+}
+
+static uint64_t scan_xattrs(struct ck *x, struct inode *ip, int *changed)
+{
+	uint32_t xb = ip->d.xattr_block;
+	int ok = 1;
+
+	if (!ip->d.xattr_len && !xb)
+		return 0;
+	if (xb && (xb < x->fs->sb.data_start || xb >= x->fs->sb.chunk_blocks ||
+		   bget(x->bbits, xb)))
+		ok = 0;
+	if (ok && xattr_list(x->fs, ip, NULL, 0) < 0)
+		ok = 0;
+	if (ok) {
+		if (xb)
+			bset(x->bbits, xb);
+		return xb ? 1 : 0;
+	}
+	if (problem(x, 0, "chunk %u: inode %u: extended attributes corrupt, dropped",
+		    x->c, ip->ino)) {
+		memset(ip->var + x->fs->varsz - ip->d.xattr_len, 0, ip->d.xattr_len);
+		ip->d.xattr_len = 0;
+		ip->d.xattr_block = 0;
+		*changed = 1;
+	}
+	return 0;
+}
+
+static void scan_inode_blocks(struct ck *x, uint32_t l)
+{
+	struct cfs_fs *fs = x->fs;
+	cfs_ino_t ino = CFS_INO_MAKE(x->c, l);
+	struct inode *ip;
+	uint64_t owned;
+	int changed = 0;
+
+	if (inode_get(fs, ino, &ip) < 0) {
+		x->kind[l - 1] = K_FREE;
+		return;
+	}
+	bset(x->ibits, l - 1);
+	owned = scan_block_map(x, ip, &changed) + scan_xattrs(x, ip, &changed);
+	if (owned != ip->d.nblocks &&
+	    problem(x, 1, "chunk %u: inode %u: owns %llu blocks, records %llu", x->c, ino,
+		    (unsigned long long)owned, (unsigned long long)ip->d.nblocks)) {
+		ip->d.nblocks = owned;
+		changed = 1;
+	}
+	if ((ip->d.flags & CFS_IFL_INLINE) && ip->d.size > file_inline_max(fs, ip) &&
+	    problem(x, 0, "chunk %u: inode %u: inline size %llu too large, truncated", x->c,
+		    ino, (unsigned long long)ip->d.size)) {
+		ip->d.size = file_inline_max(fs, ip);
+		changed = 1;
+	}
+	if (x->kind[l - 1] == K_HEAD && x->isdir[l - 1]) {
+		x->ndirs++;
+		if (!(ip->d.flags & CFS_IFL_EXTENTS) || ip->d.size < fs->bsize)
+			x->dirbad[l - 1] = 1;
+	}
+	x->nconts += x->kind[l - 1] == K_CONT;
+	x->nstubs += x->kind[l - 1] == K_STUB;
+	if (changed)
+		inode_write(fs, ip);
+	inode_put(fs, ip);
+}
+
+static void sync_bitmaps(struct ck *x)
+{
+	struct cfs_fs *fs = x->fs;
+	struct chunk *ch = &fs->chunks[x->c];
+	uint64_t diffs;
+	int w;
+
+	for (w = 0; w < 2; w++) {
+		const uint8_t *truth = w ? x->ibits : x->bbits;
+
+		if (chunk_bitmap_sync(fs, x->c, w, truth, 0, &diffs) < 0) {
+			problem(x, 0, "chunk %u: %s bitmap unreadable", x->c, w ? "inode" : "block");
+			continue;
+		}
+		if (diffs && problem(x, 1, "chunk %u: %s bitmap differs in %llu places", x->c,
+				     w ? "inode" : "block", (unsigned long long)diffs))
+			chunk_bitmap_sync(fs, x->c, w, truth, 1, &diffs);
+	}
+	if ((ch->hdr.nconts != x->nconts || ch->hdr.nstubs != x->nstubs ||
+	     ch->hdr.ndirs != x->ndirs) &&
+	    problem(x, 1, "chunk %u: header counts continuations/stubs/dirs %u/%u/%u, "
+		    "should be %u/%u/%u", x->c, ch->hdr.nconts, ch->hdr.nstubs, ch->hdr.ndirs,
+		    x->nconts, x->nstubs, x->ndirs)) {
+		pthread_mutex_lock(&ch->lock);
+		ch->hdr.nconts = x->nconts;
+		ch->hdr.nstubs = x->nstubs;
+		ch->hdr.ndirs = x->ndirs;
+		ch->hdr_dirty = 1;
+		pthread_mutex_unlock(&ch->lock);
+	}
+}
+
+static void step_a(struct ck *x)
+{
+	struct cfs_fs *fs = x->fs;
+	uint64_t limit = (uint64_t)fs->chunks[x->c].hdr.itable_init * fs->ipb, b;
+	uint32_t l;
+
+	if (fs->chunks[x->c].hdr_bad)
+		problem(x, 0, "chunk %u: chunk header destroyed, rebuilt from contents", x->c);
+	for (l = 1; l <= x->ipc && l <= limit; l++)
+		scan_inode_slot(x, l);
+	for (b = 0; b < fs->sb.data_start; b++)
+		bset(x->bbits, b);
+	for (l = 1; l <= x->ipc && l <= limit; l++)
+		if (x->kind[l - 1] != K_FREE)
+			scan_inode_blocks(x, l);
+	sync_bitmaps(x);
+}
+
+/* ---- step B: references ---- */
+
+static int is_head(struct inode *ip)
+{
+	return ip->d.mode && !ip->deleted && !(ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB));
+}
+
+/* Forward pointers of inode l: each must name a continuation of the same
+ * file whose back pointer names us (one partner read). */
+static void check_cont_slots(struct ck *x, struct inode *ip)
+{
+	cfs_ino_t head = x->kind[CFS_INO_LOCAL(ip->ino) - 1] == K_HEAD ? ip->ino : ip->d.head;
+	int s, changed = 0;
+
+	for (s = 0; s < CFS_NCONT; s++) {
+		struct inode *ci = NULL;
+		cfs_ino_t n = ip->d.cont[s];
+		int ok;
+
+		if (!n)
+			continue;
+		ok = ino_valid(x->fs, n) && inode_get(x->fs, n, &ci) == 0 &&
+		     (ci->d.flags & CFS_IFL_CONT) && ci->d.mode && ci->d.head == head &&
+		     ci->d.back == ip->ino;
+		inode_put(x->fs, ci);
+		if (!ok && problem(x, 1, "chunk %u: inode %u: continuation pointer %u invalid, "
+				   "cleared", x->c, ip->ino, n)) {
+			ip->d.cont[s] = 0;
+			changed = 1;
+		}
+	}
+	if (changed) {
+		file_chain_release(x->fs, ip);
+		inode_write(x->fs, ip);
+	}
+}
+
+static int slot_holds(struct inode *p, cfs_ino_t ino)
+{
+	int s;
+
+	for (s = 0; s < CFS_NCONT; s++)
+		if (p->d.cont[s] == ino)
+			return 1;
+	return 0;
+}
+
+static int cont_release(struct cfs_fs *fs, struct inode *ci)
+{
+	int ret = ext_remove(fs, ci, 0, UINT64_MAX);
+
+	if (ret == 0)
+		ret = xattr_release(fs, ci);
+	if (ret == 0)
+		ret = inode_free(fs, ci);
+	if (ret == 0)
+		chunk_count(fs, CFS_INO_CHUNK(ci->ino), CNT_CONTS, -1);
+	return ret;
+}
+
+/* A continuation whose predecessor does not point to it: the head number
+ * it stores lets it be re-attached; without a live head it is freed. */
+static void check_cont(struct ck *x, struct inode *ci)
+{
+	struct cfs_fs *fs = x->fs;
+	struct inode *p = NULL, *h = NULL;
+	int s, ok;
+
+	ok = ino_valid(fs, ci->d.back) && inode_get(fs, ci->d.back, &p) == 0 &&
+	     p->d.mode && slot_holds(p, ci->ino) &&
+	     (p->ino == ci->d.head || p->d.head == ci->d.head);
+	inode_put(fs, p);
+	if (ok)
+		return;
+	if (ino_valid(fs, ci->d.head) && inode_get(fs, ci->d.head, &h) == 0 && is_head(h)) {
+		pthread_mutex_lock(&h->lock);
+		for (s = 0; s < CFS_NCONT && h->d.cont[s]; s++)
+			;
+		if (s < CFS_NCONT && problem(x, 1, "chunk %u: continuation %u detached from "
+					     "file %u, re-attached", x->c, ci->ino, h->ino)) {
+			h->d.cont[s] = ci->ino;
+			ci->d.back = h->ino;
+			file_chain_release(fs, h);
+			inode_write(fs, h);
+			inode_write(fs, ci);
+			pthread_mutex_unlock(&h->lock);
+			inode_put(fs, h);
+			return;
+		}
+		pthread_mutex_unlock(&h->lock);
+		if (s < CFS_NCONT) {
+			inode_put(fs, h);
+			return;
+		}
+	}
+	inode_put(fs, h);
+	if (problem(x, 1, "chunk %u: continuation %u of dead or full file %u, freed", x->c,
+		    ci->ino, ci->d.head))
+		cont_release(fs, ci);
+}
+
+struct dscan {
+	struct ck *x;
+	struct inode *dp;
+	struct dirent_rec *ok;
+	size_t nok, cap;
+	uint64_t seen;
+	int bad, oom;
+};
+
+static int entry_target_ok(struct ck *x, struct inode *dp, const struct dirent_rec *r)
+{
+	struct cfs_fs *fs = x->fs;
+	struct inode *t = NULL, *s = NULL;
+	int ok;
+
+	if (!ino_valid(fs, r->ino) || r->ino == fs->sb.root_ino)
+		return 0;
+	if (CFS_INO_CHUNK(r->ino) == x->c) {
+		uint32_t l = CFS_INO_LOCAL(r->ino) - 1;
+
+		if (x->kind[l] != K_HEAD || r->stub)
+			return 0;
+		if (x->isdir[l] && x->refs[l])
+			return 0;   /* a second name for a directory */
+		return inode_get(fs, r->ino, &t) == 0 &&
+		       (inode_put(fs, t), ((t->d.mode & S_IFMT) >> 12) == r->type);
+	}
+	ok = inode_get(fs, r->ino, &t) == 0 && is_head(t) &&
+	     ((t->d.mode & S_IFMT) >> 12) == r->type && ino_valid(fs, r->stub) &&
+	     CFS_INO_CHUNK(r->stub) == CFS_INO_CHUNK(r->ino) &&
+	     inode_get(fs, r->stub, &s) == 0 && (s->d.flags & CFS_IFL_STUB) && s->d.mode &&
+	     s->d.head == r->ino && s->d.back == dp->ino && s->d.lo == r->hash;
+	inode_put(fs, t);
+	inode_put(fs, s);
+	return ok;
+}
+
+static int name_ok(const struct dirent_rec *r)
+{
+	return r->namelen && !memchr(r->name, '/', r->namelen) &&
+	       strlen(r->name) == r->namelen && strcmp(r->name, ".") && strcmp(r->name, "..");
+}
+
+static int dscan_entry(void *vc, const struct dirent_rec *r)
+{
+	struct dscan *d = vc;
+	struct ck *x = d->x;
+	size_t i;
+
+	d->seen++;
+	for (i = 0; i < d->nok; i++)   /* salvage may see a record twice */
+		if (d->ok[i].namelen == r->namelen && !memcmp(d->ok[i].name, r->name, r->namelen))
+			return 0;
+	if (!name_ok(r) || r->hash != dir_hash(x->fs, r->name, r->namelen) ||
+	    !entry_target_ok(x, d->dp, r)) {
+		d->bad = 1;
+		problem(x, 1, "chunk %u: dir %u: entry '%.*s' -> %u invalid, removed", x->c,
+			d->dp->ino, (int)r->namelen, r->name, r->ino);
+		return 0;
+	}
+	if (d->nok == d->cap) {
+		size_t nc = d->cap ? d->cap * 2 : 64;
+		struct dirent_rec *n = realloc(d->ok, nc * sizeof(*n));
+
+		if (!n) {
+			d->oom = 1;
+			return 1;
+		}
+		d->ok = n;
+		d->cap = nc;
+	}
+	d->ok[d->nok++] = *r;
+	if (CFS_INO_CHUNK(r->ino) == x->c)
+		x->refs[CFS_INO_LOCAL(r->ino) - 1]++;
+	return 0;
+}
+
+static void fix_parent(struct ck *x, cfs_ino_t child, cfs_ino_t parent)
+{
+	struct inode *t;
+
+	if (inode_get(x->fs, child, &t) < 0)
+		return;
+	if (t->d.back != parent &&
+	    problem(x, 1, "chunk %u: dir %u: parent pointer %u, should be %u", x->c, child,
+		    t->d.back, parent)) {
+		t->d.back = parent;
+		inode_write(x->fs, t);
+	}
+	inode_put(x->fs, t);
+}
+
+static void check_dir(struct ck *x, struct inode *dp)
+{
+	struct dscan d = { x, dp, NULL, 0, 0, 0, 0, 0 };
+	uint32_t l = CFS_INO_LOCAL(dp->ino) - 1;
+	size_t i;
+	int ret = -1;
+
+	pthread_mutex_lock(&dp->lock);
+	if (!x->dirbad[l])
+		ret = dir_iterate(x->fs, dp, 0, dscan_entry, &d);
+	if (ret < 0) {
+		problem(x, 0, "chunk %u: dir %u: index damaged, rebuilt from its leaves", x->c,
+			dp->ino);
+		for (i = 0; i < d.nok; i++)
+			if (CFS_INO_CHUNK(d.ok[i].ino) == x->c)
+				x->refs[CFS_INO_LOCAL(d.ok[i].ino) - 1]--;
+		d.nok = 0;
+		d.bad = 1;
+		if (dp->d.flags & CFS_IFL_EXTENTS)
+			dir_salvage(x->fs, dp, dscan_entry, &d);
+	}
+	if (!d.bad && d.nok != dp->d.lo) {
+		if (d.nok < dp->d.lo)
+			x->k->escalate = 1;
+		if (problem(x, 1, "chunk %u: dir %u: records %llu entries, has %zu", x->c,
+			    dp->ino, (unsigned long long)dp->d.lo, d.nok)) {
+			dp->d.lo = d.nok;
+			inode_write(x->fs, dp);
+		}
+	}
+	if (d.bad) {
+		x->k->escalate = 1;
+		if (x->k->o->mode != CFS_FSCK_NO && !(x->k->o->mode == CFS_FSCK_PREEN && ret < 0))
+			dir_rebuild(x->fs, dp, d.ok, d.nok);
+	}
+	pthread_mutex_unlock(&dp->lock);
+	for (i = 0; i < d.nok; i++) {
+		if (d.ok[i].type != (S_IFDIR >> 12))
+			continue;
+		x->subdirs[l]++;
+		if (CFS_INO_CHUNK(d.ok[i].ino) == x->c)
+			fix_parent(x, d.ok[i].ino, dp->ino);
+	}
+	free(d.ok);
+}
+
+/* A stub is valid when its directory has the entry it backs. */
+static void check_stub(struct ck *x, struct inode *s)
+{
+	struct cfs_fs *fs = x->fs;
+	struct inode *dp = NULL;
+	int ok = CFS_INO_CHUNK(s->d.head) == x->c && ino_valid(fs, s->d.head) &&
+		 x->kind[CFS_INO_LOCAL(s->d.head) - 1] == K_HEAD;
+
+	if (ok) {
+		ok = ino_valid(fs, s->d.back) && inode_get(fs, s->d.back, &dp) == 0 &&
+		     is_head(dp) && S_ISDIR(dp->d.mode);
+		if (ok) {
+			pthread_mutex_lock(&dp->lock);
+			ok = dir_has_entry(fs, dp, s->d.lo, s->d.head, s->ino) == 1;
+			pthread_mutex_unlock(&dp->lock);
+		}
+		inode_put(fs, dp);
+	}
+	if (ok) {
+		uint32_t t = CFS_INO_LOCAL(s->d.head) - 1;
+
+		x->refs[t]++;
+		if (x->isdir[t])
+			fix_parent(x, s->d.head, s->d.back);
+		return;
+	}
+	if (problem(x, 1, "chunk %u: stub %u backs no directory entry, freed", x->c, s->ino) &&
+	    inode_free(fs, s) == 0)
+		chunk_count(fs, x->c, CNT_STUBS, -1);
+}
+
+static void add_orphan(struct ck *x, cfs_ino_t ino)
+{
+	struct fk *k = x->k;
+	cfs_ino_t *n;
+
+	pthread_mutex_lock(&k->lock);
+	n = realloc(k->orphans, (k->norphans + 1) * sizeof(*n));
+	if (n) {
+		k->orphans = n;
+		k->orphans[k->norphans++] = ino;
+	}
+	pthread_mutex_unlock(&k->lock);
+}
+
+static void check_links(struct ck *x, struct inode *ip)
+{
+	struct cfs_fs *fs = x->fs;
+	uint32_t l = CFS_INO_LOCAL(ip->ino) - 1, want;
+	int root = ip->ino == fs->sb.root_ino;
+
+	if (!root && x->refs[l] == 0) {
+		if (ip->d.nlink == 0 && !x->isdir[l]) {
+			if (problem(x, 1, "chunk %u: inode %u was deleted while open, released",
+				    x->c, ip->ino) && file_release_all(fs, ip) == 0 &&
+			    xattr_release(fs, ip) == 0)
+				inode_free(fs, ip);
+			return;
+		}
+		if (problem(x, 1, "chunk %u: inode %u is in no directory, moved to "
+			    "/lost+found", x->c, ip->ino)) {
+			if (x->isdir[l] && ip->d.nlink != 2 + x->subdirs[l]) {
+				ip->d.nlink = 2 + x->subdirs[l];
+				inode_write(fs, ip);
+			}
+			add_orphan(x, ip->ino);
+		}
+		return;
+	}
+	if (x->isdir[l] && x->refs[l] > 1)
+		problem(x, 0, "chunk %u: dir %u has %u names", x->c, ip->ino, x->refs[l]);
+	want = x->isdir[l] ? 2 + x->subdirs[l] : x->refs[l];
+	if (ip->d.nlink != want &&
+	    problem(x, 1, "chunk %u: inode %u: link count %u, should be %u", x->c, ip->ino,
+		    ip->d.nlink, want)) {
+		ip->d.nlink = want;
+		inode_write(fs, ip);
+	}
+}
+
+static void each_inode(struct ck *x, int kind, int dirs_only,
+		       void (*fn)(struct ck *x, struct inode *ip))
+{
+	uint32_t l;
+
+	for (l = 1; l <= x->ipc; l++) {
+		struct inode *ip;
+
+		if (x->kind[l - 1] != kind || (dirs_only && !x->isdir[l - 1]))
+			continue;
+		if (inode_get(x->fs, CFS_INO_MAKE(x->c, l), &ip) < 0)
+			continue;
+		if (ip->d.mode && !ip->deleted)
+			fn(x, ip);
+		inode_put(x->fs, ip);
+	}
+}
+
+static void slots_of(struct ck *x, struct inode *ip)
+{
+	check_cont_slots(x, ip);
+}
+
+static void step_b(struct ck *x)
+{
+	each_inode(x, K_HEAD, 0, slots_of);
+	each_inode(x, K_CONT, 0, slots_of);
+	each_inode(x, K_CONT, 0, check_cont);
+	each_inode(x, K_HEAD, 1, check_dir);
+	each_inode(x, K_STUB, 0, check_stub);
+	each_inode(x, K_HEAD, 0, check_links);
+}
+
+/* ---- driver ---- */
+
+static int ck_init(struct ck *x, struct fk *k, uint32_t c)
+{
+	struct cfs_fs *fs = k->fs;
+	uint32_t ipc = fs->sb.inodes_per_chunk;
+
+	memset(x, 0, sizeof(*x));
+	x->k = k;
+	x->fs = fs;
+	x->c = c;
+	x->ipc = ipc;
+	x->kind = calloc(ipc, 1);
+	x->isdir = calloc(ipc, 1);
+	x->dirbad = calloc(ipc, 1);
+	x->refs = calloc(ipc, 4);
+	x->subdirs = calloc(ipc, 4);
+	x->bbits = calloc((fs->sb.chunk_blocks + 7) / 8, 1);
+	x->ibits = calloc(ipc / 8 + 1, 1);
+	return x->kind && x->isdir && x->dirbad && x->refs && x->subdirs && x->bbits &&
+	       x->ibits ? 0 : -ENOMEM;
+}
+
+static void ck_free(struct ck *x)
+{
+	free(x->kind);
+	free(x->isdir);
+	free(x->dirbad);
+	free(x->refs);
+	free(x->subdirs);
+	free(x->bbits);
+	free(x->ibits);
+}
+
+/* Step B starts from the inodes as step A left them. */
+static void load_kinds(struct ck *x)
+{
+	uint64_t limit = (uint64_t)x->fs->chunks[x->c].hdr.itable_init * x->fs->ipb;
+	uint32_t l;
+
+	for (l = 1; l <= x->ipc && l <= limit; l++) {
+		struct inode *ip;
+
+		if (inode_get(x->fs, CFS_INO_MAKE(x->c, l), &ip) < 0)
+			continue;
+		if (ip->d.mode && !ip->deleted) {
+			x->kind[l - 1] = (ip->d.flags & CFS_IFL_CONT) ? K_CONT :
+					 (ip->d.flags & CFS_IFL_STUB) ? K_STUB : K_HEAD;
+			x->isdir[l - 1] = S_ISDIR(ip->d.mode);
+			x->dirbad[l - 1] = x->isdir[l - 1] &&
+					   (!(ip->d.flags & CFS_IFL_EXTENTS) ||
+					    ip->d.size < x->fs->bsize);
+		}
+		inode_put(x->fs, ip);
+	}
+}
+
+static void check_one(struct fk *k, uint32_t c)
+{
+	struct ck x;
+	uint32_t l;
+
+	if (ck_init(&x, k, c) < 0) {
+		problem(&x, 0, "chunk %u: out of memory", c);
+		ck_free(&x);
+		return;
+	}
+	if (k->step == 0) {
+		step_a(&x);
+		pthread_mutex_lock(&k->lock);
+		for (l = 0; l < x.ipc; l++) {
+			k->r->inodes += x.kind[l] == K_HEAD;
+			k->r->dirs += x.kind[l] == K_HEAD && x.isdir[l];
+		}
+		pthread_mutex_unlock(&k->lock);
+	} else {
+		load_kinds(&x);
+		step_b(&x);
+	}
+	ck_free(&x);
+}
+
+static void *worker(void *vk)
+{
+	struct fk *k = vk;
+
+	for (;;) {
+		uint32_t c;
+
+		pthread_mutex_lock(&k->lock);
+		while (k->next < k->fs->sb.nchunks && !k->sel[k->next])
+			k->next++;
+		if (k->next >= k->fs->sb.nchunks) {
+			pthread_mutex_unlock(&k->lock);
+			return NULL;
+		}
+		c = k->next++;
+		pthread_mutex_unlock(&k->lock);
+		check_one(k, c);
+		pthread_mutex_lock(&k->lock);
+		if (k->step == 1) {
+			k->ndone++;
+			if (k->o->progress)
+				k->o->progress(k->o->ctx, k->ndone, k->ntotal);
+		}
+		pthread_mutex_unlock(&k->lock);
+	}
+}
+
+static void run_step(struct fk *k, int step, int nthreads)
+{
+	pthread_t tid[64];
+	int i, n = 0;
+
+	k->step = step;
+	k->next = 0;
+	for (i = 0; i < nthreads && i < 64; i++)
+		if (pthread_create(&tid[n], NULL, worker, k) == 0)
+			n++;
+	if (n == 0)
+		worker(k);
+	for (i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+}
+
+static void run_checks(struct fk *k, int nthreads)
+{
+	uint32_t c;
+
+	k->ntotal = 0;
+	for (c = 0; c < k->fs->sb.nchunks; c++)
+		k->ntotal += k->sel[c];
+	k->ndone = 0;
+	run_step(k, 0, nthreads);
+	run_step(k, 1, nthreads);
+}
+
+static void reconnect_orphans(struct fk *k)
+{
+	size_t i;
+
+	for (i = 0; i < k->norphans; i++) {
+		int ret = namei_reconnect(k->fs, k->orphans[i]);
+
+		if (ret < 0 && k->o->report) {
+			char msg[128];
+
+			snprintf(msg, sizeof(msg), "inode %u: cannot reconnect to /lost+found: %s",
+				 k->orphans[i], strerror(-ret));
+			k->o->report(k->o->ctx, msg);
+			pthread_mutex_lock(&k->lock);
+			k->r->unfixed++;
+			k->r->fixed--;
+			k->chunk_unfixed[CFS_INO_CHUNK(k->orphans[i])]++;
+			pthread_mutex_unlock(&k->lock);
+		}
+	}
+}
+
+/* Checked chunks without problems left are clean again; the others carry
+ * the error state so that the next check looks at them. */
+static void finish_chunks(struct fk *k, const uint8_t *checked)
+{
+	struct cfs_fs *fs = k->fs;
+	uint32_t c;
+
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		struct chunk *ch = &fs->chunks[c];
+
+		if (!checked[c])
+			continue;
+		pthread_mutex_lock(&ch->state_lock);
+		if (k->chunk_unfixed[c]) {
+			ch->disk_state |= CFS_STATE_ERROR;
+			ch->was_dirty |= CFS_STATE_ERROR;
+		} else {
+			ch->disk_state &= ~(uint32_t)CFS_STATE_ERROR;
+			ch->was_dirty = 0;
+			ch->hdr.last_check = time(NULL);
+		}
+		ch->hdr_bad = 0;
+		ch->hdr_dirty = 1;
+		pthread_mutex_unlock(&ch->state_lock);
+	}
+}
+
+static int cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_result *r)
+{
+	uint32_t n = fs->sb.nchunks, c;
+	double t0 = cfs_now_mono();
+	int threads = o->threads > 0 ? o->threads : cpu_count(), ret = 0;
+	uint8_t *checked;
+	struct fk k;
+	struct ck x0;
+
+	memset(r, 0, sizeof(*r));
+	memset(&k, 0, sizeof(k));
+	if (o->mode != CFS_FSCK_NO && fs->rdonly)
+		return -EROFS;
+	k.fs = fs;
+	k.o = o;
+	k.r = r;
+	pthread_mutex_init(&k.lock, NULL);
+	k.sel = calloc(n, 1);
+	checked = calloc(n, 1);
+	k.chunk_unfixed = calloc(n, sizeof(*k.chunk_unfixed));
+	if (!k.sel || !checked || !k.chunk_unfixed) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	r->chunks = n;
+	memset(&x0, 0, sizeof(x0));
+	x0.k = &k;
+	x0.fs = fs;
+	if (fs->sb_from_backup &&
+	    problem(&x0, 0, "primary superblock unusable, restored from the backup")) {
+		ret = super_write_primary(fs);
+		r->sb_restored = ret == 0;
+		if (ret < 0)
+			goto out;
+	}
+	for (c = 0; c < n; c++)
+		k.sel[c] = o->force || fs->chunks[c].was_dirty || fs->chunks[c].hdr_bad;
+	run_checks(&k, threads);
+	for (c = 0; c < n; c++)
+		checked[c] |= k.sel[c];
+	if (k.escalate) {
+		for (c = 0; c < n; c++)
+			k.sel[c] = !checked[c];
+		for (c = 0; c < n && !k.sel[c]; c++)
+			;
+		if (c < n) {
+			r->escalated = 1;
+			run_checks(&k, threads);
+			for (c = 0; c < n; c++)
+				checked[c] |= k.sel[c];
+		}
+	}
+	if (o->mode != CFS_FSCK_NO) {
+		reconnect_orphans(&k);
+		finish_chunks(&k, checked);
+	}
+	for (c = 0; c < n; c++)
+		r->checked += checked[c];
+out:
+	r->seconds = cfs_now_mono() - t0;
+	free(k.sel);
+	free(checked);
+	free(k.chunk_unfixed);
+	free(k.orphans);
+	pthread_mutex_destroy(&k.lock);
+	return ret;
+}
