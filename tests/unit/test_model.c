@@ -27,9 +27,9 @@
  *   CHUNKFS_MODEL_OPS=N     operations per configuration
  *   CHUNKFS_MODEL_CONFIG=s  run only configuration s (tiny, default, full)
  *   CHUNKFS_MODEL_TRACE=1   print every operation before it runs
- *   CHUNKFS_MODEL_FULL=1    compare the whole tree after every operation,
- *                           to find the operation that broke what a
- *                           periodic compare noticed later
+ *   CHUNKFS_MODEL_FULL=1    compare the whole tree and run cfs_check()
+ *                           after every operation, to find the operation
+ *                           that broke what a periodic check noticed later
  */
 #include "test.h"
 
@@ -87,6 +87,8 @@ struct mnode {
 	size_t nde;
 	struct mnode *parent;           /* T_DIR; the root is its own */
 	int fixed;                      /* made by mkfs: never removed/renamed */
+	int ballast;                    /* keeps the fs full: left alone until
+					   everything is deleted at the end */
 	int visit;
 	size_t slot;                    /* index in g.nodes */
 };
@@ -125,6 +127,13 @@ static struct {
 	uint64_t root_blocks0;
 	int root_chain0;
 	uint64_t conts0, xrefs0;
+	long nospc_chunk;               /* -ENOSPC from one full chunk */
+	/* Set by an op before judge(): chunks whose own space the format
+	 * requires (see chunk_nospc_fair), -1 = none. */
+	struct {
+		int64_t chunk[2];
+		int inode;              /* needs a free inode there */
+	} hint;
 } g;
 
 /* Two generators: one drives the operations, the other only samples what
@@ -202,6 +211,44 @@ static void *vgrow(void *p, size_t n, size_t sz)
 	return p;
 }
 
+/* Temporary buffers are registered, so that a failed check (which longjmps
+ * out of everything) leaks nothing: model_reset() frees what is left. */
+static void **tmps;
+static size_t ntmps;
+
+static void *talloc(size_t n)
+{
+	void *p = xmalloc(n);
+
+	tmps = vgrow(tmps, ntmps, sizeof(*tmps));
+	tmps[ntmps++] = p;
+	return p;
+}
+
+/* Stop tracking p: it now belongs to the model. */
+static void *tkeep(void *p)
+{
+	for (size_t i = ntmps; i-- > 0;)
+		if (tmps[i] == p) {
+			tmps[i] = tmps[--ntmps];
+			break;
+		}
+	return p;
+}
+
+static void tfree(void *p)
+{
+	free(tkeep(p));
+}
+
+static void tfree_all(void)
+{
+	while (ntmps)
+		free(tmps[--ntmps]);
+	free(tmps);
+	tmps = NULL;
+}
+
 /* ---- messages ---------------------------------------------------------------- */
 
 static const char *ename(long long r)
@@ -232,6 +279,15 @@ static const char *shortname(const char *name, char *buf, size_t sz)
 	else
 		snprintf(buf, sz, "%.24s...(%zu bytes)", name, len);
 	return buf;
+}
+
+/* shortname() into one of a few rotating buffers, for messages. */
+static const char *sname(const char *name)
+{
+	static char bufs[4][64];
+	static unsigned k;
+
+	return shortname(name, bufs[k++ % 4], sizeof(bufs[0]));
 }
 
 static const char *dent_name(const struct mnode *n)
@@ -354,6 +410,12 @@ static void mnode_free(struct mnode *n)
 	free(n->de);
 	free(n->target);
 	free(n);
+}
+
+/* Operations leave these alone. */
+static int frozen(const struct mnode *n)
+{
+	return n->fixed || n->ballast;
 }
 
 static uint32_t type_fmt(int t)
@@ -634,21 +696,61 @@ static int nospc_fair(uint64_t blocks)
 	       st.ffree < g.cfg->chunks * 2ull + 8;
 }
 
+static void print_chunks(void);
+
+/* Some space must come from one particular chunk, whatever the rest of the
+ * filesystem has: an xattr overflows to a block in its inode's chunk, and
+ * a directory entry naming an inode of another chunk needs a stub inode in
+ * the named inode's chunk (the back pointer).  -ENOSPC is fair when that
+ * chunk is out of what is needed. */
+static void hint_chunk(uint32_t chunk, int inode)
+{
+	g.hint.chunk[g.hint.chunk[0] < 0 ? 0 : 1] = chunk;
+	g.hint.inode = inode;
+}
+
+static int chunk_nospc_fair(void)
+{
+	struct cfs_chunk_info ci;
+
+	for (int i = 0; i < 2; i++) {
+		if (g.hint.chunk[i] < 0 ||
+		    cfs_get_chunk_info(g.fs, (uint32_t)g.hint.chunk[i], &ci))
+			continue;
+		if (g.hint.inode ? ci.free_inodes == 0 : ci.free_blocks < 2)
+			return 1;
+	}
+	return 0;
+}
+
+static void hint_clear(void)
+{
+	g.hint.chunk[0] = g.hint.chunk[1] = -1;
+}
+
 /* Judge the library's answer: 1 if the op took effect, 0 if it failed in a
  * way the model allows (and then nothing may have changed). */
 static int judge(long long r, const struct expect *e, uint64_t nospc_blocks)
 {
 	int ok_success = !e->n || e->may_succeed;
+	int chunk_fair = r == -ENOSPC && chunk_nospc_fair();
 
+	hint_clear();
 	if (r >= 0 && ok_success)
 		return 1;
 	for (int i = 0; i < e->n; i++)
 		if (r == -e->err[i])
 			return 0;
+	if (r == -ENOSPC && ok_success && nospc_blocks != NO_ALLOC &&
+	    !nospc_fair(nospc_blocks) && chunk_fair) {
+		g.nospc_chunk++;
+		return 0;
+	}
 	if (r == -ENOSPC && ok_success && nospc_blocks != NO_ALLOC) {
 		if (!nospc_fair(nospc_blocks)) {
 			struct cfs_statfs st = get_statfs();
 
+			print_chunks();
 			MFAIL("-ENOSPC although %llu blocks and %llu inodes are free",
 			      (unsigned long long)st.bfree,
 			      (unsigned long long)st.ffree);
@@ -707,7 +809,7 @@ static void check_range(const struct mnode *n, uint64_t off, size_t len,
 {
 	size_t want = off >= n->size ? 0 :
 		      n->size - off < len ? (size_t)(n->size - off) : len;
-	uint8_t *got = xmalloc(len), *exp = xmalloc(want);
+	uint8_t *got = talloc(len), *exp = talloc(want);
 	ssize_t r = cfs_read(g.fs, n->ino, got, len, off);
 	size_t i, diff = 0;
 
@@ -726,8 +828,8 @@ static void check_range(const struct mnode *n, uint64_t off, size_t len,
 		      (unsigned long long)off, len, (unsigned long long)(off + i),
 		      got[i], exp[i], diff, want);
 	}
-	free(got);
-	free(exp);
+	tfree(got);
+	tfree(exp);
 }
 
 static void check_span(const struct mnode *n, uint64_t from, uint64_t to,
@@ -790,13 +892,13 @@ static void check_content(const struct mnode *n, const char *what)
 static void check_link(const struct mnode *n, const char *what)
 {
 	size_t len = strlen(n->target);
-	char *buf = xmalloc(len + 16);
+	char *buf = talloc(len + 16);
 	ssize_t r = cfs_readlink(g.fs, n->ino, buf, len + 16);
 
 	if (r != (ssize_t)len || memcmp(buf, n->target, len))
 		MFAIL("readlink %s: library %s \"%.*s\", model %zu \"%s\"", what,
 		      ename(r), r > 0 ? (int)r : 0, buf, len, n->target);
-	free(buf);
+	tfree(buf);
 }
 
 static void check_xattr_one(const struct mnode *n, const char *name,
@@ -808,19 +910,19 @@ static void check_xattr_one(const struct mnode *n, const char *name,
 
 	if (!x) {
 		if (r != -ENODATA)
-			MFAIL("getxattr %s %s: library %s, model -ENODATA", what, name,
+			MFAIL("getxattr %s %s: library %s, model -ENODATA", what, sname(name),
 			      ename(r));
 		return;
 	}
 	if (r != (ssize_t)x->len)
-		MFAIL("getxattr %s %s size query: library %s, model %zu", what, name,
+		MFAIL("getxattr %s %s size query: library %s, model %zu", what, sname(name),
 		      ename(r), x->len);
-	buf = xmalloc(x->len);
+	buf = talloc(x->len);
 	r = cfs_getxattr(g.fs, n->ino, name, buf, x->len);
 	if (r != (ssize_t)x->len || memcmp(buf, x->val, x->len))
-		MFAIL("getxattr %s %s: library %s bytes%s, model %zu", what, name,
+		MFAIL("getxattr %s %s: library %s bytes%s, model %zu", what, sname(name),
 		      ename(r), r == (ssize_t)x->len ? " (different)" : "", x->len);
-	free(buf);
+	tfree(buf);
 }
 
 static void check_xattrs(const struct mnode *n, const char *what)
@@ -832,7 +934,7 @@ static void check_xattrs(const struct mnode *n, const char *what)
 	if (r != (ssize_t)want)
 		MFAIL("listxattr %s size query: library %s, model %zu (%zu names)",
 		      what, ename(r), want, n->nxa);
-	buf = xmalloc(want + 1);
+	buf = talloc(want + 1);
 	r = cfs_listxattr(g.fs, n->ino, buf, want);
 	if (r != (ssize_t)want)
 		MFAIL("listxattr %s: library %s, model %zu", what, ename(r), want);
@@ -845,7 +947,7 @@ static void check_xattrs(const struct mnode *n, const char *what)
 	if (count != n->nxa)
 		MFAIL("listxattr %s: library lists %zu names, model %zu", what, count,
 		      n->nxa);
-	free(buf);
+	tfree(buf);
 	for (size_t i = 0; i < n->nxa; i++)
 		check_xattr_one(n, n->xa[i].name, what);
 }
@@ -864,7 +966,28 @@ struct rdctx {
 	size_t limit, taken, max;
 	int stopped;                    /* 1 = by limit, 2 = runaway */
 	uint64_t cookie;
+	int used;
 };
+
+/* Listings live in a small static pool (the import recurses), so a failed
+ * check leaves nothing behind: model_reset() empties it. */
+static struct rdctx rd_pool[8];
+
+static struct rdctx *rd_get(size_t limit, size_t max)
+{
+	for (size_t i = 0; i < sizeof(rd_pool) / sizeof(rd_pool[0]); i++) {
+		struct rdctx *c = &rd_pool[i];
+
+		if (!c->used) {
+			memset(c, 0, sizeof(*c));
+			c->used = 1;
+			c->limit = limit;
+			c->max = max;
+			return c;
+		}
+	}
+	abort();
+}
 
 static int rd_fill(void *ctx, const char *name, size_t namelen, cfs_ino_t ino,
 		   uint32_t dtype, uint64_t next_cookie)
@@ -895,18 +1018,24 @@ static void rd_free(struct rdctx *c)
 	for (size_t i = 0; i < c->n; i++)
 		free(c->e[i].name);
 	free(c->e);
+	memset(c, 0, sizeof(*c));
+}
+
+static void rd_free_all(void)
+{
+	for (size_t i = 0; i < sizeof(rd_pool) / sizeof(rd_pool[0]); i++)
+		if (rd_pool[i].used)
+			rd_free(&rd_pool[i]);
 }
 
 /* A whole directory, step entries per cfs_readdir call (0 = all at once),
  * resuming each time from the cookie of the last entry taken. */
-static void read_dir(const struct mnode *d, struct rdctx *c, size_t step,
-		     size_t max)
+static struct rdctx *read_dir(const struct mnode *d, size_t step, size_t max)
 {
+	struct rdctx *c = rd_get(step, max);
 	uint64_t cookie = 0;
 	int r;
 
-	memset(c, 0, sizeof(*c));
-	c->max = max;
 	for (;;) {
 		c->limit = step;
 		c->taken = 0;
@@ -919,7 +1048,7 @@ static void read_dir(const struct mnode *d, struct rdctx *c, size_t step,
 			MFAIL("readdir %s: more than %zu entries (model has %zu):"
 			      " looping?", dpath(d), max, d->nde);
 		if (!c->stopped)
-			return;
+			return c;
 		cookie = c->cookie;
 	}
 }
@@ -967,26 +1096,25 @@ static void check_dots(const struct mnode *d, const struct rdctx *c)
 /* The set of names, their inodes and types; "." and ".." first. */
 static void check_readdir(const struct mnode *d, size_t step)
 {
-	struct rdctx c;
+	struct rdctx *c = read_dir(d, step, d->nde + 64);
 	struct rdent key, *hit;
 
-	read_dir(d, &c, step, d->nde + 64);
-	check_dots(d, &c);
-	qsort(c.e + 2, c.n - 2, sizeof(*c.e), rd_cmp);
-	for (size_t i = 3; i < c.n; i++)
-		if (!strcmp(c.e[i].name, c.e[i - 1].name))
+	check_dots(d, c);
+	qsort(c->e + 2, c->n - 2, sizeof(*c->e), rd_cmp);
+	for (size_t i = 3; i < c->n; i++)
+		if (!strcmp(c->e[i].name, c->e[i - 1].name))
 			MFAIL("readdir %s (step %zu): \"%s\" listed twice", dpath(d),
-			      step, c.e[i].name);
-	if (c.n - 2 != d->nde) {
-		rd_print_diff(d, &c);
+			      step, c->e[i].name);
+	if (c->n - 2 != d->nde) {
+		rd_print_diff(d, c);
 		MFAIL("readdir %s (step %zu): %zu entries, model has %zu", dpath(d),
-		      step, c.n - 2, d->nde);
+		      step, c->n - 2, d->nde);
 	}
 	for (size_t i = 0; i < d->nde; i++) {
 		key.name = d->de[i].name;
-		hit = bsearch(&key, c.e + 2, c.n - 2, sizeof(key), rd_cmp);
+		hit = bsearch(&key, c->e + 2, c->n - 2, sizeof(key), rd_cmp);
 		if (!hit) {
-			rd_print_diff(d, &c);
+			rd_print_diff(d, c);
 			MFAIL("readdir %s: \"%s\" missing", dpath(d), d->de[i].name);
 		}
 		if (hit->ino != d->de[i].n->ino || hit->dtype != type_dt(d->de[i].n->type))
@@ -994,23 +1122,19 @@ static void check_readdir(const struct mnode *d, size_t step)
 			      " %u", dpath(d), hit->name, hit->ino, hit->dtype,
 			      d->de[i].n->ino, type_dt(d->de[i].n->type));
 	}
-	rd_free(&c);
+	rd_free(c);
 }
 
 /* Only the first two entries: ".." must name the (new) parent. */
 static void check_dotdot(const struct mnode *d)
 {
-	struct rdctx c;
-	int r;
+	struct rdctx *c = rd_get(2, 2);
+	int r = cfs_readdir(g.fs, d->ino, 0, rd_fill, c);
 
-	memset(&c, 0, sizeof(c));
-	c.limit = 2;
-	c.max = 2;
-	r = cfs_readdir(g.fs, d->ino, 0, rd_fill, &c);
 	if (r < 0)
 		MFAIL("readdir %s: %s", dpath(d), ename(r));
-	check_dots(d, &c);
-	rd_free(&c);
+	check_dots(d, c);
+	rd_free(c);
 }
 
 /* ---- comparing everything ------------------------------------------------------ */
@@ -1054,7 +1178,7 @@ static int ino_cmp(const void *a, const void *b)
 
 static void compare_tree(void)
 {
-	cfs_ino_t *inos = xmalloc(g.nnodes * sizeof(*inos));
+	cfs_ino_t *inos = talloc(g.nnodes * sizeof(*inos));
 	size_t count;
 
 	g.visit++;
@@ -1069,7 +1193,7 @@ static void compare_tree(void)
 	for (size_t i = 1; i < g.nnodes; i++)
 		if (inos[i] == inos[i - 1])
 			MFAIL("two different files have ino %#x", inos[i]);
-	free(inos);
+	tfree(inos);
 }
 
 /* A new inode must not be one the model still knows under another name. */
@@ -1095,37 +1219,36 @@ static void check_statfs(void)
 		      (unsigned long long)st.ffree, st.namemax);
 }
 
-struct reports {
+/* Static, like the readdir contexts: a failed check leaves nothing to free. */
+static struct {
 	int n;
-	char *text;
 	size_t len;
-};
+	char text[8192];
+} reports;
 
 static void report_cb(void *ctx, const char *msg)
 {
-	struct reports *rp = ctx;
-	size_t l = strlen(msg);
-
-	if (rp->n++ >= 40)
-		return;
-	rp->text = realloc(rp->text, rp->len + l + 8);
-	if (!rp->text)
-		abort();
-	rp->len += sprintf(rp->text + rp->len, "    %s\n", msg);
+	(void)ctx;
+	if (reports.n++ < 40 && reports.len < sizeof(reports.text))
+		reports.len += snprintf(reports.text + reports.len,
+					sizeof(reports.text) - reports.len, "    %s\n", msg);
 }
 
 static void check_fs(const char *when)
 {
-	struct reports rp = {0};
-	int r = cfs_check(g.fs, report_cb, &rp);
+	int r;
 
+	reports.n = 0;
+	reports.len = 0;
+	reports.text[0] = 0;
+	r = cfs_check(g.fs, report_cb, NULL);
 	if (r != 0) {
-		fprintf(stderr, "cfs_check %s reports:\n%s", when,
-			rp.text ? rp.text : "    (none)\n");
+		fprintf(stderr, "cfs_check %s reports:\n%s%s", when,
+			reports.n ? reports.text : "    (none)\n",
+			reports.n > 40 ? "    ...\n" : "");
 		MFAIL("cfs_check %s: %s (%d problems reported)", when,
-		      r < 0 ? ename(r) : "problems found", rp.n);
+		      r < 0 ? ename(r) : "problems found", reports.n);
 	}
-	free(rp.text);
 }
 
 /* ---- opening: a proxy bdev so cfs_close leaves the bytes behind ----------------- */
@@ -1237,7 +1360,7 @@ static const char *label(const struct pick *p)
 
 static int dir_usable(const struct mnode *d)
 {
-	return d->type == T_DIR && !d->fixed;
+	return d->type == T_DIR && !frozen(d);
 }
 
 /* A random directory the test may change (any but those mkfs made). */
@@ -1268,7 +1391,7 @@ static int pick_dent(struct pick *p, unsigned mask)
 			for (size_t j = 0; j < d->nde; j++) {
 				struct mnode *n = d->de[j].n;
 
-				if (n->fixed || !(mask >> n->type & 1))
+				if (frozen(n) || !(mask >> n->type & 1))
 					continue;
 				if (pass == 0) {
 					cnt++;
@@ -1406,7 +1529,8 @@ static void op_create(void)
 	mode = S_IFREG | (uint32_t)rn(010000);
 	uid = rid();
 	gid = rid();
-	describe("create %s mode %o uid %u gid %u", label(&t), mode, uid, gid);
+	describe("create %s (dir %#x) mode %o uid %u gid %u", label(&t), t.dir->ino,
+		 mode, uid, gid);
 	r = cfs_mknod(g.fs, t.dir->ino, t.name, mode, 0, uid, gid, &ino);
 	if (judge(r, &e, 1)) {
 		struct mnode *n = mnode_new(T_REG, mode, uid, gid, ino);
@@ -1432,7 +1556,8 @@ static void op_mkdir(void)
 	mode = S_IFDIR | ((uint32_t)rn(010000) & 01777);
 	uid = rid();
 	gid = rid();
-	describe("mkdir %s mode %o uid %u gid %u", label(&t), mode, uid, gid);
+	describe("mkdir %s (dir %#x) mode %o uid %u gid %u", label(&t), t.dir->ino,
+		 mode, uid, gid);
 	r = cfs_mkdir(g.fs, t.dir->ino, t.name, mode, uid, gid, &ino);
 	if (judge(r, &e, 2)) {
 		struct mnode *n = mnode_new(T_DIR, mode, uid, gid, ino);
@@ -1463,7 +1588,7 @@ static void op_symlink(void)
 	struct pick t;
 	struct expect e = {0};
 	size_t len = symlink_len();
-	char *target = xmalloc(len + 1);
+	char *target = talloc(len + 1);
 	uint32_t uid = rid(), gid = rid();
 	cfs_ino_t ino = 0;
 	int r;
@@ -1473,19 +1598,20 @@ static void op_symlink(void)
 	gen_chars(target, len);
 	if (chance(30))
 		target[0] = '/';
-	describe("symlink %s -> (%zu bytes) uid %u gid %u", label(&t), len, uid, gid);
+	describe("symlink %s (dir %#x) -> (%zu bytes) uid %u gid %u", label(&t),
+		 t.dir->ino, len, uid, gid);
 	r = cfs_symlink(g.fs, t.dir->ino, t.name, target, uid, gid, &ino);
 	if (judge(r, &e, 2)) {
 		struct mnode *n = mnode_new(T_LNK, S_IFLNK | 0777, uid, gid, ino);
 
-		n->target = target;
+		n->target = tkeep(target);
 		target = NULL;
 		m_attach(t.dir, t.name, n);
 		check_new_ino(n);
 		check_attr(n, label(&t));
 		check_link(n, label(&t));
 	}
-	free(target);
+	tfree(target);
 	after_new(&t);
 }
 
@@ -1512,13 +1638,13 @@ static void op_readlink(void)
 	len = strlen(p.n->target);
 	size = chance(60) ? len + 8 : chance(50) ? len : rn(len);
 	describe("readlink %s into %zu bytes (target %zu bytes)", label(&p), size, len);
-	buf = xmalloc(size);
+	buf = talloc(size);
 	r = cfs_readlink(g.fs, p.n->ino, buf, size);
 	if (r != (ssize_t)len ||
 	    memcmp(buf, p.n->target, size < len ? size : len))
 		MFAIL("readlink %s into %zu bytes: library %s, model %zu (\"%s\")",
 		      label(&p), size, ename(r), len, p.n->target);
-	free(buf);
+	tfree(buf);
 }
 
 static void op_link(void)
@@ -1543,8 +1669,10 @@ static void op_link(void)
 	new_name_expect(&t, &e);
 	if (s.n->type == T_DIR)
 		ex(&e, EPERM);
-	describe("link %s (ino %#x, nlink %u) as %s", label(&s), s.n->ino,
-		 s.n->nlink, label(&t));
+	describe("link %s (ino %#x, nlink %u) as %s (dir %#x)", label(&s), s.n->ino,
+		 s.n->nlink, label(&t), t.dir->ino);
+	if (CFS_INO_CHUNK(t.dir->ino) != CFS_INO_CHUNK(s.n->ino))
+		hint_chunk(CFS_INO_CHUNK(s.n->ino), 1);
 	r = cfs_link(g.fs, s.n->ino, t.dir->ino, t.name);
 	if (judge(r, &e, 2))
 		m_attach(t.dir, t.name, s.n);
@@ -1665,7 +1793,7 @@ static int rename_target(const struct pick *s, struct pick *t)
 		pick_target(t);
 	}
 	fill_target_node(t);
-	return !(t->n && t->n->fixed);
+	return !(t->n && frozen(t->n));
 }
 
 /* Linux's rules (do_renameat2, vfs_rename); returns 1 for "succeeds and
@@ -1759,9 +1887,16 @@ static void op_rename(void)
 	T = t.n;
 	t_lives = T && ((flags & CFS_RENAME_EXCHANGE) || T == S ||
 			(T->type != T_DIR && T->nlink > 1));
-	describe("rename %s -> %s%s (%s -> %s)", label(&s), label(&t),
-		 rename_flags(flags), S ? (S->type == T_DIR ? "dir" : "file") : "missing",
-		 T ? (T->type == T_DIR ? "dir" : "file") : "new name");
+	describe("rename %s -> %s%s (%s %#x in dir %#x -> %s %#x in dir %#x)",
+		 label(&s), label(&t), rename_flags(flags),
+		 S ? (S->type == T_DIR ? "dir" : "file") : "missing", S ? S->ino : 0,
+		 s.dir->ino, T ? (T->type == T_DIR ? "dir" : "file") : "new name",
+		 T ? T->ino : 0, t.dir->ino);
+	if (S && CFS_INO_CHUNK(t.dir->ino) != CFS_INO_CHUNK(S->ino))
+		hint_chunk(CFS_INO_CHUNK(S->ino), 1);
+	if (T && (flags & CFS_RENAME_EXCHANGE) &&
+	    CFS_INO_CHUNK(s.dir->ino) != CFS_INO_CHUNK(T->ino))
+		hint_chunk(CFS_INO_CHUNK(T->ino), 1);
 	r = cfs_rename(g.fs, s.dir->ino, s.name, t.dir->ino, t.name, flags);
 	if (judge(r, &e, 2) && !noop)
 		rename_apply(&s, &t, flags);
@@ -1880,13 +2015,13 @@ static void op_write(void)
 	off = pick_off(n);
 	if (off + len > g.cfg->max_off)
 		off = g.cfg->max_off - len;
-	buf = xmalloc(len);
+	buf = talloc(len);
 	rfill(buf, len);
 	describe("write %s (ino %#x) off %llu len %zu (size %llu)", label(&p), n->ino,
 		 (unsigned long long)off, len, (unsigned long long)n->size);
 	r = cfs_write(g.fs, n->ino, buf, len, off);
 	write_outcome(n, off, buf, len, r);
-	free(buf);
+	tfree(buf);
 	check_attr(n, label(&p));
 	check_range(n, off > bs ? off - bs : 0, len + 2 * bs, label(&p));
 }
@@ -1985,10 +2120,10 @@ static void op_orphan(void)
 	check_attr(n, "(the open unlinked file)");
 	check_range(n, 0, 3 * g.cfg->bsize, "(the open unlinked file)");
 	off = rn(n->size + 1);
-	buf = xmalloc(len);
+	buf = talloc(len);
 	rfill(buf, len);
 	write_outcome(n, off, buf, len, cfs_write(g.fs, n->ino, buf, len, off));
-	free(buf);
+	tfree(buf);
 	check_range(n, off, len, "(the open unlinked file)");
 	r = cfs_inode_put(g.fs, n->ino);
 	if (r)
@@ -2114,13 +2249,13 @@ static void op_setxattr(void)
 	struct expect e = {0};
 	char name[256];
 	size_t len = xa_len();
-	uint8_t *v = xmalloc(len);
+	uint8_t *v = talloc(len);
 	int flags = (int[]){ 0, 0, 0, CFS_XATTR_CREATE, CFS_XATTR_REPLACE }[rn(5)];
 	struct mxattr *x;
 	int r;
 
 	if (!pick_node(&p, M_REG | M_DIR)) {
-		free(v);
+		tfree(v);
 		return;
 	}
 	xa_name(name, p.n);
@@ -2130,18 +2265,22 @@ static void op_setxattr(void)
 		ex(&e, EEXIST);
 	if ((flags & CFS_XATTR_REPLACE) && !x)
 		ex(&e, ENODATA);
-	if (!e.n && xa_cost_with(p.n, name, len) > g.cfg->bsize / 2 - 64) {
-		e.may_succeed = 1;
+	/* Past half a block it may not fit: -ENOSPC when all of them do not,
+	 * -E2BIG when this one alone may not (either may come first). */
+	if (xa_cost_with(p.n, name, len) > g.cfg->bsize / 2 - 64) {
+		e.may_succeed = !e.n;
 		ex(&e, ENOSPC);
-		ex(&e, E2BIG);
+		if (strlen(name) + len + 32 > g.cfg->bsize / 2 - 64)
+			ex(&e, E2BIG);
 	}
-	describe("setxattr %s %s len %zu%s", label(&p), name, len,
+	describe("setxattr %s %s len %zu%s", label(&p), sname(name), len,
 		 flags == CFS_XATTR_CREATE ? " CREATE" :
 		 flags == CFS_XATTR_REPLACE ? " REPLACE" : "");
+	hint_chunk(CFS_INO_CHUNK(p.n->ino), 0);
 	r = cfs_setxattr(g.fs, p.n->ino, name, v, len, flags);
 	if (judge(r, &e, 1))
 		xa_set(p.n, name, v, len);
-	free(v);
+	tfree(v);
 	check_xattr_one(p.n, name, label(&p));
 }
 
@@ -2158,15 +2297,15 @@ static void op_getxattr(void)
 	xa_name(name, p.n);
 	x = xa_find(p.n, name);
 	if (!x || x->len == 0 || chance(60)) {
-		describe("getxattr %s %s", label(&p), name);
+		describe("getxattr %s %s", label(&p), sname(name));
 		check_xattr_one(p.n, name, label(&p));
 		return;
 	}
-	describe("getxattr %s %s into %zu bytes (value %zu): -ERANGE", label(&p), name,
+	describe("getxattr %s %s into %zu bytes (value %zu): -ERANGE", label(&p), sname(name),
 		 x->len - 1, x->len);
-	buf = xmalloc(x->len);
+	buf = talloc(x->len);
 	r = cfs_getxattr(g.fs, p.n->ino, name, buf, x->len - 1);
-	free(buf);
+	tfree(buf);
 	if (r != -ERANGE)
 		MFAIL("getxattr into a short buffer: library %s, model -ERANGE",
 		      ename(r));
@@ -2189,9 +2328,9 @@ static void op_listxattr(void)
 	}
 	describe("listxattr %s into %zu bytes (needs %zu): -ERANGE", label(&p),
 		 want - 1, want);
-	buf = xmalloc(want);
+	buf = talloc(want);
 	r = cfs_listxattr(g.fs, p.n->ino, buf, want - 1);
-	free(buf);
+	tfree(buf);
 	if (r != -ERANGE)
 		MFAIL("listxattr into a short buffer: library %s, model -ERANGE",
 		      ename(r));
@@ -2211,7 +2350,7 @@ static void op_removexattr(void)
 		strcpy(name, p.n->xa[rn(p.n->nxa)].name);
 	if (!xa_find(p.n, name))
 		ex(&e, ENODATA);
-	describe("removexattr %s %s", label(&p), name);
+	describe("removexattr %s %s", label(&p), sname(name));
 	r = cfs_removexattr(g.fs, p.n->ino, name);
 	if (judge(r, &e, NO_ALLOC))
 		xa_del(p.n, name);
@@ -2228,11 +2367,12 @@ static void op_readdir(void)
 	size_t step = steps[rn(6)];
 
 	if (chance(4) && pick_dent(&p, M_REG)) {
-		char sb[8];
+		struct rdctx *c = rd_get(0, 4);
 		int r;
 
 		describe("readdir %s (a regular file)", label(&p));
-		r = cfs_readdir(g.fs, p.n->ino, 0, rd_fill, sb);
+		r = cfs_readdir(g.fs, p.n->ino, 0, rd_fill, c);
+		rd_free(c);
 		if (r != -ENOTDIR)
 			MFAIL("readdir of a file: library %s, model -ENOTDIR", ename(r));
 		return;
@@ -2312,11 +2452,14 @@ static void run_op(void)
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		total += ops[i].w[g.cfg->wi];
 	k = (int)rn(total);
+	hint_clear();
 	for (i = 0; k >= ops[i].w[g.cfg->wi]; i++)
 		k -= ops[i].w[g.cfg->wi];
 	ops[i].fn();
-	if (g.full)
+	if (g.full) {
 		compare_tree();
+		check_fs("after this op (CHUNKFS_MODEL_FULL)");
+	}
 }
 
 /* ---- setting up and tearing down ----------------------------------------------- */
@@ -2336,12 +2479,12 @@ static void import_node(struct mnode *n)
 	n->gid = st.gid;
 	n->nlink = st.nlink;
 	if (n->type == T_REG && st.size) {
-		buf = xmalloc(st.size);
+		buf = talloc(st.size);
 		r = cfs_read(g.fs, n->ino, buf, st.size, 0);
 		if (r != (ssize_t)st.size)
 			MFAIL("read of ino %#x made by mkfs: %s", n->ino, ename(r));
 		mc_write(n, 0, (uint8_t *)buf, st.size);
-		free(buf);
+		tfree(buf);
 	}
 	if (n->type == T_LNK) {
 		n->target = xcalloc(1, st.size + 1);
@@ -2351,27 +2494,26 @@ static void import_node(struct mnode *n)
 
 static void import_dir(struct mnode *d)
 {
-	struct rdctx c;
+	struct rdctx *c = read_dir(d, 0, 100000);
 	struct cfs_stat st;
 
-	read_dir(d, &c, 0, 100000);
-	for (size_t i = 2; i < c.n; i++) {
+	for (size_t i = 2; i < c->n; i++) {
 		struct mnode *n;
-		int e = cfs_getattr(g.fs, c.e[i].ino, &st);
+		int e = cfs_getattr(g.fs, c->e[i].ino, &st);
 
 		if (e)
-			MFAIL("getattr of %s made by mkfs: %s", c.e[i].name, ename(e));
+			MFAIL("getattr of %s made by mkfs: %s", c->e[i].name, ename(e));
 		n = mnode_new(S_ISDIR(st.mode) ? T_DIR : S_ISLNK(st.mode) ? T_LNK : T_REG,
-			      0, 0, 0, c.e[i].ino);
+			      0, 0, 0, c->e[i].ino);
 		n->fixed = 1;
-		dent_push(d, c.e[i].name, n);
+		dent_push(d, c->e[i].name, n);
 		if (n->type == T_DIR)
 			n->parent = d;
 		import_node(n);
 		if (n->type == T_DIR)
 			import_dir(n);
 	}
-	rd_free(&c);
+	rd_free(c);
 }
 
 static void chunk_totals(uint64_t *conts, uint64_t *xrefs)
@@ -2459,7 +2601,7 @@ static struct mnode *setup_mkdir(struct mnode *d, const char *name)
 static void fill_up(void)
 {
 	size_t len = 65536;
-	uint8_t *buf = xmalloc(len);
+	uint8_t *buf = talloc(len);
 	struct mnode *d = setup_mkdir(g.root, "fill"), *n;
 	cfs_ino_t ino;
 	uint64_t cut;
@@ -2472,6 +2614,7 @@ static void fill_up(void)
 		MFAIL("create /fill/data: %s", ename(e));
 	n = mnode_new(T_REG, S_IFREG | 0644, 0, 0, ino);
 	m_attach(d, "data", n);
+	d->ballast = n->ballast = 1;
 	do {
 		uint64_t off = n->size;
 
@@ -2479,7 +2622,7 @@ static void fill_up(void)
 		r = cfs_write(g.fs, n->ino, buf, len, off);
 		write_outcome(n, off, buf, len, r);
 	} while (r == (ssize_t)len);
-	free(buf);
+	tfree(buf);
 	cut = g.cfg->size / 32;
 	cut = n->size > cut ? n->size - cut : 0;
 	describe("fill: truncate /fill/data to %llu", (unsigned long long)cut);
@@ -2584,8 +2727,11 @@ static void model_reset(void)
 		mnode_free(g.nodes[g.nnodes - 1]);
 	free(g.nodes);
 	g.nodes = NULL;
+	tfree_all();
+	rd_free_all();
 	g.root = NULL;
-	g.nospc = g.shorts = g.remounts = 0;
+	g.nospc = g.shorts = g.remounts = g.nospc_chunk = 0;
+	hint_clear();
 	g.nhist = 0;
 	g.opno = 0;
 }
@@ -2640,8 +2786,9 @@ static void run_config(const struct mcfg *c)
 	}
 	g.opno = g.nops;
 	finish();
-	printf("model: config %s done: %ld ops, %ld reopens, %ld -ENOSPC, %ld short"
-	       " writes, %.1f s\n", c->name, g.nops, g.remounts, g.nospc, g.shorts,
+	printf("model: config %s done: %ld ops, %ld reopens, %ld -ENOSPC (%ld of"
+	       " them from one full chunk), %ld short writes, %.1f s\n", c->name,
+	       g.nops, g.remounts, g.nospc + g.nospc_chunk, g.nospc_chunk, g.shorts,
 	       now() - t0);
 	if (c->fill && !g.nospc && !g.shorts)
 		TEST_FAIL("the nearly full configuration never ran out of space");
