@@ -548,6 +548,32 @@ damaged_case empty empty.img "chunkfs"
 check_err open_missing_image 1 "nosuch.img: No such file or directory" "$C" info nosuch.img
 check_err open_directory_image 1 "chunkfs: $TESTDIR" "$C" ls "$TESTDIR"
 
+# A writer killed mid-copy leaves dirty chunks: info still works and shows
+# them, writers refuse with a pointer to fsck and leave the image alone.
+head -c 100M /dev/urandom >dirty.dat
+dirty=0
+for try in 1 2 3; do
+	rm -f dirty.img
+	"$C" mkfs -q -c 8 dirty.img 256M
+	(timeout -s KILL "0.$((try * 2))" "$C" put dirty.img dirty.dat /d) >/dev/null 2>&1
+	"$C" info dirty.img 2>/dev/null | grep -qE '^ +[0-9]+  dirty ' && { dirty=1; break; }
+done
+if [ $dirty = 1 ]; then
+	check_exit dirty_info_works 0 "$C" info dirty.img
+	if [ $HAVE_PY = 1 ] && expect_exit 0 "$C" info --json dirty.img; then
+		[ "$(jget 'd["totals"]["dirty_chunks"] > 0 and any(c["state"] == "dirty" for c in d["chunks"])')" = True ] &&
+			pass dirty_info_json || fail dirty_info_json "no dirty chunk in JSON"
+	fi
+	before=$(sum dirty.img)
+	check_err dirty_write_refused 1 "fsck" "$C" mkdir dirty.img /newdir
+	no_crash dirty_ls_no_crash "$C" ls -lR dirty.img /
+	no_crash dirty_get_no_crash "$C" get -r dirty.img / dirty.out
+	[ "$(sum dirty.img)" = "$before" ] && pass dirty_image_unchanged || fail dirty_image_unchanged "image was modified"
+else
+	skip dirty_info_works "could not kill a writer mid-copy (the copy was too fast)"
+fi
+rm -f dirty.dat dirty.img
+
 # Hostile: random bytes over metadata past the superblock.  Any ordinary
 # outcome is fine; crashes, hangs and sanitizer reports are not.
 for seed in 1 2 3 4 5 6; do
