@@ -11,6 +11,8 @@
 # Sources are found by wildcard (src/*.c is the library, tools/*.c the
 # chunkfs command, tests/unit/test_*.c one test binary each), so new files
 # need no change here.  Header dependencies are tracked with -MMD -MP.
+# The library needs only libc and pthreads; the command also links libfuse3
+# (for chunkfs mount) and libm.
 
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -98,6 +100,17 @@ $(SAN)/obj/%.o: %.c
 
 $(TEST_OBJS) $(SAN_TEST_OBJS): EXTRA_CPPFLAGS := $(TEST_CPPFLAGS)
 
+# The mount (tools/cmd_mount.c) is built on libfuse3 (Debian libfuse3-dev,
+# installed by scripts/deps.sh).
+FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
+FUSE_LIBS   := $(or $(shell pkg-config --libs fuse3 2>/dev/null),-lfuse3) -lm
+ifneq ($(wildcard tools/cmd_mount.c),)
+ifeq ($(FUSE_CFLAGS),)
+$(warning pkg-config finds no fuse3: install libfuse3-dev (bash scripts/deps.sh))
+endif
+endif
+$(B)/obj/tools/cmd_mount.o $(SAN)/obj/tools/cmd_mount.o: EXTRA_CPPFLAGS := $(FUSE_CFLAGS)
+
 # ---- libraries ------------------------------------------------------------
 # The archive is rebuilt from scratch so removed sources leave no stale
 # members; with no sources yet it is a valid empty archive.
@@ -127,11 +140,11 @@ $(B)/libchunkfs.so: $(B)/$(SONAME)
 # ---- programs -------------------------------------------------------------
 $(B)/chunkfs: $(TOOL_OBJS) $(STATIC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -pthread $(LDFLAGS) -o $@ $(TOOL_OBJS) $(STATIC_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) -pthread $(LDFLAGS) -o $@ $(TOOL_OBJS) $(STATIC_LIB) $(FUSE_LIBS) $(LDLIBS)
 
 $(SAN)/chunkfs: $(SAN_TOOL_OBJS) $(SAN_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_CFLAGS) -pthread $(LDFLAGS) -o $@ $(SAN_TOOL_OBJS) $(SAN_LIB) $(LDLIBS)
+	$(CC) $(SAN_CFLAGS) -pthread $(LDFLAGS) -o $@ $(SAN_TOOL_OBJS) $(SAN_LIB) $(FUSE_LIBS) $(LDLIBS)
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(STATIC_LIB)
 	@mkdir -p $(@D)
