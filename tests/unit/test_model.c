@@ -1377,6 +1377,18 @@ static struct mnode *pick_dir(void)
 	return g.root;
 }
 
+/* The directory with most entries: new names go there now and then, so
+ * one directory grows large (index splits, continuations in other chunks). */
+static struct mnode *biggest_dir(void)
+{
+	struct mnode *best = g.root;
+
+	for (size_t i = 0; i < g.nnodes; i++)
+		if (dir_usable(g.nodes[i]) && g.nodes[i]->nde > best->nde)
+			best = g.nodes[i];
+	return best;
+}
+
 /* A random existing name whose node has one of the types in mask. */
 static int pick_dent(struct pick *p, unsigned mask)
 {
@@ -1474,6 +1486,8 @@ static void pick_target(struct pick *t)
 
 	if (chance(4) && pick_dent(&f, M_REG))
 		t->dir = f.n;
+	else if (chance(12))
+		t->dir = biggest_dir();
 	else
 		t->dir = pick_dir();
 	k = rn(100);
@@ -2006,10 +2020,14 @@ static void op_write(void)
 	uint8_t *buf;
 	ssize_t r;
 
-	if (chance(2) && pick_dent(&p, M_DIR))
-		return op_on_dir(&p, 1);
-	if (!pick_dent(&p, M_REG))
-		return op_create();
+	if (chance(2) && pick_dent(&p, M_DIR)) {
+		op_on_dir(&p, 1);
+		return;
+	}
+	if (!pick_dent(&p, M_REG)) {
+		op_create();
+		return;
+	}
 	n = p.n;
 	len = pick_len();
 	off = pick_off(n);
@@ -2033,8 +2051,10 @@ static void op_read(void)
 	size_t len;
 	unsigned k = rn(10);
 
-	if (chance(2) && pick_dent(&p, M_DIR))
-		return op_on_dir(&p, 0);
+	if (chance(2) && pick_dent(&p, M_DIR)) {
+		op_on_dir(&p, 0);
+		return;
+	}
 	if (!pick_dent(&p, M_REG))
 		return;
 	s = p.n->size;
@@ -2072,8 +2092,10 @@ static void op_truncate(void)
 	uint64_t old, lo, bs = g.cfg->bsize;
 	int r;
 
-	if (chance(2) && pick_dent(&p, M_DIR))
-		return op_on_dir(&p, 2);
+	if (chance(2) && pick_dent(&p, M_DIR)) {
+		op_on_dir(&p, 2);
+		return;
+	}
 	if (!pick_dent(&p, M_REG))
 		return;
 	old = p.n->size;
@@ -2094,6 +2116,169 @@ static void op_truncate(void)
 		    label(&p));
 }
 
+static void punch_model(struct mnode *n, uint64_t off, uint64_t len);
+
+/* Like Linux: allocated ranges read as zeros; PUNCH_HOLE needs KEEP_SIZE. */
+static void op_fallocate(void)
+{
+	struct pick p;
+	struct expect e = {0};
+	uint64_t off, len, old, bs = g.cfg->bsize;
+	int mode = (int[]){ 0, CFS_FALLOC_KEEP_SIZE,
+			    CFS_FALLOC_PUNCH_HOLE | CFS_FALLOC_KEEP_SIZE }[rn(3)];
+	long long r;
+
+	if (!pick_dent(&p, chance(3) ? M_DIR : M_REG))
+		return;
+	old = p.n->size;
+	off = pick_off(p.n);
+	len = chance(85) ? rrange(1, 16 * bs) : rrange(1, g.cfg->big_write);
+	if (off + len > g.cfg->max_off)
+		off = g.cfg->max_off - len;
+	if (chance(3))
+		len = 0;
+	else if (chance(3))
+		mode = CFS_FALLOC_PUNCH_HOLE;
+	if (p.n->type == T_DIR)
+		ex(&e, EISDIR);
+	if (!len)
+		ex(&e, EINVAL);
+	if (mode == CFS_FALLOC_PUNCH_HOLE)
+		ex(&e, EOPNOTSUPP);
+	describe("fallocate %s%s%s off %llu len %llu (size %llu)", label(&p),
+		 mode & CFS_FALLOC_PUNCH_HOLE ? " PUNCH_HOLE" : "",
+		 mode & CFS_FALLOC_KEEP_SIZE ? " KEEP_SIZE" : "",
+		 (unsigned long long)off, (unsigned long long)len,
+		 (unsigned long long)old);
+	r = cfs_fallocate(g.fs, p.n->ino, mode, off, len);
+	if (judge(r, &e, len / bs + 2)) {
+		if (mode & CFS_FALLOC_PUNCH_HOLE)
+			punch_model(p.n, off, len);
+		else if (!(mode & CFS_FALLOC_KEEP_SIZE) && off + len > old)
+			mc_truncate(p.n, off + len);
+	} else if (r == -ENOSPC && !mode) {
+		/* ext4 keeps what it allocated and the size covering it. */
+		struct cfs_stat st;
+
+		if (!cfs_getattr(g.fs, p.n->ino, &st) && st.size > old &&
+		    st.size <= off + len)
+			mc_truncate(p.n, st.size);
+	}
+	if (p.n->type == T_DIR) {
+		check_attr(p.n, label(&p));
+		return;
+	}
+	check_attr(p.n, label(&p));
+	check_range(p.n, off > bs ? off - bs : 0,
+		    (size_t)(len < 8 * bs ? len : 8 * bs) + 2 * bs, label(&p));
+	if (len > 8 * bs)
+		check_range(p.n, off + len - 4 * bs, 5 * bs, label(&p));
+}
+
+static void punch_model(struct mnode *n, uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len < n->size ? off + len : n->size;
+	uint8_t *zero;
+
+	if (off >= end)
+		return;
+	/* Only pages that exist need zeroing: the rest already reads zero. */
+	zero = xcalloc(1, MPAGE);
+	for (size_t i = pg_lower(n, off / MPAGE); i < n->npg; i++) {
+		uint64_t ps = n->pg[i].idx * MPAGE, from, to;
+
+		if (ps >= end)
+			break;
+		from = ps > off ? ps : off;
+		to = ps + MPAGE < end ? ps + MPAGE : end;
+		memcpy(n->pg[i].d + (from - ps), zero, to - from);
+	}
+	free(zero);
+}
+
+/* Whether the model holds a non-zero byte in [from, to). */
+static int mc_nonzero(const struct mnode *n, uint64_t from, uint64_t to)
+{
+	for (size_t i = pg_lower(n, from / MPAGE); i < n->npg; i++) {
+		uint64_t ps = n->pg[i].idx * MPAGE;
+		uint64_t a = ps > from ? ps : from, b = ps + MPAGE < to ? ps + MPAGE : to;
+
+		if (ps >= to)
+			break;
+		for (uint64_t j = a; j < b; j++)
+			if (n->pg[i].d[j - ps])
+				return 1;
+	}
+	return 0;
+}
+
+/* SEEK_DATA must not skip data, SEEK_HOLE must land on zeros (or EOF). */
+static void op_seek(void)
+{
+	struct pick p;
+	int whence = chance(50) ? SEEK_DATA : SEEK_HOLE;
+	uint64_t off, size;
+	int64_t r;
+
+	if (!pick_dent(&p, M_REG))
+		return;
+	size = p.n->size;
+	off = chance(90) ? rn(size + 1) : size + rn(4 * g.cfg->bsize);
+	describe("lseek %s %s %llu (size %llu)", label(&p),
+		 whence == SEEK_DATA ? "SEEK_DATA" : "SEEK_HOLE",
+		 (unsigned long long)off, (unsigned long long)size);
+	r = cfs_lseek(g.fs, p.n->ino, (int64_t)off, whence);
+	if (off >= size) {
+		if (r != -ENXIO)
+			MFAIL("lseek at or past EOF: library %s, model -ENXIO", ename(r));
+		return;
+	}
+	if (r == -ENXIO && whence == SEEK_DATA) {
+		if (mc_nonzero(p.n, off, size))
+			MFAIL("SEEK_DATA: -ENXIO, but the model has data after %llu",
+			      (unsigned long long)off);
+		return;
+	}
+	if (r < 0 || (uint64_t)r < off || (uint64_t)r > size ||
+	    (whence == SEEK_DATA && (uint64_t)r == size))
+		MFAIL("lseek: library %s for offset %llu in a file of %llu bytes",
+		      ename(r), (unsigned long long)off, (unsigned long long)size);
+	if (whence == SEEK_DATA && mc_nonzero(p.n, off, (uint64_t)r))
+		MFAIL("SEEK_DATA from %llu skips data: library says %lld",
+		      (unsigned long long)off, (long long)r);
+	if (whence == SEEK_HOLE && (uint64_t)r < size)
+		check_range(p.n, (uint64_t)r, 1, "(at the hole SEEK_HOLE found)");
+	if (whence == SEEK_HOLE && (uint64_t)r < size && mc_nonzero(p.n, (uint64_t)r, (uint64_t)r + 1))
+		MFAIL("SEEK_HOLE from %llu: %lld holds data", (unsigned long long)off,
+		      (long long)r);
+}
+
+/* Take p's name away from its file by renaming a new file over it; 0 if
+ * the new file could not be made (no space). */
+static int replace_name(const struct pick *p)
+{
+	char tmp[CFS_NAME_MAX + 1];
+	struct expect e = {0};
+	struct mnode *n;
+	cfs_ino_t ino;
+	int r;
+
+	fresh_name(p->dir, tmp);
+	r = cfs_mknod(g.fs, p->dir->ino, tmp, S_IFREG | 0600, 0, 0, 0, &ino);
+	if (!judge(r, &e, 1))
+		return 0;
+	n = mnode_new(T_REG, S_IFREG | 0600, 0, 0, ino);
+	m_attach(p->dir, tmp, n);
+	check_new_ino(n);
+	r = cfs_rename(g.fs, p->dir->ino, tmp, p->dir->ino, p->name, 0);
+	if (r)
+		MFAIL("rename %s over the open file: %s", path(p->dir, tmp), ename(r));
+	m_detach(p->dir, p->name);
+	m_attach(p->dir, p->name, m_detach(p->dir, tmp));
+	check_attr(n, label(p));
+	return 1;
+}
+
 /* An open file (cfs_inode_get) outlives its last name until put. */
 static void op_orphan(void)
 {
@@ -2112,10 +2297,14 @@ static void op_orphan(void)
 	r = cfs_inode_get(g.fs, n->ino);
 	if (r)
 		MFAIL("cfs_inode_get: %s", ename(r));
-	r = cfs_unlink(g.fs, p.dir->ino, p.name);
-	if (r)
-		MFAIL("unlink of the open file: %s", ename(r));
-	m_detach(p.dir, p.name);
+	if (chance(50) && replace_name(&p)) {
+		/* the last name now names another file */
+	} else {
+		r = cfs_unlink(g.fs, p.dir->ino, p.name);
+		if (r)
+			MFAIL("unlink of the open file: %s", ename(r));
+		m_detach(p.dir, p.name);
+	}
 	after_new(&p);
 	check_attr(n, "(the open unlinked file)");
 	check_range(n, 0, 3 * g.cfg->bsize, "(the open unlinked file)");
@@ -2296,7 +2485,8 @@ static void op_getxattr(void)
 		return;
 	xa_name(name, p.n);
 	x = xa_find(p.n, name);
-	if (!x || x->len == 0 || chance(60)) {
+	/* A short buffer, not size 0 (that asks for the size). */
+	if (!x || x->len < 2 || chance(60)) {
 		describe("getxattr %s %s", label(&p), sname(name));
 		check_xattr_one(p.n, name, label(&p));
 		return;
@@ -2383,6 +2573,154 @@ static void op_readdir(void)
 	check_readdir(d, step);
 }
 
+/* The whole path of name in d; 0 if it does not fit. */
+static int full_path(const struct mnode *d, const char *name, char *out, size_t sz)
+{
+	size_t l;
+
+	if (d == g.root) {
+		l = 0;
+	} else {
+		if (!d->parent || !full_path(d->parent, dent_name(d), out, sz))
+			return 0;
+		l = strlen(out);
+	}
+	return (size_t)snprintf(out + l, sz - l, "/%s", name) < sz - l;
+}
+
+/* cfs_path_resolve and cfs_path_parent agree with lookup. */
+static void check_resolve(const struct pick *p)
+{
+	char *buf = talloc(4096), name[CFS_NAME_MAX + 1];
+	cfs_ino_t ino = 0, dir = 0;
+	int r;
+
+	if (full_path(p->dir, p->name, buf, 4096)) {
+		r = cfs_path_resolve(g.fs, buf, 0, &ino);
+		if (r || ino != p->n->ino)
+			MFAIL("cfs_path_resolve %s: %s ino %#x, model ino %#x",
+			      label(p), ename(r), ino, p->n->ino);
+		r = cfs_path_parent(g.fs, buf, &dir, name);
+		if (r || dir != p->dir->ino || strcmp(name, p->name))
+			MFAIL("cfs_path_parent %s: %s dir %#x \"%s\", model dir %#x",
+			      label(p), ename(r), dir, r ? "" : sname(name),
+			      p->dir->ino);
+	}
+	tfree(buf);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Between two readdir calls: add a file (a name never used before) or
+ * remove a non-directory.  Returns the name removed, or NULL. */
+static const char *churn_one(struct mnode *d, int *added)
+{
+	static char name[CFS_NAME_MAX + 1];
+	struct expect e = {0};
+	cfs_ino_t ino;
+	size_t i;
+	int r;
+
+	if (chance(50)) {
+		snprintf(name, sizeof(name), "churn-%ld-%d", g.opno, (*added)++);
+		r = cfs_mknod(g.fs, d->ino, name, S_IFREG | 0644, 0, 0, 0, &ino);
+		if (judge(r, &e, 1)) {
+			struct mnode *n = mnode_new(T_REG, S_IFREG | 0644, 0, 0, ino);
+
+			m_attach(d, name, n);
+			check_new_ino(n);
+		}
+		return NULL;
+	}
+	if (!d->nde)
+		return NULL;
+	i = rn(d->nde);
+	if (d->de[i].n->type == T_DIR || frozen(d->de[i].n))
+		return NULL;
+	strcpy(name, d->de[i].name);
+	r = cfs_unlink(g.fs, d->ino, name);
+	if (r)
+		MFAIL("unlink %s while listing it: %s", path(d, name), ename(r));
+	m_release(m_detach(d, name));
+	return name;
+}
+
+/* readdir in steps while the directory changes between the calls: each
+ * entry there throughout comes exactly once; whether entries added or
+ * removed meanwhile come is unspecified (POSIX readdir). */
+static void op_readdir_churn(void)
+{
+	struct mnode *d = chance(50) ? biggest_dir() : pick_dir();
+	size_t n0 = d->nde, step = rrange(1, 6), i, len = 0;
+	char **names = talloc((n0 + 1) * sizeof(*names)), *pool, *key;
+	uint8_t *gone = talloc(n0 + 1), *seen = talloc(n0 + 1);
+	struct rdctx *c;
+	uint64_t cookie = 0;
+	char prefix[48];
+	int added = 0, r;
+
+	describe("readdir %s, %zu entries per call, changing it in between (%zu"
+		 " entries)", dpath(d), step, n0);
+	for (i = 0; i < n0; i++)
+		len += strlen(d->de[i].name) + 1;
+	pool = talloc(len + 1);
+	for (i = 0, len = 0; i < n0; i++) {
+		names[i] = strcpy(pool + len, d->de[i].name);
+		len += strlen(pool + len) + 1;
+	}
+	qsort(names, n0, sizeof(*names), cmp_str);
+	memset(gone, 0, n0 + 1);
+	memset(seen, 0, n0 + 1);
+	c = rd_get(step, n0 * 4 + 1000);
+	for (;;) {
+		const char *rm;
+		char **hit;
+
+		c->taken = 0;
+		c->stopped = 0;
+		r = cfs_readdir(g.fs, d->ino, cookie, rd_fill, c);
+		if (r < 0 || c->stopped == 2)
+			MFAIL("readdir %s (cookie %llu): %s", dpath(d),
+			      (unsigned long long)cookie, r < 0 ? ename(r) : "runaway");
+		if (!c->stopped)
+			break;
+		cookie = c->cookie;
+		if (chance(60) && (rm = churn_one(d, &added))) {
+			key = (char *)rm;
+			hit = bsearch(&key, names, n0, sizeof(*names), cmp_str);
+			if (hit)
+				gone[hit - names] = 1;
+		}
+	}
+	snprintf(prefix, sizeof(prefix), "churn-%ld-", g.opno);
+	for (i = 2; i < c->n; i++) {
+		char **hit;
+
+		key = c->e[i].name;
+		hit = bsearch(&key, names, n0, sizeof(*names), cmp_str);
+		if (hit && seen[hit - names]++)
+			MFAIL("readdir %s while it changed: \"%s\" came twice",
+			      dpath(d), sname(key));
+		if (!hit && strncmp(key, prefix, strlen(prefix)))
+			MFAIL("readdir %s while it changed: \"%s\" never existed",
+			      dpath(d), sname(key));
+	}
+	for (i = 0; i < n0; i++)
+		if (!gone[i] && !seen[i])
+			MFAIL("readdir %s while it changed: \"%s\" (there all along)"
+			      " did not come", dpath(d), sname(names[i]));
+	rd_free(c);
+	tfree(pool);
+	tfree(names);
+	tfree(gone);
+	tfree(seen);
+	check_readdir(d, 0);
+	check_attr(d, dpath(d));
+}
+
 static void op_lookup(void)
 {
 	struct pick p;
@@ -2390,6 +2728,8 @@ static void op_lookup(void)
 
 	if (k < 40 && pick_dent(&p, M_ANY)) {
 		describe("lookup %s", label(&p));
+		if (chance(40))
+			check_resolve(&p);
 	} else if (k < 80) {
 		pick_missing(&p);
 		describe("lookup %s (missing)", label(&p));
@@ -2438,6 +2778,9 @@ static const struct op {
 	{ "chmod",       op_chmod,       { 15, 15, 8 } },
 	{ "chown",       op_chown,       { 15, 15, 8 } },
 	{ "readdir",     op_readdir,     { 30, 30, 20 } },
+	{ "readdir+chg", op_readdir_churn, { 8, 8, 4 } },
+	{ "fallocate",   op_fallocate,   { 20, 20, 25 } },
+	{ "lseek",       op_seek,        { 12, 12, 10 } },
 	{ "lookup",      op_lookup,      { 25, 25, 15 } },
 	{ "getattr",     op_getattr,     { 20, 20, 15 } },
 	{ "orphan",      op_orphan,      { 5, 5, 5 } },
