@@ -16,6 +16,10 @@
 
 const char *tool_prog = "chunkfs";
 
+/* tools/cmd_mount.c */
+int cmd_mount(int argc, char **argv);
+bool mount_helper_call(int argc, char **argv);
+
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -76,6 +80,19 @@ static const struct command commands[] = {
 	  "If LINKNAME is a directory the link is made inside it.\n" },
 	{ "mv", cmd_mv, "IMAGE SRC DEST",
 	  "Rename SRC to DEST inside the image (into DEST if it is a directory).\n" },
+	{ "mount", cmd_mount, "[-f] [-d] [-o OPTION[,OPTION...]] IMAGE DIR",
+	  "Mount IMAGE at DIR through FUSE; runs in the background until unmounted\n"
+	  "(umount DIR, fusermount3 -u DIR, SIGTERM or SIGINT), which marks every\n"
+	  "chunk clean.  Refuses an image in use or with chunks that need checking.\n"
+	  "  -f  stay in the foreground      -d  foreground with FUSE debug output\n"
+	  "Options (-o, comma-separated):\n"
+	  "  ro                read-only\n"
+	  "  allow_other       let other users in (the kernel checks permissions)\n"
+	  "  clean_after=SECS  mark a chunk clean after SECS idle (default 5)\n"
+	  "  nocheck           mount even with dirty chunks (at your own risk)\n"
+	  "  noatime, relatime (default), strictatime, nodiratime\n"
+	  "  max_threads=N     FUSE worker threads (default 16)\n"
+	  "  and the usual FUSE and mount options (see README.md).\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -146,7 +163,7 @@ static void usage_top(FILE *out)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-6s %s\n", commands[i].name, commands[i].synopsis);
 	fprintf(out, "\nAlso invoked as mkfs.chunkfs (= chunkfs mkfs).  "
-		     "fsck.chunkfs and mount.chunkfs\nare not implemented yet "
+		     "Also mount.chunkfs (= chunkfs mount).  fsck.chunkfs\nis not implemented yet "
 		     "in this version.\n"
 		     "Paths inside IMAGE are absolute; relative ones start at /.\n"
 		     "Exit status: 0 success, 1 operational error, 2 usage error.\n");
@@ -481,9 +498,10 @@ static int main_dispatch(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "fsck") == 0)
 		return not_implemented("fsck", EX_FSCK_ERROR);
-	if (strcmp(argv[1], "mount") == 0)
-		return not_implemented("mount", EX_FAIL);
 	c = find_command(argv[1]);
+	/* mount.fuse3 runs "chunkfs IMAGE DIR -o ..." for -t fuse.chunkfs */
+	if (!c && mount_helper_call(argc, argv))
+		return cmd_mount(argc, argv);
 	if (!c)
 		return usage_error(NULL, "unknown command '%s'", argv[1]);
 	return run_command(c, argc - 1, argv + 1);
@@ -503,7 +521,11 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(self, "mount.chunkfs") == 0) {
 		tool_prog = "mount.chunkfs";
-		return not_implemented("mount.chunkfs", EX_FAIL);
+		return run_command(find_command("mount"), argc, argv);
+	}
+	if (strcmp(self, "mount.fuse.chunkfs") == 0) {
+		tool_prog = "mount.fuse.chunkfs";
+		return run_command(find_command("mount"), argc, argv);
 	}
 	return main_dispatch(argc, argv);
 }

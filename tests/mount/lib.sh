@@ -1,0 +1,220 @@
+# shellcheck shell=bash
+# tests/mount/lib.sh: helpers for the mount tests.  Sourced, never run.
+#
+# A mount test is a bash script tests/mount/NAME.sh, run like a CLI test
+# (tests/cli/lib.sh: CHUNKFS, TESTDIR, CHUNKFS_SRC; pass/fail/skip/finish).
+# `make check` runs each through a wrapper build/san/tests/test_mount_NAME.
+# By hand:  CHUNKFS=build/chunkfs bash tests/mount/NAME.sh
+#
+# Every mount made through mount_fs/mount_bg is undone at exit whatever
+# happens (fusermount3 -u, then umount -l; daemons still alive are killed),
+# and every command that touches a mount should run under `timeout` (the
+# helpers here do), so a hung filesystem cannot hang the run.
+#
+# Functions:
+#   need_fuse NAME       SKIP (loudly) and exit unless /dev/fuse and
+#                        fusermount3 are there; builds the helpers
+#   mount_fs IMG DIR [MOUNT-ARGS...]
+#                        mount in the foreground daemon mode (-f), in the
+#                        background; sets DAEMON_PID and DAEMON_LOG
+#   unmount_fs DIR       unmount, wait for the daemon; sets DAEMON_RC
+#   forget_mount DIR     stop tracking DIR (it was unmounted otherwise)
+#   wait_unlocked IMG    wait until no process holds IMG's lock
+#   dirty_chunks IMG     print the chunks not clean, "0,3" ("" if none)
+#   wait_clean IMG SECS  wait until every chunk is clean (status 1 if not)
+#   log_clean NAME LOG   fail NAME if LOG holds a sanitizer report
+#   fsop_run PREFIX DIR [CMD-PREFIX...] < SCRIPT
+#                        run tests/mount/fsop.c's script in DIR (as
+#                        CMD-PREFIX, e.g. setpriv ...), counting its PASS
+#                        and FAIL lines
+#
+# Variables: PUB is a world-readable scratch directory (mount points and
+# helper binaries live there: run.sh's TESTDIR is private to root, and
+# tests run programs as an unprivileged user); FSOP and CFSCHECK are the
+# helper binaries; "${NOBODY[@]}" CMD runs CMD as uid/gid 65534, no groups.
+
+_m_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+_m_own_testdir=
+# cli/lib.sh changes into TESTDIR: a relative CHUNKFS must be made absolute
+if [ -n "${CHUNKFS:-}" ] && [ "${CHUNKFS#/}" = "$CHUNKFS" ] && [ -e "$CHUNKFS" ]; then
+	CHUNKFS=$(cd "$(dirname "$CHUNKFS")" && pwd)/$(basename "$CHUNKFS")
+fi
+if [ -z "${TESTDIR:-}" ]; then
+	TESTDIR=$(mktemp -d "${TMPDIR:-/tmp}/chunkfs-mount-test.XXXXXX") || exit 1
+	_m_own_testdir=$TESTDIR
+fi
+# shellcheck source=../cli/lib.sh
+. "$_m_lib_dir/../cli/lib.sh"
+
+MOUNTS=()
+DAEMONS=()
+PUB=$(mktemp -d /tmp/chunkfs-mount.XXXXXX) || exit 1
+chmod 755 "$PUB"
+FSOP=$PUB/fsop
+CFSCHECK=$PUB/cfscheck
+_m_nlog=0
+
+_m_cleanup() {
+	local d p i
+	for d in "${MOUNTS[@]}"; do
+		fusermount3 -u -z "$d" 2>/dev/null || umount -l "$d" 2>/dev/null
+	done
+	for p in "${DAEMONS[@]}"; do
+		kill -0 "$p" 2>/dev/null || continue
+		kill -TERM "$p" 2>/dev/null
+		for i in $(seq 50); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$p" 2>/dev/null
+	done
+	rm -rf "$PUB"
+	if [ -n "$_m_own_testdir" ]; then
+		cd / && rm -rf "$_m_own_testdir"
+	fi
+}
+trap _m_cleanup EXIT
+trap 'exit 143' TERM INT HUP
+
+# Build the C helpers (fsop, cfscheck) next to the chunkfs under test:
+# cfscheck links the library of the same build (sanitized in make check).
+_m_build_helpers() {
+	local bdir flags=(-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g)
+	bdir=$(dirname "$CHUNKFS")
+	case $bdir in */san) flags+=(-fsanitize=address,undefined -fno-omit-frame-pointer) ;; esac
+	cc "${flags[@]}" -o "$FSOP" "$_m_lib_dir/fsop.c" &&
+		cc "${flags[@]}" -I"$CHUNKFS_SRC/include" -o "$CFSCHECK" \
+			"$_m_lib_dir/cfscheck.c" "$bdir/libchunkfs.a" -pthread
+}
+
+need_fuse() {
+	local why=""
+	if [ ! -c /dev/fuse ]; then
+		why="/dev/fuse is missing (no FUSE in this kernel or container)"
+	elif ! command -v fusermount3 >/dev/null; then
+		why="fusermount3 is not installed (Debian package fuse3)"
+	elif [ "$(id -u)" != 0 ]; then
+		why="the mount tests need root (allow_other, setpriv, mknod)"
+	fi
+	if [ -n "$why" ]; then
+		echo "***** MOUNT TESTS NOT RUN: $why *****" >&2
+		skip "$1" "$why: the FUSE mount was NOT tested"
+		finish
+	fi
+	if ! _m_build_helpers 2>"$TESTDIR/helpers.err"; then
+		fail "$1" "cannot build the test helpers: $(head -c 400 "$TESTDIR/helpers.err")"
+		finish
+	fi
+}
+
+_m_is_mounted() {
+	awk -v d="$1" '$2 == d { found = 1 } END { exit !found }' /proc/self/mounts
+}
+
+mount_fs() {
+	local img=$1 dir=$2 i
+	shift 2
+	_m_nlog=$((_m_nlog + 1))
+	DAEMON_LOG=$TESTDIR/daemon.$_m_nlog.log
+	"$CHUNKFS" mount -f "$@" "$img" "$dir" >"$DAEMON_LOG" 2>&1 &
+	DAEMON_PID=$!
+	DAEMONS+=("$DAEMON_PID")
+	dir=$(cd "$dir" && pwd)
+	for i in $(seq 300); do
+		if _m_is_mounted "$dir"; then
+			MOUNTS+=("$dir")
+			return 0
+		fi
+		if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+			wait "$DAEMON_PID"
+			DAEMON_RC=$?
+			echo "  mount of $img failed (exit $DAEMON_RC):" >&2
+			sed 's/^/    /' "$DAEMON_LOG" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+	echo "  $dir did not appear in /proc/self/mounts" >&2
+	return 1
+}
+
+forget_mount() {
+	local d keep=()
+	for d in "${MOUNTS[@]}"; do
+		[ "$d" = "$1" ] || keep+=("$d")
+	done
+	MOUNTS=("${keep[@]}")
+}
+
+# Unmount DIR and wait (at most 60 s) for the daemon DAEMON_PID to exit;
+# DAEMON_RC is its exit status (255 if it did not exit).
+unmount_fs() {
+	local dir i
+	dir=$(cd "$1" && pwd)
+	timeout 30 fusermount3 -u "$dir" 2>/dev/null || timeout 30 umount "$dir" ||
+		umount -l "$dir"
+	forget_mount "$dir"
+	DAEMON_RC=255
+	for i in $(seq 600); do
+		if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+			wait "$DAEMON_PID"
+			DAEMON_RC=$?
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "  the daemon $DAEMON_PID did not exit after unmounting $dir" >&2
+	return 1
+}
+
+wait_unlocked() {
+	local i
+	for i in $(seq 300); do
+		flock -n -x "$1" true 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+dirty_chunks() {
+	"$CHUNKFS" info "$1" | awk '$1 ~ /^[0-9]+$/ && $2 != "clean" { print $1 }' |
+		paste -sd, -
+}
+
+wait_clean() {
+	local i n=$(($2 * 10))
+	for i in $(seq "$n"); do
+		[ -z "$(dirty_chunks "$1")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+log_clean() {
+	if grep -Eq "$_t_san_re" "$2"; then
+		fail "$1" "sanitizer report in the daemon's log $2"
+		sed 's/^/    /' "$2" | head -40
+		return 1
+	fi
+	return 0
+}
+
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+
+fsop_run() {
+	local prefix=$1 dir=$2 line name
+	shift 2
+	while IFS= read -r line; do
+		case $line in
+		PASS\ *) pass "$prefix${line#PASS }" ;;
+		FAIL\ *)
+			name=${line#FAIL }
+			fail "$prefix${name%%: *}" "${name#*: }"
+			;;
+		'EXIT 0') ;;
+		EXIT\ *) fail "${prefix}fsop" "fsop ${line}: $(head -c 300 "$TESTDIR/fsop.err")" ;;
+		*) echo "  $line" ;;
+		esac
+	done < <(timeout -k 5 120 "$@" "$FSOP" -C "$dir" 2>"$TESTDIR/fsop.err"
+		echo "EXIT $?")
+}
