@@ -82,11 +82,9 @@ check_err too_many_args 2 "too many" "$C" mv x.img a b c
 
 ln -s "$C" mkfs.chunkfs
 ln -s "$C" fsck.chunkfs
-ln -s "$C" mount.chunkfs
 check_exit mkfs_dot_chunkfs 0 ./mkfs.chunkfs -q viamkfs.img 8M
 check_exit mkfs_dot_chunkfs_result 0 "$C" info viamkfs.img
 check_err fsck_not_yet 8 "not implemented" ./fsck.chunkfs viamkfs.img
-check_err mount_not_yet 1 "not implemented" ./mount.chunkfs viamkfs.img /mnt
 
 # ==== mkfs =================================================================
 
@@ -425,6 +423,8 @@ xattrs=0
 if [ $HAVE_PY = 1 ] && python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.chunkfs", b"v\0al")' tree/plain 2>/dev/null; then
 	python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.other", b"x" * 300)' tree/sub
 	xattrs=1
+	[ "$(id -u)" = 0 ] && python3 -c 'import os,sys; os.setxattr(sys.argv[1], "trusted.chunkfs", b"t")' tree/tiny 2>/dev/null &&
+		xattrs=2
 fi
 img=$TESTDIR/r.img
 "$C" mkfs -q -c 16 "$img" 128M
@@ -463,9 +463,13 @@ else
 	skip roundtrip_devices "not root"
 fi
 [ "$(stat -c %b out/sparse)" -lt 1024 ] && pass roundtrip_sparse_holes || fail roundtrip_sparse_holes "$(stat -c %b out/sparse) blocks"
-if [ $xattrs = 1 ]; then
+if [ $xattrs -ge 1 ]; then
 	got=$(python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], "user.chunkfs") == b"v\0al" and os.getxattr(sys.argv[2], "user.other") == b"x" * 300)' out/plain out/sub 2>&1)
 	[ "$got" = True ] && pass roundtrip_xattrs || fail roundtrip_xattrs "$got"
+	if [ $xattrs = 2 ]; then
+		got=$(python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], "trusted.chunkfs") == b"t")' out/tiny 2>&1)
+		[ "$got" = True ] && pass roundtrip_trusted_xattr || fail roundtrip_trusted_xattr "$got"
+	fi
 	expect_exit 0 "$C" stat "$img" /t/plain && grep -q 'user.chunkfs' "$OUT" && pass stat_lists_xattrs || fail stat_lists_xattrs "$(cat "$OUT")"
 else
 	skip roundtrip_xattrs "no user xattrs on $TESTDIR"
