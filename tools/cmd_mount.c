@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -1355,6 +1356,12 @@ static int run_mount(struct mopts *o, const char *image)
 	m.se = session_new(&m, o);
 	if (!m.se)
 		goto out;
+	/* A shell starts background jobs with SIGINT ignored, and libfuse
+	 * only catches signals left at their default: SIGINT and SIGTERM
+	 * must unmount however we were started.  (SIGHUP keeps its
+	 * disposition, so nohup still works.) */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	if (fuse_set_signal_handlers(m.se) != 0)
 		goto out_session;
 	if (fuse_session_mount(m.se, o->dir) != 0)
@@ -1384,15 +1391,18 @@ out:
 }
 
 /* Called by mount.fuse3 as "chunkfs IMAGE DIR -o OPTS" (its convention
- * for type fuse.chunkfs): IMAGE is no command name, DIR is a directory. */
+ * for type fuse.chunkfs; it always passes -o, with at least dev,suid):
+ * IMAGE is no command name, DIR is a directory.  Without the -o it is
+ * more likely a typo than a mount, and no mount is made. */
 bool mount_helper_call(int argc, char **argv);
 
 bool mount_helper_call(int argc, char **argv)
 {
 	struct stat st;
 
-	return argc >= 3 && argv[1][0] != '-' && stat(argv[2], &st) == 0 &&
-	       S_ISDIR(st.st_mode) && stat(argv[1], &st) == 0 && !S_ISDIR(st.st_mode);
+	return argc == 5 && strcmp(argv[3], "-o") == 0 && argv[1][0] != '-' &&
+	       stat(argv[2], &st) == 0 && S_ISDIR(st.st_mode) &&
+	       stat(argv[1], &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
 int cmd_mount(int argc, char **argv);

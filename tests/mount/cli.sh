@@ -1,0 +1,301 @@
+#!/usr/bin/env bash
+# The mount command itself (issue 3 part 1 and 3): daemon and foreground
+# modes, unmounting by umount/fusermount3/SIGTERM/SIGINT, the refusals
+# (usage, missing directory, not an image, image in use, unknown incompat
+# feature, dirty chunks), -o ro, -o nocheck, mount.chunkfs and mount(8)
+# (-t fuse.chunkfs, fstab), live chunk states in `chunkfs info`.
+. "$(dirname "$0")/lib.sh"
+
+need_fuse mount_cli
+
+img=$TESTDIR/cli.img
+mnt=$PUB/mnt
+mkdir "$mnt"
+"$CHUNKFS" mkfs -q -c 8 "$img" 128M || { fail mkfs "mkfs failed"; finish; }
+
+# ---- usage and refusals ---------------------------------------------------------
+check_exit usage_needs_dir 2 "$CHUNKFS" mount "$img"
+if expect_exit 1 "$CHUNKFS" mount "$img" "$PUB/nodir" && grep -q "nodir: No such file" "$ERR"; then
+	pass refuse_missing_dir
+else
+	fail refuse_missing_dir "$(head -c 300 "$ERR")"
+fi
+printf 'not an image at all\n' >"$TESTDIR/junk"
+if expect_exit 1 "$CHUNKFS" mount "$TESTDIR/junk" "$mnt" && grep -q "not a chunkfs image" "$ERR"; then
+	pass refuse_not_an_image
+else
+	fail refuse_not_an_image "$(head -c 300 "$ERR")"
+fi
+if expect_exit 1 "$CHUNKFS" mount -o no_such_option "$img" "$mnt" && ! _m_is_mounted "$mnt"; then
+	pass refuse_unknown_option
+else
+	fail refuse_unknown_option "$(head -c 300 "$ERR")"
+fi
+if expect_exit 2 "$CHUNKFS" mount -o clean_after=soon "$img" "$mnt"; then
+	pass refuse_bad_clean_after
+else
+	fail refuse_bad_clean_after "$(head -c 300 "$ERR")"
+fi
+# A typo ("chunkfs IMAGE DIR" without a command) must not mount.
+if expect_exit 2 "$CHUNKFS" "$img" "$mnt" && ! _m_is_mounted "$mnt"; then
+	pass no_mount_without_command
+else
+	fail no_mount_without_command "$(head -c 300 "$ERR")"
+fi
+
+# ---- daemon mode, live states, umount -------------------------------------------
+if expect_exit 0 "$CHUNKFS" mount -o clean_after=1 "$img" "$mnt" && _m_is_mounted "$mnt"; then
+	MOUNTS+=("$mnt")
+	pass daemon_mount
+else
+	fail daemon_mount "$(head -c 300 "$ERR")"
+	finish
+fi
+src=$(awk -v d="$mnt" '$2 == d { print $1 " " $3 }' /proc/self/mounts)
+if [ "$src" = "$img fuse.chunkfs" ]; then
+	pass proc_mounts_source_and_type
+else
+	fail proc_mounts_source_and_type "got '$src'"
+fi
+if expect_exit 1 "$CHUNKFS" mount "$img" "$PUB" && grep -q "in use by another process" "$ERR"; then
+	pass refuse_image_in_use
+else
+	fail refuse_image_in_use "$(head -c 300 "$ERR")"
+fi
+if expect_exit 1 "$CHUNKFS" mkdir "$img" /offline && grep -q "in use" "$ERR"; then
+	pass offline_write_refused_while_mounted
+else
+	fail offline_write_refused_while_mounted "$(head -c 300 "$ERR")"
+fi
+wait_clean "$img" 10
+mkdir "$mnt/top" && echo data >"$mnt/top/file"
+chunk=$(( $(stat -c %i "$mnt/top") >> 24 ))
+d=$(dirty_chunks "$img")
+# mkdir in / dirties the root's chunk 0 and top's chunk, nothing else
+case ",$d," in
+*",$chunk,"*) pass info_shows_live_dirty ;;
+*) fail info_shows_live_dirty "top is in chunk $chunk, dirty: '$d'" ;;
+esac
+if [ -z "$(echo "$d" | tr ',' '\n' | grep -vx -e 0 -e "$chunk")" ]; then
+	pass only_touched_chunks_dirty
+else
+	fail only_touched_chunks_dirty "touched 0 and $chunk, dirty: $d"
+fi
+if wait_clean "$img" 6; then
+	pass clean_after_idle_while_mounted
+else
+	fail clean_after_idle_while_mounted "still dirty after 6 s with clean_after=1: $(dirty_chunks "$img")"
+fi
+echo more >>"$mnt/top/file"
+if timeout 30 umount "$mnt" && forget_mount "$mnt" && wait_unlocked "$img"; then
+	pass umount_stops_daemon
+else
+	fail umount_stops_daemon "still mounted or locked"
+fi
+if [ -z "$(dirty_chunks "$img")" ] &&
+   [ "$("$CHUNKFS" cat "$img" /top/file 2>&1)" = "$(printf 'data\nmore')" ]; then
+	pass umount_leaves_clean_image_with_data
+else
+	fail umount_leaves_clean_image_with_data "dirty: $(dirty_chunks "$img")"
+fi
+
+# ---- foreground, SIGTERM and SIGINT ---------------------------------------------
+for sig in TERM INT; do
+	if mount_fs "$img" "$mnt" -o clean_after=60; then
+		echo "$sig" >"$mnt/top/sig-$sig"
+		kill -"$sig" "$DAEMON_PID"
+		rc=255
+		for _ in $(seq 200); do
+			if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+				wait "$DAEMON_PID"
+				rc=$?
+				break
+			fi
+			sleep 0.05
+		done
+		if [ "$rc" = 0 ] && ! _m_is_mounted "$mnt" && [ -z "$(dirty_chunks "$img")" ] &&
+		   [ "$("$CHUNKFS" cat "$img" "/top/sig-$sig" 2>&1)" = "$sig" ]; then
+			forget_mount "$mnt"
+			pass "sig${sig}_unmounts_cleanly"
+		else
+			fail "sig${sig}_unmounts_cleanly" "exit $rc, dirty '$(dirty_chunks "$img")': $(tail -3 "$DAEMON_LOG")"
+			unmount_fs "$mnt"
+		fi
+		log_clean "sig${sig}_daemon_log" "$DAEMON_LOG"
+	else
+		fail "sig${sig}_unmounts_cleanly" "mount failed"
+	fi
+done
+
+# ---- read-only --------------------------------------------------------------------
+if mount_fs "$img" "$mnt" -o ro; then
+	if ! touch "$mnt/top/new" 2>"$TESTDIR/ro.err" && grep -q "Read-only" "$TESTDIR/ro.err" &&
+	   [ "$(cat "$mnt/top/sig-TERM")" = TERM ]; then
+		pass ro_reads_but_refuses_writes
+	else
+		fail ro_reads_but_refuses_writes "$(cat "$TESTDIR/ro.err")"
+	fi
+	if expect_exit 1 "$CHUNKFS" mount "$img" "$PUB" && grep -q "in use" "$ERR" &&
+	   expect_exit 1 "$CHUNKFS" rm "$img" /top/sig-INT; then
+		pass ro_mount_keeps_writers_out
+	else
+		fail ro_mount_keeps_writers_out "$(head -c 300 "$ERR")"
+	fi
+	[ -z "$(dirty_chunks "$img")" ] && pass ro_dirties_nothing ||
+		fail ro_dirties_nothing "dirty: $(dirty_chunks "$img")"
+	unmount_fs "$mnt"
+else
+	fail ro_reads_but_refuses_writes "ro mount failed"
+fi
+if mount_fs "$img" "$mnt"; then
+	if expect_exit 1 "$CHUNKFS" mount -o ro "$img" "$PUB" && grep -q "in use" "$ERR"; then
+		pass ro_refused_while_mounted_rw
+	else
+		fail ro_refused_while_mounted_rw "$(head -c 300 "$ERR")"
+	fi
+	unmount_fs "$mnt"
+fi
+
+# ---- unknown incompat feature ---------------------------------------------------
+# Set an unknown bit in feat_incompat (superblock offset 24) and fix the
+# superblock's CRC-32C (offset 4, over [0,4) and [8,1024)).
+cp --sparse=always "$img" "$TESTDIR/incompat.img"
+python3 - "$TESTDIR/incompat.img" <<'EOF'
+import struct, sys
+def crc32c(data, crc=0):
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+with open(sys.argv[1], 'r+b') as f:
+    sb = bytearray(f.read(1024))
+    struct.pack_into('<I', sb, 24, struct.unpack_from('<I', sb, 24)[0] | 0x80000000)
+    struct.pack_into('<I', sb, 4, crc32c(bytes(sb[8:1024]), crc32c(bytes(sb[0:4]))))
+    f.seek(0)
+    f.write(sb)
+EOF
+if expect_exit 1 "$CHUNKFS" mount "$TESTDIR/incompat.img" "$mnt" &&
+   grep -q "unsupported incompatible features 0x80000000" "$ERR" && ! _m_is_mounted "$mnt"; then
+	pass refuse_unknown_incompat_feature
+else
+	fail refuse_unknown_incompat_feature "$(head -c 300 "$ERR")"
+fi
+
+# ---- dirty chunks: refused until checked; -o nocheck overrides -----------------------
+# On a copy: chunks that were dirty stay marked dirty until fsck checks them.
+dimg=$TESTDIR/dirty.img
+cp --sparse=always "$img" "$dimg"
+if mount_fs "$dimg" "$mnt" -o clean_after=600; then
+	# fsync makes the file durable: it must survive the crash
+	echo crash | dd of="$mnt/top/crashed" conv=fsync status=none
+	echo lost >"$mnt/top/maybe-lost"
+	kill -KILL "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null
+	fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"
+	forget_mount "$mnt"
+fi
+dirty=$(dirty_chunks "$dimg")
+if [ -n "$dirty" ] && expect_exit 1 "$CHUNKFS" mount "$dimg" "$mnt" &&
+   grep -q "need checking (${dirty}): run chunkfs fsck" "$ERR" && ! _m_is_mounted "$mnt"; then
+	pass refuse_dirty_chunks
+else
+	fail refuse_dirty_chunks "dirty '$dirty': $(head -c 300 "$ERR")"
+fi
+if expect_exit 1 "$CHUNKFS" mount -o ro "$dimg" "$mnt" && grep -q "need checking" "$ERR"; then
+	pass refuse_dirty_chunks_ro
+else
+	fail refuse_dirty_chunks_ro "$(head -c 300 "$ERR")"
+fi
+if [ "$("$CHUNKFS" cat "$dimg" /top/crashed 2>&1)" = crash ]; then
+	pass fsync_survives_kill_9
+else
+	fail fsync_survives_kill_9 "$("$CHUNKFS" cat "$dimg" /top/crashed 2>&1 | head -c 200)"
+fi
+if mount_fs "$dimg" "$mnt" -o nocheck && grep -q "unchecked chunk" "$DAEMON_LOG" &&
+   [ "$(cat "$mnt/top/crashed")" = crash ]; then
+	unmount_fs "$mnt"
+	if [ "$(dirty_chunks "$dimg")" = "$dirty" ]; then
+		pass nocheck_mounts_and_unchecked_stay_dirty
+	else
+		fail nocheck_mounts_and_unchecked_stay_dirty "dirty before '$dirty', after '$(dirty_chunks "$dimg")'"
+	fi
+else
+	fail nocheck_mounts_and_unchecked_stay_dirty "$(head -c 300 "$DAEMON_LOG")"
+	unmount_fs "$mnt"
+fi
+
+# ---- mount(8) helper conventions ----------------------------------------------------
+bin=$PUB/bin
+mkdir "$bin"
+ln -s "$CHUNKFS" "$bin/mount.chunkfs"
+ln -s "$CHUNKFS" "$bin/mount.fuse.chunkfs"
+ln -s "$CHUNKFS" "$bin/chunkfs"
+if expect_exit 0 "$bin/mount.chunkfs" "$img" "$mnt" -f -o rw && ! _m_is_mounted "$mnt"; then
+	pass helper_dash_f_is_fake
+else
+	fail helper_dash_f_is_fake "$(head -c 300 "$ERR")"
+fi
+for helper in mount.chunkfs mount.fuse.chunkfs; do
+	if expect_exit 0 "$bin/$helper" "$img" "$mnt" -o rw,noatime,nofail,_netdev -n -s &&
+	   _m_is_mounted "$mnt"; then
+		MOUNTS+=("$mnt")
+		echo "$helper" >"$mnt/top/$helper"
+		timeout 30 umount "$mnt" && forget_mount "$mnt"
+		wait_unlocked "$img"
+		if [ "$("$CHUNKFS" cat "$img" "/top/$helper")" = "$helper" ]; then
+			pass "helper_$helper"
+		else
+			fail "helper_$helper" "file not written"
+		fi
+	else
+		fail "helper_$helper" "$(head -c 300 "$ERR")"
+	fi
+done
+# mount.fuse3's way: "chunkfs IMAGE DIR -o OPTS"
+if expect_exit 0 "$bin/chunkfs" "$img" "$mnt" -o rw,dev,suid && _m_is_mounted "$mnt"; then
+	MOUNTS+=("$mnt")
+	timeout 30 fusermount3 -u "$mnt" && forget_mount "$mnt"
+	wait_unlocked "$img"
+	pass mount_fuse3_calling_convention
+else
+	fail mount_fuse3_calling_convention "$(head -c 300 "$ERR")"
+fi
+# mount(8) itself, in a private mount namespace where chunkfs is in
+# /usr/local/bin (mount(8) drops PATH, so that is where mount.fuse3 looks).
+if command -v unshare >/dev/null; then
+	cat >"$PUB/fstab" <<EOF
+$img $mnt fuse.chunkfs defaults,clean_after=1,nofail,x-test=1 0 0
+EOF
+	timeout -k 5 60 unshare -m --propagation private bash -c '
+		set -e
+		trap "umount -l $2 2>/dev/null || true" EXIT
+		mount --bind "$1" /usr/local/bin
+		mount -t fuse.chunkfs "$3" "$2" -o clean_after=1
+		grep -q " $2 fuse.chunkfs " /proc/self/mounts
+		echo viamount >"$2/top/viamount"
+		umount "$2"
+		for i in $(seq 100); do flock -n -x "$3" true && break; sleep 0.1; done
+		mount -T "$4" "$2"
+		grep -q " $2 fuse.chunkfs " /proc/self/mounts
+		echo viafstab >"$2/top/viafstab"
+		umount "$2"
+		for i in $(seq 100); do flock -n -x "$3" true && break; sleep 0.1; done
+	' _ "$bin" "$mnt" "$img" "$PUB/fstab" >"$TESTDIR/mount8.log" 2>&1
+	rc=$?
+	if [ "$rc" = 0 ] && [ "$("$CHUNKFS" cat "$img" /top/viamount)" = viamount ] &&
+	   [ "$("$CHUNKFS" cat "$img" /top/viafstab)" = viafstab ]; then
+		pass mount8_type_fuse_chunkfs_and_fstab
+	else
+		fail mount8_type_fuse_chunkfs_and_fstab "exit $rc: $(tail -5 "$TESTDIR/mount8.log")"
+	fi
+else
+	skip mount8_type_fuse_chunkfs_and_fstab "unshare is not installed"
+fi
+if [ -z "$(dirty_chunks "$img")" ] && "$CFSCHECK" "$img" >"$TESTDIR/check.out"; then
+	pass image_clean_and_consistent_at_end
+else
+	fail image_clean_and_consistent_at_end "$(head -5 "$TESTDIR/check.out")"
+fi
+finish
