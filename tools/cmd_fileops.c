@@ -290,12 +290,14 @@ static int ls_dir(struct cfs_fs *fs, const char *img, const char *path,
 	int ret, status;
 
 	ret = walk_push(&o->ws, ino);
-	if (ret >= 0)
-		ret = dir_read(fs, ino, !o->a, &dl);
 	if (ret < 0) {
-		if (ret != -ELOOP || o->ws.n == 0 || o->ws.ino[o->ws.n - 1] != ino)
-			walk_pop(&o->ws);
 		err_img(img, path, ret == -ELOOP ? -EUCLEAN : ret);
+		return EX_FAIL;
+	}
+	ret = dir_read(fs, ino, !o->a, &dl);
+	if (ret < 0) {
+		walk_pop(&o->ws);
+		err_img(img, path, ret);
 		return EX_FAIL;
 	}
 	dir_list_sort(&dl);
@@ -386,17 +388,20 @@ int cmd_ls(int argc, char **argv)
 static void stat_chunks(struct cfs_fs *fs, cfs_ino_t ino)
 {
 	uint32_t small[64], *chunks = small;
-	int n = cfs_file_chunks(fs, ino, small, 64);
+	int cap = 64, n = cfs_file_chunks(fs, ino, small, cap);
 
-	if (n > 64 && (chunks = malloc((size_t)n * sizeof(*chunks))) != NULL)
-		n = cfs_file_chunks(fs, ino, chunks, n);
-	if (n < 0 || !chunks) {
-		printf("  Chunks: (%s)\n", chunks ? errstr(n) : errstr(-ENOMEM));
+	if (n > cap) {
+		chunks = malloc((size_t)n * sizeof(*chunks));
+		cap = n;
+		n = chunks ? cfs_file_chunks(fs, ino, chunks, cap) : -ENOMEM;
+	}
+	if (n < 0) {
+		printf("  Chunks: (%s)\n", errstr(n));
 		goto out;
 	}
 	printf("  Chunks: %d inode%s in chain; data in chunk%s", n, n == 1 ? "" : "s",
 	       n == 1 ? "" : "s");
-	for (int k = 0; k < n && k < (chunks == small ? 64 : n); k++)
+	for (int k = 0; k < n && k < cap; k++)
 		printf("%s%" PRIu32, k ? "," : " ", chunks[k]);
 	putchar('\n');
 out:
