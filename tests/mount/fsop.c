@@ -47,6 +47,11 @@
  *                              once -> OK | ERR missing NAME | ERR twice NAME
  *   churn DIR N SECS           create and remove DIR/churnI (I < N) for SECS
  *                              seconds -> OK rounds
+ *   stress OWN SHARED SECS SEED  random creates, writes, appends, truncates,
+ *                              reads (checked), renames between OWN and SHARED,
+ *                              links, unlinks, mkdir/rmdir for SECS seconds on
+ *                              files named wSEED_*; finally every file left is
+ *                              read back -> OK | ERR what went wrong
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -605,6 +610,189 @@ static void op_churn(char **a)
 	set_out("OK %ld", rounds ? 1L : 0L);
 }
 
+/* ---- stress ---- */
+
+#define SNF 48
+
+struct sfile {
+	bool exists, shared;
+	unsigned tag;
+	size_t len;
+};
+
+static uint8_t pat(unsigned tag, size_t k)
+{
+	return (uint8_t)(tag * 31u + k * 7u + k / 4096u);
+}
+
+static void spath(char *buf, size_t n, char **a, long seed, int i, bool shared, const char *sfx)
+{
+	snprintf(buf, n, "%s/w%ld_%d%s", shared ? a[2] : a[1], seed, i, sfx);
+}
+
+static int s_write(const char *path, unsigned tag, size_t from, size_t to, int flags)
+{
+	static uint8_t buf[65536];
+	int fd = open(path, O_WRONLY | flags, 0644);
+	size_t k;
+
+	if (fd < 0)
+		return -1;
+	for (k = from; k < to;) {
+		size_t n = to - k < sizeof(buf) ? to - k : sizeof(buf);
+
+		for (size_t j = 0; j < n; j++)
+			buf[j] = pat(tag, k + j);
+		if (pwrite(fd, buf, n, (off_t)k) != (ssize_t)n) {
+			close(fd);
+			return -1;
+		}
+		k += n;
+	}
+	return close(fd);
+}
+
+static int s_verify(const char *path, const struct sfile *f)
+{
+	static uint8_t buf[65536];
+	int fd = open(path, O_RDONLY);
+	size_t k = 0;
+	ssize_t n;
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || (size_t)st.st_size != f->len) {
+		close(fd);
+		errno = EBADMSG;
+		return -1;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t j = 0; j < n; j++, k++)
+			if (buf[j] != pat(f->tag, k)) {
+				close(fd);
+				errno = EBADMSG;
+				return -1;
+			}
+	}
+	close(fd);
+	if (n < 0 || k != f->len) {
+		errno = EBADMSG;
+		return -1;
+	}
+	return 0;
+}
+
+/* One random step on file i; -1 with errno on an unexpected result. */
+static int s_step(char **a, long seed, struct sfile *f, int i, unsigned *tagc)
+{
+	char p[4096], q[4096];
+	struct sfile *x = &f[i];
+	size_t len;
+
+	spath(p, sizeof(p), a, seed, i, x->shared, "");
+	switch (rand() % 9) {
+	case 0: /* create or overwrite */
+		len = (size_t)(rand() % 3 ? rand() % 3000 : rand() % 300000);
+		x->tag = ++*tagc;
+		if (s_write(p, x->tag, 0, len, O_CREAT | O_TRUNC) < 0)
+			return -1;
+		x->exists = true;
+		x->len = len;
+		return 0;
+	case 1: /* read back */
+		return x->exists ? s_verify(p, x) : 0;
+	case 2: /* move to the other directory */
+		if (!x->exists)
+			return 0;
+		spath(q, sizeof(q), a, seed, i, !x->shared, "");
+		if (rename(p, q) < 0)
+			return -1;
+		x->shared = !x->shared;
+		return 0;
+	case 3: /* delete */
+		if (!x->exists)
+			return unlink(p) == 0 || errno != ENOENT ? -1 : 0;
+		x->exists = false;
+		return unlink(p);
+	case 4: /* append */
+		if (!x->exists)
+			return 0;
+		len = (size_t)(rand() % 20000);
+		if (s_write(p, x->tag, x->len, x->len + len, O_APPEND) < 0)
+			return -1;
+		x->len += len;
+		return 0;
+	case 5: /* shrink */
+		if (!x->exists || !x->len)
+			return 0;
+		x->len = (size_t)rand() % x->len;
+		return truncate(p, (off_t)x->len);
+	case 6: /* a directory comes and goes */
+		spath(q, sizeof(q), a, seed, i, false, ".d");
+		if (mkdir(q, 0755) < 0 && errno != EEXIST)
+			return -1;
+		return rand() % 2 ? rmdir(q) : 0;
+	case 7: /* a second link in the other directory, then gone again */
+		if (!x->exists)
+			return 0;
+		spath(q, sizeof(q), a, seed, i, !x->shared, ".l");
+		struct stat st;
+
+		if (link(p, q) < 0 || lstat(p, &st) < 0)
+			return -1;
+		if (st.st_nlink != 2) {
+			errno = EMLINK;
+			return -1;
+		}
+		return unlink(q);
+	default: /* rename over another file of ours */
+		if (!x->exists)
+			return 0;
+		int j = rand() % SNF;
+
+		if (j == i)
+			return 0;
+		spath(q, sizeof(q), a, seed, j, x->shared, "");
+		if (rename(p, q) < 0)
+			return -1;
+		f[j] = *x;
+		x->exists = false;
+		return 0;
+	}
+}
+
+static void op_stress(char **a)
+{
+	long seed = (long)num(a[4]), steps = 0;
+	time_t end = time(NULL) + (time_t)num(a[3]);
+	static struct sfile f[SNF];
+	unsigned tagc = (unsigned)seed << 16;
+	char p[4096];
+
+	memset(f, 0, sizeof(f));
+	srand((unsigned)seed);
+	set_out("OK");
+	while (time(NULL) < end) {
+		int i = rand() % SNF;
+
+		if (s_step(a, seed, f, i, &tagc) < 0) {
+			spath(p, sizeof(p), a, seed, i, f[i].shared, "");
+			set_out("ERR %s at step %ld on %s", errname(errno), steps, p);
+			return;
+		}
+		steps++;
+	}
+	for (int i = 0; i < SNF; i++) {
+		spath(p, sizeof(p), a, seed, i, f[i].shared, "");
+		if (f[i].exists && s_verify(p, &f[i]) < 0) {
+			set_out("ERR %s verifying %s", errname(errno), p);
+			return;
+		}
+	}
+	fprintf(stderr, "stress %ld: %ld steps\n", seed, steps);
+}
+
 static void op_access(char **a)
 {
 	int m = 0;
@@ -689,7 +877,7 @@ static bool run(char **a, int n)
 		{ "statfs", 3 }, { "ls", 2 }, { "count", 2 }, { "umask", 2 },
 		{ "sleep", 2 }, { "chdir", 2 }, { "access", 3 }, { "savetime", 3 },
 		{ "cmptime", 3 }, { "mkfiles", 3 }, { "sameino", 3 },
-		{ "readdir_check", 4 }, { "churn", 4 },
+		{ "readdir_check", 4 }, { "churn", 4 }, { "stress", 5 },
 	};
 	const char *op = a[0];
 	size_t i;
@@ -758,6 +946,7 @@ static bool run(char **a, int n)
 	else if (!strcmp(op, "sameino")) op_sameino(a);
 	else if (!strcmp(op, "readdir_check")) op_readdir_check(a);
 	else if (!strcmp(op, "churn")) op_churn(a);
+	else if (!strcmp(op, "stress")) op_stress(a);
 	return true;
 }
 

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Concurrency over a mount: several processes at once create, write,
+# append, truncate, read back (checked), rename (across directories and
+# chunks, and over each other's files), link and delete, in their own
+# directories (spread over chunks) and in one shared directory; readers
+# list the directories meanwhile.  Then unmount: the image must be clean
+# and pass the library's consistency check, and every file must persist.
+. "$(dirname "$0")/lib.sh"
+
+need_fuse concurrency_mount
+
+img=$TESTDIR/conc.img
+mnt=$PUB/mnt
+mkdir "$mnt"
+SECS=${STRESS_SECS:-8}
+"$CHUNKFS" mkfs -q -c 8 "$img" 256M || { fail mkfs "mkfs failed"; finish; }
+if ! mount_fs "$img" "$mnt" -o clean_after=1; then
+	fail concurrency_mount "mount failed"
+	finish
+fi
+pass concurrency_mount
+mkdir "$mnt/shared" "$mnt/p1" "$mnt/p2" "$mnt/p3" "$mnt/p4"
+chunks=$(stat -c %i "$mnt"/p? "$mnt/shared" | while read -r i; do echo $((i >> 24)); done |
+	sort -u | wc -l)
+[ "$chunks" -ge 3 ] && pass dirs_spread_over_chunks ||
+	fail dirs_spread_over_chunks "5 top-level directories in $chunks chunks"
+
+# Workers 1-4 have their own directory, 5-6 work only in the shared one.
+pids=()
+for w in 1 2 3 4 5 6; do
+	own=p$w
+	[ "$w" -gt 4 ] && own=shared
+	printf '== worker_%s\nstress %s shared %s %s => OK\n' "$w" "$own" "$SECS" "$w" |
+		timeout -k 5 $((SECS + 100)) "$FSOP" -C "$mnt" >"$TESTDIR/worker$w.out" 2>&1 &
+	pids+=($!)
+done
+# readers list and stat while the workers run
+(
+	end=$((SECONDS + SECS))
+	while [ "$SECONDS" -lt "$end" ]; do
+		ls -laR "$mnt" >/dev/null 2>&1
+		stat -f "$mnt" >/dev/null
+	done
+) &
+reader=$!
+for p in "${pids[@]}"; do
+	wait "$p"
+done
+wait "$reader"
+for w in 1 2 3 4 5 6; do
+	line=$(grep -E '^(PASS|FAIL) ' "$TESTDIR/worker$w.out")
+	case $line in
+	PASS*)
+		pass "worker_$w"
+		grep -h '^stress' "$TESTDIR/worker$w.out" | sed 's/^/  /'
+		;;
+	FAIL*) fail "worker_$w" "${line#FAIL worker_*: }" ;;
+	*) fail "worker_$w" "no result: $(head -c 300 "$TESTDIR/worker$w.out")" ;;
+	esac
+done
+
+# Every file a worker left, as the mount shows it, for the comparison
+# after remounting.
+(cd "$mnt" && find . -type f -print0 | sort -z | xargs -0 md5sum) >"$TESTDIR/sums" 2>&1
+if unmount_fs "$mnt" && [ "$DAEMON_RC" = 0 ]; then
+	pass unmount
+else
+	fail unmount "daemon exit $DAEMON_RC: $(tail -3 "$DAEMON_LOG")"
+fi
+log_clean daemon_log_clean "$DAEMON_LOG" && pass daemon_log_clean
+if [ -z "$(dirty_chunks "$img")" ]; then
+	pass all_clean_after_unmount
+else
+	fail all_clean_after_unmount "dirty: $(dirty_chunks "$img")"
+fi
+if "$CFSCHECK" "$img" >"$TESTDIR/check.out" 2>&1; then
+	pass image_consistent
+else
+	fail image_consistent "$(head -20 "$TESTDIR/check.out")"
+fi
+if mount_fs "$img" "$mnt" -o ro; then
+	if (cd "$mnt" && timeout 120 md5sum --quiet -c "$TESTDIR/sums") >"$TESTDIR/md5.out" 2>&1; then
+		pass files_persist
+	else
+		fail files_persist "$(head -c 400 "$TESTDIR/md5.out")"
+	fi
+	unmount_fs "$mnt"
+fi
+finish

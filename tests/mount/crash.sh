@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Crash: kill -9 the daemon in the middle of a workload confined to one
+# top-level directory.  Afterwards `chunkfs info` shows dirty exactly the
+# chunk that directory lives in (chunks are marked dirty before their first
+# change reaches the disk, and idle ones were marked clean again), the
+# mount is refused until fsck, data fsync'ed before the crash is there, and
+# the library's check finds no problem in any chunk marked clean.
+. "$(dirname "$0")/lib.sh"
+
+need_fuse crash_mount
+
+img=$TESTDIR/crash.img
+mnt=$PUB/mnt
+mkdir "$mnt"
+"$CHUNKFS" mkfs -q -c 16 "$img" 512M || { fail mkfs "mkfs failed"; finish; }
+if ! mount_fs "$img" "$mnt" -o clean_after=1; then
+	fail crash_mount "mount failed"
+	finish
+fi
+pass crash_mount
+
+# Other trees in other chunks, written before the workload.
+for d in other1 other2 other3; do
+	mkdir "$mnt/$d"
+	cp -a "$CHUNKFS_SRC/src" "$mnt/$d/src"
+done
+mkdir "$mnt/work" "$mnt/work/a" "$mnt/work/b"
+echo durable | dd of="$mnt/work/durable" conv=fsync status=none
+work=$(( $(stat -c %i "$mnt/work") >> 24 ))
+echo "  /work is in chunk $work"
+if wait_clean "$img" 15; then
+	pass idle_chunks_marked_clean
+else
+	fail idle_chunks_marked_clean "still dirty: $(dirty_chunks "$img")"
+fi
+
+# The workload: three processes inside /work only.
+for w in 1 2 3; do
+	own=work/a
+	[ "$w" = 2 ] && own=work/b
+	printf 'stress %s work 60 %s\n' "$own" "$w" |
+		timeout -k 5 90 "$FSOP" -C "$mnt" >/dev/null 2>&1 &
+done
+sleep 3
+during=$(dirty_chunks "$img")
+if [ "$during" = "$work" ]; then
+	pass only_work_chunk_dirty_while_running
+else
+	fail only_work_chunk_dirty_while_running "work is chunk $work, dirty: '$during'"
+fi
+
+kill -KILL "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null
+fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"
+forget_mount "$mnt"
+wait   # the workers fail with ENOTCONN and end
+
+after=$(dirty_chunks "$img")
+if [ "$after" = "$work" ]; then
+	pass only_work_chunk_dirty_after_crash
+else
+	fail only_work_chunk_dirty_after_crash "work is chunk $work, dirty: '$after'"
+fi
+if expect_exit 1 "$CHUNKFS" mount "$img" "$mnt" &&
+   grep -q "need checking ($work): run chunkfs fsck" "$ERR" && ! _m_is_mounted "$mnt"; then
+	pass remount_refused_until_fsck
+else
+	fail remount_refused_until_fsck "$(head -c 300 "$ERR")"
+fi
+if [ "$("$CHUNKFS" cat "$img" /work/durable 2>&1)" = durable ]; then
+	pass fsynced_data_survived
+else
+	fail fsynced_data_survived "$("$CHUNKFS" cat "$img" /work/durable 2>&1 | head -c 200)"
+fi
+ok=1
+for d in other1 other2 other3; do
+	"$CHUNKFS" get -r "$img" "/$d/src" "$TESTDIR/$d" 2>>"$TESTDIR/get.err" &&
+		diff -r "$CHUNKFS_SRC/src" "$TESTDIR/$d" >/dev/null || ok=0
+done
+[ "$ok" = 1 ] && pass other_trees_intact || fail other_trees_intact "$(head -c 300 "$TESTDIR/get.err")"
+
+# Problems the check finds must all be in dirty chunks.
+"$CFSCHECK" "$img" >"$TESTDIR/check.out" 2>&1
+bad=$(awk -v d=",$after," '/^chunk / { c = $2; sub(":", "", c);
+	if (index(d, "," c ",") == 0) print }' "$TESTDIR/check.out")
+if [ -z "$bad" ] && grep -q '^problems: ' "$TESTDIR/check.out"; then
+	pass clean_chunks_consistent
+	echo "  $(grep -c '^chunk ' "$TESTDIR/check.out") problem(s) reported, all in dirty chunk(s) $after"
+else
+	fail clean_chunks_consistent "problems in clean chunks: $(echo "$bad" | head -5) $(tail -2 "$TESTDIR/check.out")"
+fi
+finish
