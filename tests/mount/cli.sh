@@ -293,6 +293,29 @@ EOF
 else
 	skip mount8_type_fuse_chunkfs_and_fstab "unshare is not installed"
 fi
+# ---- make run (scripts/run.sh) ------------------------------------------------------
+runimg=$TESTDIR/run.img
+runmnt=$PUB/runmnt
+if MNT=$runmnt CHUNKFS=$CHUNKFS timeout 60 bash "$CHUNKFS_SRC/scripts/run.sh" "$runimg" \
+	>"$TESTDIR/run.out" 2>&1 && _m_is_mounted "$runmnt" &&
+   grep -q "chunkfs is mounted at $runmnt" "$TESTDIR/run.out" &&
+   grep -q "umount $runmnt" "$TESTDIR/run.out"; then
+	MOUNTS+=("$runmnt")
+	echo hello >"$runmnt/hello"
+	if MNT=$runmnt timeout 60 bash "$CHUNKFS_SRC/scripts/run.sh" "$runimg" \
+		>"$TESTDIR/run2.out" 2>&1 && grep -q "already mounted" "$TESTDIR/run2.out"; then
+		pass make_run_mounts_and_says_what_next
+	else
+		fail make_run_mounts_and_says_what_next "second run: $(tail -3 "$TESTDIR/run2.out")"
+	fi
+	timeout 30 umount "$runmnt" && forget_mount "$runmnt"
+	wait_unlocked "$runimg"
+	[ "$("$CHUNKFS" cat "$runimg" /hello)" = hello ] ||
+		fail make_run_image_keeps_data "hello not in $runimg"
+else
+	fail make_run_mounts_and_says_what_next "$(tail -5 "$TESTDIR/run.out")"
+fi
+
 if [ -z "$(dirty_chunks "$img")" ] && "$CFSCHECK" "$img" >"$TESTDIR/check.out"; then
 	pass image_clean_and_consistent_at_end
 else

@@ -3,10 +3,10 @@
 #
 # A mount test is a bash script tests/mount/NAME.sh, run like a CLI test
 # (tests/cli/lib.sh: CHUNKFS, TESTDIR, CHUNKFS_SRC; pass/fail/skip/finish).
-# `make check` runs each through a wrapper build/san/tests/test_mount_NAME.
+# tests/run.sh (make check) runs each like the CLI scripts.
 # By hand:  CHUNKFS=build/chunkfs bash tests/mount/NAME.sh
 #
-# Every mount made through mount_fs/mount_bg is undone at exit whatever
+# Every mount made through mount_fs (or added to MOUNTS) is undone at exit whatever
 # happens (fusermount3 -u, then umount -l; daemons still alive are killed),
 # and every command that touches a mount should run under `timeout` (the
 # helpers here do), so a hung filesystem cannot hang the run.
