@@ -71,8 +71,9 @@ int cfs_sync(struct cfs_fs *fs);
 /* Mark chunks clean that have had no change for idle_seconds (after making
  * their changes durable).  Returns the number of chunks marked clean. */
 int cfs_clean_idle(struct cfs_fs *fs, double idle_seconds);
-/* Human-readable reason for the last open failure in this thread, e.g.
- * "not a chunkfs image (bad magic)".  Never NULL. */
+/* Human-readable reason for the last cfs_open or cfs_mkfs failure in this
+ * thread, e.g. "not a chunkfs image (bad magic)".  Never NULL; meaningful
+ * only right after a failed call. */
 const char *cfs_last_error(void);
 
 /* ---- attributes ---- */
@@ -193,7 +194,8 @@ struct cfs_info {
 	uint32_t chunks;
 	uint64_t chunk_blocks;          /* blocks per chunk */
 	uint64_t inodes_per_chunk;
-	uint64_t total_blocks;          /* device size in blocks */
+	uint64_t total_blocks;          /* blocks the filesystem uses (to the backup
+					   superblock); a device may be larger */
 	uint64_t first_chunk_block;     /* block where chunk 0 starts */
 	uint64_t backup_sb_block;
 	uint32_t feature_compat, feature_ro_compat, feature_incompat;

@@ -176,7 +176,7 @@ static void check_chunk(struct ck *k, uint32_t c)
 struct dir_walk {
 	struct ck *k;
 	struct inode *dp;
-	uint64_t entries;
+	uint64_t entries, remote;
 };
 
 static void check_entry_stub(struct ck *k, struct inode *dp, const struct dirent_rec *r)
@@ -213,6 +213,7 @@ static int check_entry(void *vc, const struct dirent_rec *r)
 	struct inode *ip;
 
 	w->entries++;
+	w->remote += r->stub != 0;
 	if (r->hash != dir_hash(fs, r->name, r->namelen))
 		problem(k, "dir %u: entry '%s' has a wrong hash", w->dp->ino, r->name);
 	if (!ino_valid(fs, r->ino) || k->inuse[idx_of(fs, r->ino)] != 1) {
@@ -279,14 +280,16 @@ static void check_links(struct ck *k)
 		if (k->inuse[i] == 1 && S_ISDIR(ip->d.mode)) {
 			w.k = k;
 			w.dp = ip;
-			w.entries = 0;
+			w.entries = w.remote = 0;
 			ret = dir_iterate(fs, ip, 0, check_entry, &w);
 			if (ret < 0)
 				problem(k, "dir %u: unreadable (%s)", ino, strerror(-ret));
-			else if (w.entries != ip->d.lo)
-				problem(k, "dir %u: records %llu entries, has %llu", ino,
-					(unsigned long long)ip->d.lo,
-					(unsigned long long)w.entries);
+			else if (w.entries != ip->d.lo || w.remote != ip->d.hi)
+				problem(k, "dir %u: records %llu entries (%llu remote), has "
+					"%llu (%llu)", ino, (unsigned long long)ip->d.lo,
+					(unsigned long long)ip->d.hi,
+					(unsigned long long)w.entries,
+					(unsigned long long)w.remote);
 		}
 		inode_put(fs, ip);
 	}
@@ -305,7 +308,9 @@ static void check_links(struct ck *k)
 			problem(k, "root directory has %u entries naming it", k->refs[i]);
 		else if (S_ISDIR(ip->d.mode) && ino != fs->sb.root_ino && k->refs[i] != 1)
 			problem(k, "dir %u: named by %u entries", ino, k->refs[i]);
-		if (ip->d.nlink != want && !(ip->open && ip->d.nlink == 0))
+		if (!ip->d.nlink && !ip->open && ino != fs->sb.root_ino)
+			problem(k, "inode %u: unreferenced, link count 0 (orphan)", ino);
+		else if (ip->d.nlink != want && !(ip->open && ip->d.nlink == 0))
 			problem(k, "inode %u: link count %u, counted %u", ino, ip->d.nlink, want);
 		inode_put(fs, ip);
 	}

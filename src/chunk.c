@@ -521,10 +521,10 @@ int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_blocks, uint32_t 
 
 /* fsck: make bitmap 'which' of chunk c say exactly what truth says (one bit
  * per block or inode, covering the whole bitmap).  Counts differing bits in
- * *diffs; rewrites differing bitmap blocks when fix is set, and then sets
- * the header's free count from the truth. */
+ * *diffs and the free ones in *truth_free; with fix set, rewrites differing
+ * bitmap blocks and sets the header's free count from the truth. */
 int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *truth,
-		      int fix, uint64_t *diffs)
+		      int fix, uint64_t *diffs, uint64_t *truth_free)
 {
 	struct chunk *ch = chunk_of(fs, c);
 	uint64_t total = which == BM_BLOCKS ? fs->sb.chunk_blocks : fs->sb.inodes_per_chunk;
@@ -564,6 +564,7 @@ int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *t
 		if (!fix && (d || bad))
 			cache_forget(&fs->cache, bm_abs(fs, c, which, k));
 	}
+	*truth_free = nfree;
 	if (fix && ret == 0) {
 		if (which == BM_BLOCKS)
 			ch->hdr.free_blocks = (uint32_t)nfree;

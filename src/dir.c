@@ -6,8 +6,9 @@
  * used u32), owner inode u32 at 24, zero u32 at 28, records from 32.
  * Leaf record: 0 u64 hash, 8 u32 inode, 12 u32 stub inode (0 = none),
  * 16 u8 type (DT_*), 17 u8 name length, 18 name bytes (no NUL).
- * The directory inode's lo field counts its entries ("." and ".." aside);
- * callers write the inode after every change. */
+ * The directory inode's lo field counts its entries ("." and ".." aside)
+ * and hi those of them that carry a stub (name another chunk); callers
+ * write the inode after every change. */
 #include <errno.h>
 #include <string.h>
 
@@ -249,8 +250,12 @@ int dir_add(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
 		return ret;
 	e.hash = dir_hash(fs, r->name, r->namelen);
 	ret = bt_insert(&t, rec, rec_encode(&e, rec));
-	if (ret == 0)
-		dp->d.lo++;   /* entry count: lets fsck notice lost entries */
+	if (ret == 0) {
+		/* entry counts: let fsck notice lost entries, and whether any
+		 * of them named another chunk */
+		dp->d.lo++;
+		dp->d.hi += !!e.stub;
+	}
 	dir_close(&t);
 	return ret;
 }
@@ -266,9 +271,13 @@ int dir_remove(struct cfs_fs *fs, struct inode *dp, const char *name)
 		return ret;
 	ret = dir_find(&t, name, strlen(name), &c);
 	if (ret == 1) {
+		int remote = get_le32(bt_rec(&c) + 12) != 0;
+
 		ret = bt_delete(&c);
-		if (ret == 0)
+		if (ret == 0) {
 			dp->d.lo--;
+			dp->d.hi -= remote;
+		}
 	} else {
 		bt_release(&c);
 		if (ret == 0)
@@ -299,6 +308,7 @@ int dir_update(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
 	if (ret == 1) {
 		uint8_t *p = bt_rec(&c);
 
+		dp->d.hi += (uint64_t)(r->stub != 0) - (get_le32(p + 12) != 0);
 		put_le32(p + 8, r->ino);
 		put_le32(p + 12, r->stub);
 		p[16] = r->type;
@@ -408,6 +418,7 @@ int dir_rebuild(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r,
 	if (ret == 0)
 		ret = dir_init(fs, dp);
 	dp->d.lo = 0;
+	dp->d.hi = 0;
 	for (i = 0; i < n && ret == 0; i++)
 		ret = dir_add(fs, dp, &r[i]);
 	if (ret == 0)

@@ -304,14 +304,24 @@ static void sync_bitmaps(struct ck *x)
 
 	for (w = 0; w < 2; w++) {
 		const uint8_t *truth = w ? x->ibits : x->bbits;
+		uint32_t *hfree = w ? &ch->hdr.free_inodes : &ch->hdr.free_blocks;
+		uint64_t nfree;
 
-		if (chunk_bitmap_sync(fs, x->c, w, truth, 0, &diffs) < 0) {
+		if (chunk_bitmap_sync(fs, x->c, w, truth, 0, &diffs, &nfree) < 0) {
 			problem(x, 0, "chunk %u: %s bitmap unreadable", x->c, w ? "inode" : "block");
 			continue;
 		}
 		if (diffs && problem(x, 1, "chunk %u: %s bitmap differs in %llu places", x->c,
 				     w ? "inode" : "block", (unsigned long long)diffs))
-			chunk_bitmap_sync(fs, x->c, w, truth, 1, &diffs);
+			chunk_bitmap_sync(fs, x->c, w, truth, 1, &diffs, &nfree);
+		else if (!diffs && *hfree != nfree &&
+			 problem(x, 1, "chunk %u: free %s count %u, should be %llu", x->c,
+				 w ? "inode" : "block", *hfree, (unsigned long long)nfree)) {
+			pthread_mutex_lock(&ch->lock);
+			*hfree = (uint32_t)nfree;
+			ch->hdr_dirty = 1;
+			pthread_mutex_unlock(&ch->lock);
+		}
 	}
 	if ((ch->hdr.nconts != x->nconts || ch->hdr.nstubs != x->nstubs ||
 	     ch->hdr.ndirs != x->ndirs) &&
@@ -451,7 +461,7 @@ struct dscan {
 	struct inode *dp;
 	struct dirent_rec *ok;
 	size_t nok, cap;
-	uint64_t seen;
+	uint64_t seen, remote_ok, remote_bad;
 	int bad, oom;
 };
 
@@ -470,8 +480,11 @@ static int entry_target_ok(struct ck *x, struct inode *dp, const struct dirent_r
 			return 0;
 		if (x->isdir[l] && x->refs[l])
 			return 0;   /* a second name for a directory */
-		return inode_get(fs, r->ino, &t) == 0 &&
-		       (inode_put(fs, t), ((t->d.mode & S_IFMT) >> 12) == r->type);
+		if (inode_get(fs, r->ino, &t) < 0)
+			return 0;
+		ok = ((t->d.mode & S_IFMT) >> 12) == r->type;
+		inode_put(fs, t);
+		return ok;
 	}
 	ok = inode_get(fs, r->ino, &t) == 0 && is_head(t) &&
 	     ((t->d.mode & S_IFMT) >> 12) == r->type && ino_valid(fs, r->stub) &&
@@ -502,6 +515,7 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 	if (!name_ok(r) || r->hash != dir_hash(x->fs, r->name, r->namelen) ||
 	    !entry_target_ok(x, d->dp, r)) {
 		d->bad = 1;
+		d->remote_bad += r->stub || CFS_INO_CHUNK(r->ino) != x->c;
 		problem(x, 1, "chunk %u: dir %u: entry '%.*s' -> %u invalid, removed", x->c,
 			d->dp->ino, (int)r->namelen, r->name, r->ino);
 		return 0;
@@ -518,6 +532,7 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 		d->cap = nc;
 	}
 	d->ok[d->nok++] = *r;
+	d->remote_ok += r->stub != 0;
 	if (CFS_INO_CHUNK(r->ino) == x->c)
 		x->refs[CFS_INO_LOCAL(r->ino) - 1]++;
 	return 0;
@@ -540,7 +555,7 @@ static void fix_parent(struct ck *x, cfs_ino_t child, cfs_ino_t parent)
 
 static void check_dir(struct ck *x, struct inode *dp)
 {
-	struct dscan d = { x, dp, NULL, 0, 0, 0, 0, 0 };
+	struct dscan d = { x, dp, NULL, 0, 0, 0, 0, 0, 0, 0 };
 	uint32_t l = CFS_INO_LOCAL(dp->ino) - 1;
 	size_t i;
 	int ret = -1;
@@ -555,24 +570,27 @@ static void check_dir(struct ck *x, struct inode *dp)
 			if (CFS_INO_CHUNK(d.ok[i].ino) == x->c)
 				x->refs[CFS_INO_LOCAL(d.ok[i].ino) - 1]--;
 		d.nok = 0;
+		d.remote_ok = d.remote_bad = 0;
 		d.bad = 1;
 		if (dp->d.flags & CFS_IFL_EXTENTS)
 			dir_salvage(x->fs, dp, dscan_entry, &d);
 	}
-	if (!d.bad && d.nok != dp->d.lo) {
-		if (d.nok < dp->d.lo)
-			x->k->escalate = 1;
-		if (problem(x, 1, "chunk %u: dir %u: records %llu entries, has %zu", x->c,
-			    dp->ino, (unsigned long long)dp->d.lo, d.nok)) {
-			dp->d.lo = d.nok;
-			inode_write(x->fs, dp);
-		}
-	}
-	if (d.bad) {
+	/* Entries lost or dropped that named other chunks may have left a
+	 * stub behind in a chunk that is not being checked: check them all.
+	 * Lost local entries need nothing more: their inodes are here. */
+	if (d.remote_bad || d.remote_ok < dp->d.hi)
 		x->k->escalate = 1;
-		if (x->k->o->mode != CFS_FSCK_NO && !(x->k->o->mode == CFS_FSCK_PREEN && ret < 0))
-			dir_rebuild(x->fs, dp, d.ok, d.nok);
+	if (!d.bad && (d.nok != dp->d.lo || d.remote_ok != dp->d.hi) &&
+	    problem(x, 1, "chunk %u: dir %u: records %llu entries (%llu remote), has %zu "
+		    "(%llu)", x->c, dp->ino, (unsigned long long)dp->d.lo,
+		    (unsigned long long)dp->d.hi, d.nok, (unsigned long long)d.remote_ok)) {
+		dp->d.lo = d.nok;
+		dp->d.hi = d.remote_ok;
+		inode_write(x->fs, dp);
 	}
+	if (d.bad && x->k->o->mode != CFS_FSCK_NO &&
+	    !(x->k->o->mode == CFS_FSCK_PREEN && ret < 0))
+		dir_rebuild(x->fs, dp, d.ok, d.nok);
 	pthread_mutex_unlock(&dp->lock);
 	for (i = 0; i < d.nok; i++) {
 		if (d.ok[i].type != (S_IFDIR >> 12))

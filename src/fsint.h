@@ -102,7 +102,7 @@ void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta);
 #define CNT_STUBS 1
 #define CNT_DIRS  2
 int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *truth,
-		      int fix, uint64_t *diffs);
+		      int fix, uint64_t *diffs, uint64_t *truth_free);
 /* Pick a chunk with free inodes (and blocks), preferring want. */
 int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_blocks, uint32_t *c);
 

@@ -156,12 +156,12 @@ int inode_write(struct cfs_fs *fs, struct inode *ip)
 	ret = cache_get(&fs->cache, blk, 0, &b);
 	if (ret < 0)
 		return ret;
+	/* contents first, then the dirty bit: a write-back running in
+	 * between must not clear the bit of a change it did not write */
+	cfs_dinode_encode(&ip->d, b->data + off);
+	memcpy(b->data + off + CFS_INODE_FIXED, ip->var, fs->varsz);
+	cfs_dinode_csum_set(b->data + off, fs->isz, fs->seed, ip->ino);
 	ret = buf_dirty(&fs->cache, b);
-	if (ret == 0) {
-		cfs_dinode_encode(&ip->d, b->data + off);
-		memcpy(b->data + off + CFS_INODE_FIXED, ip->var, fs->varsz);
-		cfs_dinode_csum_set(b->data + off, fs->isz, fs->seed, ip->ino);
-	}
 	buf_put(&fs->cache, b);
 	return ret;
 }

@@ -211,12 +211,14 @@ int cfs_mkfs_bdev(struct cfs_bdev *bd, const struct cfs_mkfs_opts *o)
 	ret = geometry(o, bd->nblocks, bs, &sb);
 	if (ret < 0)
 		return ret;
-	if (o->uuid)
+	if (o->uuid) {
 		memcpy(sb.uuid, o->uuid, 16);
-	else if (getrandom(sb.uuid, 16, 0) != 16)
-		return -errno;
-	sb.uuid[6] = (uint8_t)((sb.uuid[6] & 0x0F) | 0x40);
-	sb.uuid[8] = (uint8_t)((sb.uuid[8] & 0x3F) | 0x80);
+	} else {
+		if (getrandom(sb.uuid, 16, 0) != 16)
+			return -errno;
+		sb.uuid[6] = (uint8_t)((sb.uuid[6] & 0x0F) | 0x40);   /* version 4 */
+		sb.uuid[8] = (uint8_t)((sb.uuid[8] & 0x3F) | 0x80);
+	}
 	if (o->label && strlen(o->label) > 63) {
 		cfs_set_error("label too long (at most 63 bytes)");
 		return -EINVAL;
@@ -309,7 +311,11 @@ static int super_check(struct cfs_fs *fs, const uint8_t *buf, struct cfs_super *
 			      "is needed", sb->feat_incompat & ~CFS_FEAT_INCOMPAT_SUPP);
 		return -EPROTONOSUPPORT;
 	}
-	ret = cfs_super_validate(sb, (fs->bd->nblocks * CFS_MIN_BLOCK) / sb->block_size, &why);
+	/* validate before dividing by anything a hostile image chose */
+	ret = cfs_super_validate(sb, UINT64_MAX, &why);
+	if (ret == 0)
+		ret = cfs_super_validate(sb, (fs->bd->nblocks * CFS_MIN_BLOCK) / sb->block_size,
+					 &why);
 	if (ret < 0)
 		cfs_set_error("bad superblock: %s", why);
 	return ret;
@@ -362,6 +368,16 @@ out:
 	return ret;
 }
 
+/* CHUNKFS_CACHE_KB overrides the cache size: crash tests shrink it so that
+ * write-back interleaves with the workload. */
+static size_t cache_bytes(void)
+{
+	const char *e = getenv("CHUNKFS_CACHE_KB");
+	unsigned long kb = e ? strtoul(e, NULL, 10) : 0;
+
+	return kb ? (size_t)kb << 10 : CACHE_BYTES;
+}
+
 static int fs_setup(struct cfs_fs *fs, int flags)
 {
 	int ret;
@@ -381,7 +397,7 @@ static int fs_setup(struct cfs_fs *fs, int flags)
 	ret = cfs_bdev_set_block_size(fs->bd, fs->bsize);
 	if (ret < 0)
 		return ret;
-	ret = cache_init(&fs->cache, fs->bd, CACHE_BYTES, fs->seed);
+	ret = cache_init(&fs->cache, fs->bd, cache_bytes(), fs->seed);
 	if (ret < 0)
 		return ret;
 	fs->cache.before_dirty = chunk_before_dirty;
