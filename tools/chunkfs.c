@@ -16,6 +16,9 @@
 
 const char *tool_prog = "chunkfs";
 
+/* tools/cmd_fsck.c */
+int cmd_fsck(int argc, char **argv);
+
 /* tools/cmd_mount.c */
 int cmd_mount(int argc, char **argv);
 bool mount_helper_call(int argc, char **argv);
@@ -80,6 +83,19 @@ static const struct command commands[] = {
 	  "If LINKNAME is a directory the link is made inside it.\n" },
 	{ "mv", cmd_mv, "IMAGE SRC DEST",
 	  "Rename SRC to DEST inside the image (into DEST if it is a directory).\n" },
+	{ "fsck", cmd_fsck, "[-n|-p|-a|-y] [-f] [-j N] [-C FD] [-v] [--json] IMAGE",
+	  "Check the chunks that need it (dirty or in error; all with -f) on\n"
+	  "several threads and repair them.\n"
+	  "  -n      open read-only, change nothing\n"
+	  "  -p, -a  preen: fix what is safe, exit 4 if a person is needed\n"
+	  "  -y      fix everything\n"
+	  "  -f      check clean chunks too\n"
+	  "  -j N    worker threads (default: number of CPUs)\n"
+	  "  -C FD   progress: 0 = a bar on the terminal, else lines on FD\n"
+	  "  -v      verbose summary\n"
+	  "  --json  machine-readable summary on stdout\n"
+	  "Exit status (fsck(8)): 0 clean, 1 errors corrected, 4 errors left,\n"
+	  "8 operational error, 16 usage error.\n" },
 	{ "mount", cmd_mount, "[-f] [-d] [-o OPTION[,OPTION...]] IMAGE DIR",
 	  "Mount IMAGE at DIR through FUSE; runs in the background until unmounted\n"
 	  "(umount DIR, fusermount3 -u DIR, SIGTERM or SIGINT), which marks every\n"
@@ -163,8 +179,7 @@ static void usage_top(FILE *out)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-6s %s\n", commands[i].name, commands[i].synopsis);
 	fprintf(out, "\nAlso invoked as mkfs.chunkfs (= chunkfs mkfs).  "
-		     "Also mount.chunkfs (= chunkfs mount).  fsck.chunkfs\nis not implemented yet "
-		     "in this version.\n"
+		     "Also mount.chunkfs (= chunkfs mount) and fsck.chunkfs\n(= chunkfs fsck).\n"
 		     "Paths inside IMAGE are absolute; relative ones start at /.\n"
 		     "Exit status: 0 success, 1 operational error, 2 usage error.\n");
 }
@@ -459,14 +474,6 @@ void fmt_time(const struct timespec *ts, char *buf, size_t len)
 	snprintf(buf, len, "%s.%09ld %s", date, nsec, zone);
 }
 
-/* ---- main ----------------------------------------------------------- */
-
-static int not_implemented(const char *what, int status)
-{
-	err_msg("%s is not implemented yet in this version", what);
-	return status;
-}
-
 static int run_command(const struct command *c, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
@@ -496,8 +503,6 @@ static int main_dispatch(int argc, char **argv)
 		printf("chunkfs %s\n", CFS_VERSION_STRING);
 		return EX_OK;
 	}
-	if (strcmp(argv[1], "fsck") == 0)
-		return not_implemented("fsck", EX_FSCK_ERROR);
 	c = find_command(argv[1]);
 	/* mount.fuse3 runs "chunkfs IMAGE DIR -o ..." for -t fuse.chunkfs */
 	if (!c && mount_helper_call(argc, argv))
@@ -517,7 +522,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(self, "fsck.chunkfs") == 0) {
 		tool_prog = "fsck.chunkfs";
-		return not_implemented("fsck.chunkfs", EX_FSCK_ERROR);
+		return run_command(find_command("fsck"), argc, argv);
 	}
 	if (strcmp(self, "mount.chunkfs") == 0) {
 		tool_prog = "mount.chunkfs";

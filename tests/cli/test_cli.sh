@@ -84,7 +84,10 @@ ln -s "$C" mkfs.chunkfs
 ln -s "$C" fsck.chunkfs
 check_exit mkfs_dot_chunkfs 0 ./mkfs.chunkfs -q viamkfs.img 8M
 check_exit mkfs_dot_chunkfs_result 0 "$C" info viamkfs.img
-check_err fsck_not_yet 8 "not implemented" ./fsck.chunkfs viamkfs.img
+check_exit fsck_dot_chunkfs_clean 0 ./fsck.chunkfs -n viamkfs.img
+grep -q "checked 0 of" "$OUT" && pass fsck_dot_chunkfs_says_what || fail fsck_dot_chunkfs_says_what "$(cat "$OUT")"
+check_err fsck_needs_mode 8 "need a terminal" ./fsck.chunkfs viamkfs.img
+check_exit fsck_usage 16 ./fsck.chunkfs -j 0 viamkfs.img
 
 # ==== mkfs =================================================================
 

@@ -1,0 +1,261 @@
+/* chunkfs fsck: e2fsck's options and fsck(8)'s exit codes over the
+ * library's parallel, dirty-chunk-only checker. */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+#define FSCK_OK        0
+#define FSCK_FIXED     1
+#define FSCK_UNFIXED   4
+#define FSCK_ERROR     8
+#define FSCK_USAGE     16
+
+struct fsck_ui {
+	const char *img;
+	int verbose, json, progress_fd;
+	int bar;                   /* a bar on the terminal (-C 0) */
+	char **msgs;               /* kept for --json */
+	size_t nmsgs;
+	pthread_mutex_t lock;
+};
+
+static void ui_report(void *ctx, const char *msg)
+{
+	struct fsck_ui *u = ctx;
+	char **n;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->bar)
+		fputs("\r\033[K", stderr);
+	if (u->json) {
+		n = realloc(u->msgs, (u->nmsgs + 1) * sizeof(*n));
+		if (n && (n[u->nmsgs] = strdup(msg))) {
+			u->msgs = n;
+			u->nmsgs++;
+		} else if (n) {
+			u->msgs = n;
+		}
+	} else {
+		printf("%s: %s\n", u->img, msg);
+		fflush(stdout);
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+static void ui_progress(void *ctx, uint32_t done, uint32_t total)
+{
+	struct fsck_ui *u = ctx;
+	int width = 40, fill = total ? (int)((uint64_t)done * width / total) : width;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->bar) {
+		fprintf(stderr, "\r%s: chunk %u/%u [%.*s%*s] %3u%%", u->img, done, total, fill,
+			"========================================", width - fill, "",
+			total ? done * 100 / total : 100);
+		if (done == total)
+			fputs("\r\033[K", stderr);
+		fflush(stderr);
+	} else if (u->progress_fd > 0) {
+		dprintf(u->progress_fd, "1 %u %u %s\n", done, total, u->img);
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void print_json(struct fsck_ui *u, const struct cfs_fsck_result *r, int code)
+{
+	size_t i;
+
+	printf("{\"image\":");
+	json_str(u->img);
+	printf(",\"chunks\":%u,\"checked\":%u,\"skipped\":%u,\"inodes\":%llu,\"dirs\":%llu,"
+	       "\"problems\":%llu,\"fixed\":%llu,\"unfixed\":%llu,\"escalated\":%s,"
+	       "\"superblock_restored\":%s,\"seconds\":%.6f,\"exit\":%d,\"messages\":[",
+	       r->chunks, r->checked, r->chunks - r->checked, (unsigned long long)r->inodes,
+	       (unsigned long long)r->dirs, (unsigned long long)r->problems,
+	       (unsigned long long)r->fixed, (unsigned long long)r->unfixed,
+	       r->escalated ? "true" : "false", r->sb_restored ? "true" : "false",
+	       r->seconds, code);
+	for (i = 0; i < u->nmsgs; i++) {
+		if (i)
+			putchar(',');
+		json_str(u->msgs[i]);
+	}
+	printf("]}\n");
+}
+
+static void print_summary(struct fsck_ui *u, const struct cfs_fsck_result *r, int mode)
+{
+	printf("%s: checked %u of %u chunks (%u clean, skipped)%s in %.3fs\n", u->img,
+	       r->checked, r->chunks, r->chunks - r->checked,
+	       r->escalated ? " [lost directory entries: checked every chunk]" : "",
+	       r->seconds);
+	if (u->verbose || r->problems)
+		printf("%s: %llu inodes, %llu directories in the checked chunks; "
+		       "%llu problems, %llu fixed, %llu left\n", u->img,
+		       (unsigned long long)r->inodes, (unsigned long long)r->dirs,
+		       (unsigned long long)r->problems, (unsigned long long)r->fixed,
+		       (unsigned long long)r->unfixed);
+	if (r->unfixed && mode == CFS_FSCK_PREEN)
+		printf("%s: UNEXPECTED INCONSISTENCY; RUN chunkfs fsck MANUALLY "
+		       "(without -a or -p)\n", u->img);
+	else if (r->unfixed && mode == CFS_FSCK_NO)
+		printf("%s: problems found; run chunkfs fsck -y to repair them\n", u->img);
+}
+
+static int exit_code(const struct cfs_fsck_result *r)
+{
+	if (r->unfixed)
+		return FSCK_UNFIXED;
+	return r->fixed ? FSCK_FIXED : FSCK_OK;
+}
+
+static int run(struct fsck_ui *u, struct cfs_fsck_opts *o, struct cfs_fsck_result *r)
+{
+	int flags = CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, ret;
+	struct cfs_fs *fs;
+
+	if (o->mode == CFS_FSCK_NO)
+		flags |= CFS_OPEN_RDONLY;
+	ret = cfs_open(u->img, flags, &fs);
+	if (ret < 0) {
+		err_msg("%s: %s", u->img, *cfs_last_error() ? cfs_last_error() : errstr(ret));
+		return FSCK_ERROR;
+	}
+	ret = cfs_fsck(fs, o, r);
+	if (ret < 0) {
+		err_msg("%s: check failed: %s", u->img, errstr(ret));
+		cfs_close(fs);
+		return FSCK_ERROR;
+	}
+	ret = cfs_close(fs);
+	if (ret < 0) {
+		err_msg("%s: writing the repairs failed: %s", u->img, errstr(ret));
+		return FSCK_ERROR;
+	}
+	return exit_code(r);
+}
+
+static int ask_repair(void)
+{
+	char line[16];
+
+	fprintf(stderr, "Repair these problems? [y/N] ");
+	if (!fgets(line, sizeof(line), stdin))
+		return 0;
+	return line[0] == 'y' || line[0] == 'Y';
+}
+
+static int parse_args(int argc, char **argv, struct cfs_fsck_opts *o, struct fsck_ui *u)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int opt;
+
+	o->mode = -1;
+	while ((opt = getopt_long(argc, argv, "npayfj:C:vVh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'n': o->mode = CFS_FSCK_NO; break;
+		case 'p': case 'a': o->mode = CFS_FSCK_PREEN; break;
+		case 'y': o->mode = CFS_FSCK_YES; break;
+		case 'f': o->force = 1; break;
+		case 'v': u->verbose = 1; break;
+		case 'J': u->json = 1; break;
+		case 'V':
+			printf("chunkfs fsck %s\n", CFS_VERSION_STRING);
+			exit(FSCK_OK);
+		case 'h':
+			usage("fsck", stdout);
+			exit(FSCK_OK);
+		case 'j':
+			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 64) {
+				usage_error("fsck", "bad thread count '%s' (1-64)", optarg);
+				return -1;
+			}
+			o->threads = (int)v;
+			break;
+		case 'C':
+			if (parse_u64(optarg, &v) < 0 || v > 1024) {
+				usage_error("fsck", "bad progress descriptor '%s'", optarg);
+				return -1;
+			}
+			u->progress_fd = (int)v;
+			u->bar = v == 0 && isatty(2);
+			o->progress = ui_progress;
+			break;
+		default:
+			bad_option("fsck", argv, opt);
+			return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		usage_error("fsck", optind >= argc ? "no image given" : "too many arguments");
+		return -1;
+	}
+	u->img = argv[optind];
+	return 0;
+}
+
+int cmd_fsck(int argc, char **argv)
+{
+	struct fsck_ui u = { .progress_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct cfs_fsck_opts o = { .report = ui_report, .ctx = &u };
+	struct cfs_fsck_result r;
+	int code, interactive = 0;
+	size_t i;
+
+	if (parse_args(argc, argv, &o, &u) < 0)
+		return FSCK_USAGE;
+	if (o.mode < 0) {
+		/* like e2fsck: repairs without -p/-y need someone to answer */
+		if (!isatty(0) || u.json) {
+			err_msg("%s: need a terminal for interactive repairs; use -n, -p or -y",
+				u.img);
+			return FSCK_ERROR;
+		}
+		o.mode = CFS_FSCK_NO;
+		interactive = 1;
+	}
+	code = run(&u, &o, &r);
+	if (interactive && code == FSCK_UNFIXED) {
+		print_summary(&u, &r, o.mode);
+		if (ask_repair()) {
+			o.mode = CFS_FSCK_YES;
+			code = run(&u, &o, &r);
+		}
+	}
+	if (code != FSCK_ERROR) {
+		if (u.json)
+			print_json(&u, &r, code);
+		else
+			print_summary(&u, &r, o.mode);
+	}
+	for (i = 0; i < u.nmsgs; i++)
+		free(u.msgs[i]);
+	free(u.msgs);
+	return code;
+}
