@@ -167,7 +167,7 @@ run:
 	bash scripts/run.sh $(IMAGE)
 
 # ---- install --------------------------------------------------------------
-LINKS := mkfs.chunkfs fsck.chunkfs mount.chunkfs
+LINKS := mkfs.chunkfs fsck.chunkfs mount.chunkfs mount.fuse.chunkfs
 
 install: all
 	@mkdir -p $(B)

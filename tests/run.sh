@@ -4,13 +4,14 @@
 #   tests/run.sh BUILDDIR        e.g. tests/run.sh build/san   (make check)
 #                                     tests/run.sh build       (make tests)
 #
-# Runs each BUILDDIR/tests/test_* binary and each tests/cli/*.sh script
-# (except lib.sh, which they source).  Every one prints lines "PASS name",
+# Runs each BUILDDIR/tests/test_* binary and each tests/cli/*.sh and
+# tests/mount/*.sh script (except lib.sh, which they source; see
+# SCRIPT_SUITES below).  Every one prints lines "PASS name",
 # "FAIL name[: why]", "SKIP name: reason" and closes with
 # "N passed, N failed, N skipped" (tests/test.h, tests/cli/lib.sh).
 #
 # Each runs under `timeout`, with stdin from /dev/null, in a fresh empty
-# directory that is also its $TESTDIR and $TMPDIR; CLI scripts get
+# directory that is also its $TESTDIR and $TMPDIR; the scripts get
 # CHUNKFS=BUILDDIR/chunkfs (absolute) and CHUNKFS_SRC=the source tree.
 # A run counts as one extra failure when it times out, crashes, prints a
 # sanitizer report, exits non-zero without having counted a failure, or
@@ -20,7 +21,8 @@
 # anything failed or when no test ran.
 #
 # Environment: TEST_TIMEOUT (seconds per binary/script, default 300),
-# TEST_JOBS (how many run at once, default: number of CPUs),
+# TEST_JOBS (how many run at once, default: twice the number of CPUs, as
+# many tests spend much of their time waiting on mounts and timers),
 # TEST_FILTER (only run binaries/scripts whose name contains it),
 # VERBOSE=1 (print every run's whole output), KEEP_TESTDIR=1 (keep the
 # temporary directories even of passing runs).
@@ -35,7 +37,7 @@ fi
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILDDIR=$(cd "$1" && pwd)
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
-TEST_JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+TEST_JOBS=${TEST_JOBS:-$((2 * $(nproc 2>/dev/null || echo 1)))}
 TEST_FILTER=${TEST_FILTER:-}
 VERBOSE=${VERBOSE:-0}
 KEEP_TESTDIR=${KEEP_TESTDIR:-0}
@@ -60,6 +62,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---- collect what to run ----------------------------------------------------
+# Directories of shell test scripts, all run the same way (tests/cli/lib.sh).
+SCRIPT_SUITES=(cli mount)
+
 names=() kinds=() paths=()
 for f in "$BUILDDIR"/tests/test_*; do
 	if [ ! -f "$f" ] || [ ! -x "$f" ]; then continue; fi
@@ -68,20 +73,22 @@ for f in "$BUILDDIR"/tests/test_*; do
 	[ -z "$TEST_FILTER" ] || [[ $n == *"$TEST_FILTER"* ]] || continue
 	names+=("$n") kinds+=(bin) paths+=("$f")
 done
-for f in "$SRC"/tests/cli/*.sh; do
-	[ -f "$f" ] || continue
-	n=$(basename "$f")
-	[ "$n" = lib.sh ] && continue
-	n="cli/$n"
-	[ -z "$TEST_FILTER" ] || [[ $n == *"$TEST_FILTER"* ]] || continue
-	names+=("$n") kinds+=(cli) paths+=("$f")
+for suite in "${SCRIPT_SUITES[@]}"; do
+	for f in "$SRC/tests/$suite"/*.sh; do
+		[ -f "$f" ] || continue
+		n=$(basename "$f")
+		[ "$n" = lib.sh ] && continue
+		n="$suite/$n"
+		[ -z "$TEST_FILTER" ] || [[ $n == *"$TEST_FILTER"* ]] || continue
+		names+=("$n") kinds+=(cli) paths+=("$f")
+	done
 done
 
 CHUNKFS="$BUILDDIR/chunkfs"
 cli_count=0
 for k in "${kinds[@]}"; do [ "$k" = cli ] && cli_count=$((cli_count + 1)); done
 if [ "$cli_count" -gt 0 ] && [ ! -x "$CHUNKFS" ]; then
-	echo "warning: $CHUNKFS does not exist; the CLI scripts will fail" >&2
+	echo "warning: $CHUNKFS does not exist; the shell test scripts will fail" >&2
 fi
 
 echo "running ${#names[@]} test programs from $BUILDDIR (timeout ${TEST_TIMEOUT}s each, $TEST_JOBS at a time)"
@@ -224,7 +231,7 @@ if [ "$KEEP_TESTDIR" = 1 ] || [ -e "$WORK/.keep" ]; then
 fi
 total=$((passed + failed))
 if [ "$total" -eq 0 ]; then
-	echo "no test ran: nothing under $BUILDDIR/tests/ or tests/cli/ (or everything skipped)"
+	echo "no test ran: no test programs or scripts found, or every one skipped"
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$total" -gt 0 ]
