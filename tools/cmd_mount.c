@@ -634,6 +634,18 @@ static void writers_add(struct mnt *m, cfs_ino_t ino, int delta)
 	pthread_mutex_unlock(&m->wlock);
 }
 
+/* At exit: files still open when the filesystem went away. */
+static void writers_free(struct mnt *m)
+{
+	for (int i = 0; i < WRITERS_SLOTS; i++)
+		while (m->writers[i]) {
+			struct writer *w = m->writers[i];
+
+			m->writers[i] = w->next;
+			free(w);
+		}
+}
+
 static bool has_writers(struct mnt *m, cfs_ino_t ino)
 {
 	bool ret;
@@ -1386,6 +1398,7 @@ out:
 	}
 	if (lockfd >= 0)
 		close(lockfd);
+	writers_free(&m);
 	free(m.conn_opts);
 	return status;
 }

@@ -12,7 +12,7 @@ need_fuse crash_mount
 img=$TESTDIR/crash.img
 mnt=$PUB/mnt
 mkdir "$mnt"
-"$CHUNKFS" mkfs -q -c 16 "$img" 512M || { fail mkfs "mkfs failed"; finish; }
+"$CHUNKFS" mkfs -q -c 16 "$img" 256M || { fail mkfs "mkfs failed"; finish; }
 if ! mount_fs "$img" "$mnt" -o clean_after=1; then
 	fail crash_mount "mount failed"
 	finish
@@ -28,7 +28,7 @@ mkdir "$mnt/work" "$mnt/work/a" "$mnt/work/b"
 echo durable | dd of="$mnt/work/durable" conv=fsync status=none
 work=$(( $(stat -c %i "$mnt/work") >> 24 ))
 echo "  /work is in chunk $work"
-if wait_clean "$img" 15; then
+if wait_clean "$img" 20; then
 	pass idle_chunks_marked_clean
 else
 	fail idle_chunks_marked_clean "still dirty: $(dirty_chunks "$img")"

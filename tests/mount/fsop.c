@@ -342,7 +342,8 @@ static void op_dir(const char *path, bool list)
 		set_out("OK %zu", n);
 		return;
 	}
-	qsort(v, n, sizeof(*v), names_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), names_cmp);
 	strcpy(out, "OK");
 	o = 2;
 	for (size_t i = 0; i < n; i++) {
@@ -427,7 +428,8 @@ static void op_listxattr(const char *path)
 	}
 	for (char *p = buf; p < buf + r && n < 512; p += strlen(p) + 1)
 		names[n++] = p;
-	qsort(names, n, sizeof(*names), names_cmp);
+	if (n)
+		qsort(names, n, sizeof(*names), names_cmp);
 	strcpy(out, "OK");
 	for (size_t i = 0; i < n; i++)
 		o += (size_t)snprintf(out + o, OUTMAX - o, " %s", names[i]);
