@@ -16,11 +16,18 @@
  *
  * -ENOSPC is accepted from an operation that allocates only when the
  * filesystem as a whole is nearly out of blocks or inodes: a full chunk must
- * never cause it while other chunks have room.  A failed operation must
- * change nothing.  A write may come back short when space runs out; as on
- * ext4 the bytes before the failure are then written and the size covers
- * exactly them, and a write that fails outright changes neither content nor
- * size.  The model applies exactly the prefix the library reports.
+ * never cause it while other chunks have room.  Two exceptions follow from
+ * the format, which puts some space in one particular chunk: an xattr
+ * overflows to a block in its inode's chunk, and a directory entry naming
+ * an inode of another chunk needs a stub inode in the named inode's chunk;
+ * -ENOSPC is fair when that chunk is out of it.
+ *
+ * A failed operation must change nothing, with these ext4-like exceptions:
+ * a write may come back short when space runs out (the bytes before the
+ * failure are written and the size covers exactly them; the model applies
+ * the prefix the library reports); a fallocate that runs out of space may
+ * keep what it allocated and the size covering it; a punch that fails may
+ * leave part of its range zeroed (the edges are zeroed first).
  *
  * Replay a failure with the environment:
  *   CHUNKFS_MODEL_SEED=N    seed (every configuration; default per config)
@@ -44,7 +51,6 @@
 
 #define MPAGE    4096u          /* model content page */
 #define HIST     16             /* operations shown before a mismatch */
-#define NO_ALLOC UINT64_MAX     /* the op allocates nothing: never -ENOSPC */
 
 enum { T_REG, T_DIR, T_LNK };
 #define M_REG (1u << T_REG)
@@ -104,6 +110,7 @@ struct mcfg {
 	uint64_t max_off;               /* furthest file offset used */
 	size_t big_write;               /* largest write */
 	int fill;                       /* start nearly full */
+	int cross;                      /* must see continuations and stubs */
 };
 
 static struct {
@@ -128,6 +135,8 @@ static struct {
 	int root_chain0;
 	uint64_t conts0, xrefs0;
 	long nospc_chunk;               /* -ENOSPC from one full chunk */
+	uint64_t peak_conts, peak_xrefs;
+	uint32_t inline_max;            /* from cfs_get_info */
 	/* Set by an op before judge(): chunks whose own space the format
 	 * requires (see chunk_nospc_fair), -1 = none. */
 	struct {
@@ -684,16 +693,67 @@ static struct cfs_statfs get_statfs(void)
 	return st;
 }
 
-/* Whether -ENOSPC is a fair answer to an op needing about `blocks` blocks:
- * the filesystem as a whole is nearly out of blocks or inodes.  Chunks fill
- * unevenly, so "nearly" leaves a few blocks and inodes per chunk. */
-static int nospc_fair(uint64_t blocks)
+/* What an op may allocate, to judge whether -ENOSPC is fair.  NULL: the op
+ * allocates nothing and must never give it. */
+struct need {
+	uint64_t blocks;                /* data or directory blocks */
+	const struct mnode *grow;       /* whose chain they extend (NULL: none) */
+	const struct mnode *parent;     /* a new inode's directory (NULL: none) */
+	uint32_t inode_blocks;          /* blocks the new inode needs at home */
+};
+
+#define NEED(...) (&(struct need){ __VA_ARGS__ })
+
+/* Blocks a file or directory can still get: in a chunk it already lives
+ * in (head or continuation) any free block; elsewhere a continuation needs
+ * a free inode of the same chunk. */
+static uint64_t usable_blocks(const struct mnode *n)
+{
+	uint32_t chain[CFS_MAX_CHUNKS];
+	int k = n ? cfs_file_chunks(g.fs, n->ino, chain, CFS_MAX_CHUNKS) : 0;
+	struct cfs_chunk_info ci;
+	uint64_t sum = 0;
+
+	for (uint32_t c = 0; c < g.cfg->chunks; c++) {
+		int in = 0;
+
+		for (int i = 0; i < k && i < CFS_MAX_CHUNKS; i++)
+			in |= chain[i] == c;
+		if (!cfs_get_chunk_info(g.fs, c, &ci) && (in || ci.free_inodes))
+			sum += ci.free_blocks;
+	}
+	return sum;
+}
+
+/* Whether some chunk can take a new inode of directory d with `blocks`
+ * blocks of its own: d's chunk needs one free inode, another chunk two
+ * (the inode and the stub d's entry needs). */
+static int inode_home(const struct mnode *d, uint32_t blocks)
+{
+	struct cfs_chunk_info ci;
+
+	for (uint32_t c = 0; c < g.cfg->chunks; c++)
+		if (!cfs_get_chunk_info(g.fs, c, &ci) && ci.free_blocks >= blocks &&
+		    ci.free_inodes >= (c == CFS_INO_CHUNK(d->ino) ? 1u : 2u))
+			return 1;
+	return 0;
+}
+
+/* Whether -ENOSPC is a fair answer: the filesystem as a whole is nearly
+ * full (chunks fill unevenly, so "nearly" leaves a few blocks and inodes
+ * per chunk), or what the op needs cannot be had where the format needs
+ * it. */
+static int nospc_fair(const struct need *nd)
 {
 	struct cfs_statfs st = get_statfs();
-	uint64_t slack = g.cfg->chunks * 8ull + 32;
+	uint64_t want = nd->blocks + nd->blocks / 8;
 
-	return st.bfree < blocks + blocks / 8 + slack ||
-	       st.ffree < g.cfg->chunks * 2ull + 8;
+	if (st.bfree < want + g.cfg->chunks * 8ull + 32 ||
+	    st.ffree < g.cfg->chunks * 2ull + 8)
+		return 1;
+	if (nd->blocks && usable_blocks(nd->grow) < want + 8)
+		return 1;
+	return nd->parent && !inode_home(nd->parent, nd->inode_blocks);
 }
 
 static void print_chunks(void);
@@ -730,7 +790,7 @@ static void hint_clear(void)
 
 /* Judge the library's answer: 1 if the op took effect, 0 if it failed in a
  * way the model allows (and then nothing may have changed). */
-static int judge(long long r, const struct expect *e, uint64_t nospc_blocks)
+static int judge(long long r, const struct expect *e, const struct need *nd)
 {
 	int ok_success = !e->n || e->may_succeed;
 	int chunk_fair = r == -ENOSPC && chunk_nospc_fair();
@@ -741,13 +801,12 @@ static int judge(long long r, const struct expect *e, uint64_t nospc_blocks)
 	for (int i = 0; i < e->n; i++)
 		if (r == -e->err[i])
 			return 0;
-	if (r == -ENOSPC && ok_success && nospc_blocks != NO_ALLOC &&
-	    !nospc_fair(nospc_blocks) && chunk_fair) {
+	if (r == -ENOSPC && ok_success && nd && !nospc_fair(nd) && chunk_fair) {
 		g.nospc_chunk++;
 		return 0;
 	}
-	if (r == -ENOSPC && ok_success && nospc_blocks != NO_ALLOC) {
-		if (!nospc_fair(nospc_blocks)) {
+	if (r == -ENOSPC && ok_success && nd) {
+		if (!nospc_fair(nd)) {
 			struct cfs_statfs st = get_statfs();
 
 			print_chunks();
@@ -1204,9 +1263,45 @@ static void check_new_ino(const struct mnode *n)
 			MFAIL("new inode %#x is already in use", n->ino);
 }
 
+static void chunk_totals(uint64_t *conts, uint64_t *xrefs);
+
+/* Sane, and the sum of the chunks' own counts; notes the peak numbers of
+ * continuations and stubs, to show the run exercised them. */
 static void check_statfs(void)
 {
 	struct cfs_statfs st = get_statfs();
+	struct cfs_chunk_info ci;
+	uint64_t blocks = 0, bfree = 0, files = 0, ffree = 0, conts, xrefs;
+
+	for (uint32_t c = 0; c < g.cfg->chunks; c++) {
+		int r = cfs_get_chunk_info(g.fs, c, &ci);
+
+		if (r)
+			MFAIL("cfs_get_chunk_info %u: %s", c, ename(r));
+		if (ci.free_blocks > ci.blocks || ci.free_inodes > ci.inodes)
+			MFAIL("chunk %u: %llu of %llu blocks free, %llu of %llu inodes",
+			      c, (unsigned long long)ci.free_blocks,
+			      (unsigned long long)ci.blocks,
+			      (unsigned long long)ci.free_inodes,
+			      (unsigned long long)ci.inodes);
+		blocks += ci.blocks;
+		bfree += ci.free_blocks;
+		files += ci.inodes;
+		ffree += ci.free_inodes;
+	}
+	if (blocks != st.blocks || bfree != st.bfree || files != st.files ||
+	    ffree != st.ffree)
+		MFAIL("statfs says %llu/%llu blocks and %llu/%llu inodes free, the"
+		      " chunks %llu/%llu and %llu/%llu", (unsigned long long)st.bfree,
+		      (unsigned long long)st.blocks, (unsigned long long)st.ffree,
+		      (unsigned long long)st.files, (unsigned long long)bfree,
+		      (unsigned long long)blocks, (unsigned long long)ffree,
+		      (unsigned long long)files);
+	chunk_totals(&conts, &xrefs);
+	if (conts > g.peak_conts)
+		g.peak_conts = conts;
+	if (xrefs > g.peak_xrefs)
+		g.peak_xrefs = xrefs;
 
 	if (st.block_size != g.cfg->bsize || !st.blocks || !st.files ||
 	    st.blocks > g.cfg->size / g.cfg->bsize || st.bfree > st.blocks ||
@@ -1546,7 +1641,7 @@ static void op_create(void)
 	describe("create %s (dir %#x) mode %o uid %u gid %u", label(&t), t.dir->ino,
 		 mode, uid, gid);
 	r = cfs_mknod(g.fs, t.dir->ino, t.name, mode, 0, uid, gid, &ino);
-	if (judge(r, &e, 1)) {
+	if (judge(r, &e, NEED(.blocks = 1, .grow = t.dir, .parent = t.dir))) {
 		struct mnode *n = mnode_new(T_REG, mode, uid, gid, ino);
 
 		m_attach(t.dir, t.name, n);
@@ -1573,7 +1668,8 @@ static void op_mkdir(void)
 	describe("mkdir %s (dir %#x) mode %o uid %u gid %u", label(&t), t.dir->ino,
 		 mode, uid, gid);
 	r = cfs_mkdir(g.fs, t.dir->ino, t.name, mode, uid, gid, &ino);
-	if (judge(r, &e, 2)) {
+	if (judge(r, &e, NEED(.blocks = 1, .grow = t.dir, .parent = t.dir,
+				 .inode_blocks = 1))) {
 		struct mnode *n = mnode_new(T_DIR, mode, uid, gid, ino);
 
 		m_attach(t.dir, t.name, n);
@@ -1615,7 +1711,8 @@ static void op_symlink(void)
 	describe("symlink %s (dir %#x) -> (%zu bytes) uid %u gid %u", label(&t),
 		 t.dir->ino, len, uid, gid);
 	r = cfs_symlink(g.fs, t.dir->ino, t.name, target, uid, gid, &ino);
-	if (judge(r, &e, 2)) {
+	if (judge(r, &e, NEED(.blocks = 1, .grow = t.dir, .parent = t.dir,
+				 .inode_blocks = len > g.inline_max))) {
 		struct mnode *n = mnode_new(T_LNK, S_IFLNK | 0777, uid, gid, ino);
 
 		n->target = tkeep(target);
@@ -1688,7 +1785,7 @@ static void op_link(void)
 	if (CFS_INO_CHUNK(t.dir->ino) != CFS_INO_CHUNK(s.n->ino))
 		hint_chunk(CFS_INO_CHUNK(s.n->ino), 1);
 	r = cfs_link(g.fs, s.n->ino, t.dir->ino, t.name);
-	if (judge(r, &e, 2))
+	if (judge(r, &e, NEED(.blocks = 1, .grow = t.dir)))
 		m_attach(t.dir, t.name, s.n);
 	check_attr(s.n, label(&s));
 	after_new(&t);
@@ -1736,7 +1833,7 @@ static void op_remove(int rmdir)
 	describe("%s %s", rmdir ? "rmdir" : "unlink", label(&p));
 	r = rmdir ? cfs_rmdir(g.fs, p.dir->ino, p.name) :
 		    cfs_unlink(g.fs, p.dir->ino, p.name);
-	if (judge(r, &e, NO_ALLOC)) {
+	if (judge(r, &e, NULL)) {
 		struct mnode *n = m_detach(p.dir, p.name);
 
 		if (n->type != T_DIR && n->nlink)
@@ -1912,7 +2009,7 @@ static void op_rename(void)
 	    CFS_INO_CHUNK(s.dir->ino) != CFS_INO_CHUNK(T->ino))
 		hint_chunk(CFS_INO_CHUNK(T->ino), 1);
 	r = cfs_rename(g.fs, s.dir->ino, s.name, t.dir->ino, t.name, flags);
-	if (judge(r, &e, 2) && !noop)
+	if (judge(r, &e, NEED(.blocks = 1, .grow = t.dir)) && !noop)
 		rename_apply(&s, &t, flags);
 	check_lookup(s.dir, s.name);
 	check_lookup(t.dir, t.name);
@@ -1999,7 +2096,7 @@ static void write_outcome(struct mnode *n, uint64_t off, const uint8_t *buf,
 	if (r == (ssize_t)len) {
 		mc_write(n, off, buf, len);
 	} else if (r > 0 && (size_t)r < len) {
-		if (!nospc_fair(len / g.cfg->bsize + 2))
+		if (!nospc_fair(NEED(.blocks = len / g.cfg->bsize + 2, .grow = n)))
 			MFAIL("short write: %zd of %zu bytes with plenty of space", r,
 			      len);
 		g.shorts++;
@@ -2007,7 +2104,7 @@ static void write_outcome(struct mnode *n, uint64_t off, const uint8_t *buf,
 	} else if (r >= 0) {
 		MFAIL("write of %zu bytes returned %zd", len, r);
 	} else {
-		judge(r, &e, len / g.cfg->bsize + 2);
+		judge(r, &e, NEED(.blocks = len / g.cfg->bsize + 2, .grow = n));
 	}
 }
 
@@ -2103,7 +2200,7 @@ static void op_truncate(void)
 	describe("truncate %s from %llu to %llu", label(&p), (unsigned long long)old,
 		 (unsigned long long)a.size);
 	r = cfs_setattr(g.fs, p.n->ino, &a, &st);
-	if (judge(r, &e, 2)) {
+	if (judge(r, &e, NEED(.blocks = 2, .grow = p.n))) {
 		mc_truncate(p.n, a.size);
 		if (st.size != a.size)
 			MFAIL("setattr returned size %llu", (unsigned long long)st.size);
@@ -2117,6 +2214,33 @@ static void op_truncate(void)
 }
 
 static void punch_model(struct mnode *n, uint64_t off, uint64_t len);
+
+/* Where the library reads zeros in [from, to), let the model have zeros;
+ * anything else must match as it is. */
+static void adopt_zeros(struct mnode *n, uint64_t from, uint64_t to)
+{
+	size_t k = 65536;
+	uint8_t *got = talloc(k), *exp = talloc(k);
+
+	for (; from < to; from += k) {
+		size_t len = to - from < k ? (size_t)(to - from) : k;
+		ssize_t r = cfs_read(g.fs, n->ino, got, len, from);
+
+		if (r != (ssize_t)len)
+			MFAIL("read after a failed punch: %s", ename(r));
+		mc_read(n, from, exp, len);
+		for (size_t i = 0; i < len; i++) {
+			if (got[i] == exp[i])
+				continue;
+			if (got[i])
+				MFAIL("after a failed punch, byte %llu is %02x, model %02x",
+				      (unsigned long long)(from + i), got[i], exp[i]);
+			mc_write(n, from + i, got + i, 1);
+		}
+	}
+	tfree(got);
+	tfree(exp);
+}
 
 /* Like Linux: allocated ranges read as zeros; PUNCH_HOLE needs KEEP_SIZE. */
 static void op_fallocate(void)
@@ -2151,11 +2275,15 @@ static void op_fallocate(void)
 		 (unsigned long long)off, (unsigned long long)len,
 		 (unsigned long long)old);
 	r = cfs_fallocate(g.fs, p.n->ino, mode, off, len);
-	if (judge(r, &e, len / bs + 2)) {
+	if (judge(r, &e, NEED(.blocks = len / bs + 2, .grow = p.n))) {
 		if (mode & CFS_FALLOC_PUNCH_HOLE)
 			punch_model(p.n, off, len);
 		else if (!(mode & CFS_FALLOC_KEEP_SIZE) && off + len > old)
 			mc_truncate(p.n, off + len);
+	} else if (r == -ENOSPC && (mode & CFS_FALLOC_PUNCH_HOLE)) {
+		/* Like ext4, the edges are zeroed before the blocks go: a punch
+		 * that fails may leave part of its range zeroed, nothing more. */
+		adopt_zeros(p.n, off, off + len < old ? off + len : old);
 	} else if (r == -ENOSPC && !mode) {
 		/* ext4 keeps what it allocated and the size covering it. */
 		struct cfs_stat st;
@@ -2265,14 +2393,21 @@ static int replace_name(const struct pick *p)
 
 	fresh_name(p->dir, tmp);
 	r = cfs_mknod(g.fs, p->dir->ino, tmp, S_IFREG | 0600, 0, 0, 0, &ino);
-	if (!judge(r, &e, 1))
+	if (!judge(r, &e, NEED(.blocks = 1, .grow = p->dir, .parent = p->dir)))
 		return 0;
 	n = mnode_new(T_REG, S_IFREG | 0600, 0, 0, ino);
 	m_attach(p->dir, tmp, n);
 	check_new_ino(n);
+	if (CFS_INO_CHUNK(p->dir->ino) != CFS_INO_CHUNK(ino))
+		hint_chunk(CFS_INO_CHUNK(ino), 1);
 	r = cfs_rename(g.fs, p->dir->ino, tmp, p->dir->ino, p->name, 0);
-	if (r)
-		MFAIL("rename %s over the open file: %s", path(p->dir, tmp), ename(r));
+	if (!judge(r, &e, NEED(.blocks = 1, .grow = p->dir))) {
+		r = cfs_unlink(g.fs, p->dir->ino, tmp);
+		if (r)
+			MFAIL("unlink %s: %s", path(p->dir, tmp), ename(r));
+		m_release(m_detach(p->dir, tmp));
+		return 0;
+	}
 	m_detach(p->dir, p->name);
 	m_attach(p->dir, p->name, m_detach(p->dir, tmp));
 	check_attr(n, label(p));
@@ -2353,7 +2488,7 @@ static void op_chmod(void)
 	a.mode = fmt | ((uint32_t)rn(010000) & (fmt == S_IFDIR ? 01777 : 07777));
 	describe("chmod %s %o", label(&p), a.mode);
 	r = cfs_setattr(g.fs, p.n->ino, &a, &st);
-	if (judge(r, &e, NO_ALLOC)) {
+	if (judge(r, &e, NULL)) {
 		p.n->mode = a.mode;
 		if (st.mode != a.mode)
 			MFAIL("setattr returned mode %o, model %o", st.mode, a.mode);
@@ -2386,7 +2521,7 @@ static void op_chown(void)
 		 a.valid & CFS_SET_GID ? " gid " : " -", a.valid & CFS_SET_GID ? a.gid : 0,
 		 n->uid, n->gid, n->mode);
 	r = cfs_setattr(g.fs, n->ino, &a, &st);
-	if (!judge(r, &e, NO_ALLOC))
+	if (!judge(r, &e, NULL))
 		return;
 	changes = ((a.valid & CFS_SET_UID) && a.uid != n->uid) ||
 		  ((a.valid & CFS_SET_GID) && a.gid != n->gid);
@@ -2467,7 +2602,7 @@ static void op_setxattr(void)
 		 flags == CFS_XATTR_REPLACE ? " REPLACE" : "");
 	hint_chunk(CFS_INO_CHUNK(p.n->ino), 0);
 	r = cfs_setxattr(g.fs, p.n->ino, name, v, len, flags);
-	if (judge(r, &e, 1))
+	if (judge(r, &e, NEED(.blocks = 1)))
 		xa_set(p.n, name, v, len);
 	tfree(v);
 	check_xattr_one(p.n, name, label(&p));
@@ -2542,7 +2677,7 @@ static void op_removexattr(void)
 		ex(&e, ENODATA);
 	describe("removexattr %s %s", label(&p), sname(name));
 	r = cfs_removexattr(g.fs, p.n->ino, name);
-	if (judge(r, &e, NO_ALLOC))
+	if (judge(r, &e, NULL))
 		xa_del(p.n, name);
 	check_xattr_one(p.n, name, label(&p));
 }
@@ -2627,7 +2762,7 @@ static const char *churn_one(struct mnode *d, int *added)
 	if (chance(50)) {
 		snprintf(name, sizeof(name), "churn-%ld-%d", g.opno, (*added)++);
 		r = cfs_mknod(g.fs, d->ino, name, S_IFREG | 0644, 0, 0, 0, &ino);
-		if (judge(r, &e, 1)) {
+		if (judge(r, &e, NEED(.blocks = 1, .grow = d, .parent = d))) {
 			struct mnode *n = mnode_new(T_REG, S_IFREG | 0644, 0, 0, ino);
 
 			m_attach(d, name, n);
@@ -2916,6 +3051,7 @@ static void setup(void)
 	if (r || info.chunks != c->chunks || info.block_size != c->bsize)
 		MFAIL("cfs_get_info: %s, %u chunks of %u-byte blocks (asked %u, %u)",
 		      ename(r), info.chunks, info.block_size, c->chunks, c->bsize);
+	g.inline_max = info.inline_max;
 	g.root = mnode_new(T_DIR, 0, 0, 0, info.root);
 	g.root->parent = g.root;
 	import_node(g.root);
@@ -3074,6 +3210,7 @@ static void model_reset(void)
 	rd_free_all();
 	g.root = NULL;
 	g.nospc = g.shorts = g.remounts = g.nospc_chunk = 0;
+	g.peak_conts = g.peak_xrefs = 0;
 	hint_clear();
 	g.nhist = 0;
 	g.opno = 0;
@@ -3130,9 +3267,13 @@ static void run_config(const struct mcfg *c)
 	g.opno = g.nops;
 	finish();
 	printf("model: config %s done: %ld ops, %ld reopens, %ld -ENOSPC (%ld of"
-	       " them from one full chunk), %ld short writes, %.1f s\n", c->name,
+	       " them from one full chunk), %ld short writes, up to %llu"
+	       " continuations and %llu cross-chunk stubs, %.1f s\n", c->name,
 	       g.nops, g.remounts, g.nospc + g.nospc_chunk, g.nospc_chunk, g.shorts,
+	       (unsigned long long)g.peak_conts, (unsigned long long)g.peak_xrefs,
 	       now() - t0);
+	if (c->cross && g.nops >= 1000 && (!g.peak_conts || !g.peak_xrefs))
+		TEST_FAIL("tiny chunks, yet no continuation or no cross-chunk stub");
 	if (c->fill && !g.nospc && !g.shorts)
 		TEST_FAIL("the nearly full configuration never ran out of space");
 	model_reset();
@@ -3142,8 +3283,8 @@ static void run_config(const struct mcfg *c)
  * and cross-chunk references all the time, chunks out of inodes too. */
 static const struct mcfg cfg_tiny = {
 	.name = "tiny", .wi = 0, .seed = 12345, .ops = 5000,
-	.size = 8 << 20, .bsize = 1024, .chunks = 16, .inodes = 1024,
-	.max_off = 1ull << 30, .big_write = 96 << 10,
+	.size = 4 << 20, .bsize = 1024, .chunks = 32, .inodes = 2048,
+	.max_off = 1ull << 30, .big_write = 96 << 10, .cross = 1,
 };
 
 static const struct mcfg cfg_default = {
