@@ -99,13 +99,14 @@ static const struct command commands[] = {
 	{ "mount", cmd_mount, "[-f] [-d] [-o OPTION[,OPTION...]] IMAGE DIR",
 	  "Mount IMAGE at DIR through FUSE; runs in the background until unmounted\n"
 	  "(umount DIR, fusermount3 -u DIR, SIGTERM or SIGINT), which marks every\n"
-	  "chunk clean.  Refuses an image in use or with chunks that need checking.\n"
+	  "chunk clean.  Chunks left dirty by a crash are checked first (as by\n"
+	  "chunkfs fsck -p); the mount is refused when a person is needed.\n"
 	  "  -f  stay in the foreground      -d  foreground with FUSE debug output\n"
 	  "Options (-o, comma-separated):\n"
 	  "  ro                read-only\n"
 	  "  allow_other       let other users in (the kernel checks permissions)\n"
 	  "  clean_after=SECS  mark a chunk clean after SECS idle (default 5)\n"
-	  "  nocheck           mount even with dirty chunks (at your own risk)\n"
+	  "  nocheck           skip that check (at your own risk)\n"
 	  "  noatime, relatime (default), strictatime, nodiratime\n"
 	  "  max_threads=N     FUSE worker threads (default 16)\n"
 	  "  and the usual FUSE and mount options (see README.md).\n" },

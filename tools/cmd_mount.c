@@ -1264,6 +1264,80 @@ static int lock_shared(const char *image, int *fd)
 	return 0;
 }
 
+/* Problems fsck reports while preening, shown as they come. */
+static void preen_report(void *ctx, const char *msg)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static unsigned shown;
+	const char *img = ctx;
+
+	pthread_mutex_lock(&lock);
+	if (shown++ < 40)
+		fprintf(stderr, "%s: %s: %s\n", tool_prog, img, msg);
+	pthread_mutex_unlock(&lock);
+}
+
+/* Check and repair the chunks that need it, as `chunkfs fsck -p` does:
+ * 0 when the image may now be mounted, an error when a person is needed. */
+static int preen(const struct mopts *o, const char *image)
+{
+	struct cfs_fsck_opts fo = { .mode = CFS_FSCK_PREEN, .report = preen_report,
+				    .ctx = (void *)o->image };
+	struct cfs_fsck_result r;
+	struct cfs_fs *fs;
+	char list[256];
+	int ret, cret;
+
+	ret = cfs_open(image, CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, &fs);
+	if (ret < 0) {
+		err_msg("%s: %s", o->image, cfs_last_error());
+		return ret;
+	}
+	dirty_list(fs, list, sizeof(list));
+	ret = cfs_fsck(fs, &fo, &r);
+	cret = cfs_close(fs);
+	if (ret < 0 || cret < 0) {
+		err_msg("%s: checking chunks %s failed: %s", o->image, list,
+			errstr(ret < 0 ? ret : cret));
+		return ret < 0 ? ret : cret;
+	}
+	fprintf(stderr, "%s: %s: checked %u of %u chunks (%s%s) in %.3fs: ", tool_prog,
+		o->image, r.checked, r.chunks, list,
+		r.escalated ? "; lost directory entries: every chunk" : "", r.seconds);
+	if (!r.problems)
+		fprintf(stderr, "no problems\n");
+	else
+		fprintf(stderr, "%llu problem%s, %llu fixed\n", (unsigned long long)r.problems,
+			r.problems > 1 ? "s" : "", (unsigned long long)r.fixed);
+	if (r.unfixed) {
+		err_msg("%s: %llu problem%s need%s a person: run chunkfs fsck %s", o->image,
+			(unsigned long long)r.unfixed, r.unfixed > 1 ? "s" : "",
+			r.unfixed > 1 ? "" : "s", o->image);
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
+/* Chunks left dirty by a crash are checked (and preened) before the
+ * mount, unless -o nocheck.  A read-only look tells whether any are. */
+static int check_before_mount(const struct mopts *o, const char *image)
+{
+	struct cfs_fs *fs;
+	char list[256];
+	uint32_t n;
+	int ret = cfs_open(image, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs);
+
+	if (ret < 0) {
+		err_msg("%s: %s", o->image, cfs_last_error());
+		return ret;
+	}
+	n = dirty_list(fs, list, sizeof(list));
+	cfs_close(fs);
+	if (!n || o->nocheck)
+		return 0;
+	return preen(o, image);
+}
+
 static int open_image(const struct mopts *o, const char *image, struct cfs_fs **fs,
 		      int *lockfd)
 {
@@ -1273,6 +1347,9 @@ static int open_image(const struct mopts *o, const char *image, struct cfs_fs **
 	int ret;
 
 	*lockfd = -1;
+	ret = check_before_mount(o, image);
+	if (ret < 0)
+		return ret;
 	if (o->nocheck)
 		flags |= CFS_OPEN_NOCHECK;
 	if (o->rdonly && (ret = lock_shared(image, lockfd)) < 0) {
@@ -1283,14 +1360,11 @@ static int open_image(const struct mopts *o, const char *image, struct cfs_fs **
 	ret = cfs_open(image, flags, fs);
 	if (ret < 0) {
 		err_msg("%s: %s", o->image, cfs_last_error());
-		if (ret == -EUCLEAN && strstr(cfs_last_error(), "need checking"))
-			fprintf(stderr, "%s: (-o nocheck mounts it anyway, at your own "
-				"risk)\n", tool_prog);
 		return ret;
 	}
 	n = dirty_list(*fs, list, sizeof(list));
 	if (n && !o->nocheck) {
-		/* only a read-only open gets here with dirty chunks */
+		/* dirtied by someone else between the check and now */
 		err_msg("%s: %u chunk%s need checking (%s): run chunkfs fsck", o->image,
 			n, n > 1 ? "s" : "", list);
 		return -EUCLEAN;
