@@ -166,6 +166,14 @@ run:
 	$(MAKE) --no-print-directory all
 	bash scripts/run.sh $(IMAGE)
 
+# bench/run.sh: chunkfs against e2fsck, fuse2fs and ext4 (root; SCALE=small|medium|large)
+SCALE ?= small
+.PHONY: bench
+bench:
+	bash scripts/deps.sh fio gnuplot-nox time
+	$(MAKE) --no-print-directory all
+	bash bench/run.sh $(SCALE)
+
 # ---- install --------------------------------------------------------------
 LINKS := mkfs.chunkfs fsck.chunkfs mount.chunkfs mount.fuse.chunkfs
 

@@ -1,0 +1,212 @@
+# shellcheck shell=bash
+# bench/lib.sh: helpers for bench/run.sh.  Sourced, never run.
+#
+# Globals used: W (scratch directory), RAW (raw results directory), CHUNKFS.
+# Every mount made here is recorded in MOUNTS (and its daemon in DAEMONS,
+# its loop device in LOOPS); bench_cleanup, run from the EXIT trap, undoes
+# them all whatever happened.  Every command that touches a mount runs
+# under `timeout`, so a hung filesystem cannot hang the benchmark.
+
+MOUNTS=()
+DAEMONS=()
+LOOPS=()
+WORKERS=()
+declare -A MOUNT_KIND=()
+TO=${BENCH_TIMEOUT:-600}     # seconds allowed for one measured command
+
+say() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+warn() { printf '[bench %s] WARNING: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf '[bench] error: %s\n' "$*" >&2; exit 1; }
+
+# rec KEY VALUE: one measurement (several lines per key = several runs)
+rec() { printf '%s\t%s\n' "$1" "$2" >>"$RAW/data.tsv"; }
+# meta KEY VALUE: a fact about the run (last one wins)
+meta() { printf 'meta:%s\t%s\n' "$1" "$2" >>"$RAW/data.tsv"; }
+
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || {
+		[ -z "${_warned_drop:-}" ] && warn "cannot drop caches: cold runs are warm"
+		_warned_drop=1
+	}
+}
+
+# timed KEY CMD...: run CMD under /usr/bin/time -v with a timeout; record
+# KEY.time (wall seconds, microsecond clock), KEY.rss (max RSS, KiB) and
+# set T_WALL, T_RSS, T_RC.  Output goes to $RAW/last.out / last.err.
+timed() {
+	local key=$1 t0 t1
+	shift
+	t0=$EPOCHREALTIME
+	timeout -k 10 "$TO" /usr/bin/time -v -o "$W/time.v" "$@" >"$RAW/last.out" 2>"$RAW/last.err"
+	T_RC=$?
+	t1=$EPOCHREALTIME
+	T_WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+	T_RSS=$(sed -n 's/^[[:space:]]*Maximum resident set size (kbytes): //p' "$W/time.v" 2>/dev/null)
+	[ -n "$key" ] || return 0
+	rec "$key.time" "$T_WALL"
+	[ -n "$T_RSS" ] && rec "$key.rss" "$T_RSS"
+	rec "$key.rc" "$T_RC"
+	return 0
+}
+
+# wall KEY CMD...: like timed, without /usr/bin/time (for commands whose
+# memory is not interesting); records KEY.time and sets T_WALL, T_RC.
+wall() {
+	local key=$1 t0 t1
+	shift
+	t0=$EPOCHREALTIME
+	timeout -k 10 "$TO" "$@" >"$RAW/last.out" 2>"$RAW/last.err"
+	T_RC=$?
+	t1=$EPOCHREALTIME
+	T_WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+	[ -n "$key" ] && rec "$key.time" "$T_WALL"
+	if [ "$T_RC" != 0 ]; then
+		warn "$* exited $T_RC: $(head -c 300 "$RAW/last.err")"
+	fi
+	return 0
+}
+
+is_mounted() {
+	local d
+	d=$(cd "$1" 2>/dev/null && pwd -P) || return 1
+	awk -v d="$d" '$2 == d { f = 1 } END { exit !f }' /proc/self/mounts
+}
+
+wait_mounted() {   # DIR PID: until DIR is a mount point (10 s), PID alive
+	local i
+	for i in $(seq 200); do
+		is_mounted "$1" && return 0
+		[ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+forget() {   # remove a mount point from MOUNTS
+	local d keep=()
+	for d in "${MOUNTS[@]}"; do [ "$d" = "$1" ] || keep+=("$d"); done
+	MOUNTS=("${keep[@]}")
+}
+
+# mount_chunkfs IMG DIR [OPTIONS]: the daemon in the foreground mode, in
+# the background (so its pid is known: DAEMON_PID)
+mount_chunkfs() {
+	local img=$1 dir=$2 opts=${3:-}
+	mkdir -p "$dir"
+	if [ -n "$opts" ]; then
+		"$CHUNKFS" mount -f -o "$opts" "$img" "$dir" >>"$RAW/daemon.log" 2>&1 &
+	else
+		"$CHUNKFS" mount -f "$img" "$dir" >>"$RAW/daemon.log" 2>&1 &
+	fi
+	DAEMON_PID=$!
+	DAEMONS+=("$DAEMON_PID")
+	MOUNTS+=("$dir")
+	if ! wait_mounted "$dir" "$DAEMON_PID"; then
+		warn "chunkfs mount $img failed: $(tail -3 "$RAW/daemon.log")"
+		kill -KILL "$DAEMON_PID" 2>/dev/null
+		forget "$dir"
+		return 1
+	fi
+	MOUNT_KIND[$dir]=chunkfs
+	return 0
+}
+
+mount_fuse2fs() {
+	local img=$1 dir=$2
+	mkdir -p "$dir"
+	fuse2fs "$img" "$dir" -f >>"$RAW/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	DAEMONS+=("$DAEMON_PID")
+	MOUNTS+=("$dir")
+	if ! wait_mounted "$dir" "$DAEMON_PID"; then
+		warn "fuse2fs $img failed: $(tail -3 "$RAW/daemon.log")"
+		kill -KILL "$DAEMON_PID" 2>/dev/null
+		forget "$dir"
+		return 1
+	fi
+	MOUNT_KIND[$dir]=fuse2fs
+	return 0
+}
+
+mount_ext4() {
+	local img=$1 dir=$2 loop
+	mkdir -p "$dir"
+	loop=$(losetup -f --show "$img") || { warn "losetup $img failed"; return 1; }
+	LOOPS+=("$loop")
+	DAEMON_PID=
+	MOUNTS+=("$dir")
+	if ! timeout 60 mount -t ext4 "$loop" "$dir"; then
+		warn "mount $loop failed"
+		forget "$dir"
+		return 1
+	fi
+	MOUNT_KIND[$dir]=ext4:$loop
+	return 0
+}
+
+# umount_fs DIR: clean unmount; waits for the FUSE daemon to finish writing
+# (DAEMON_PID of that mount) or detaches the loop device.
+umount_fs() {
+	local dir=$1 kind=${MOUNT_KIND[$1]:-} pid=${2:-$DAEMON_PID} i
+	timeout 120 umount "$dir" 2>/dev/null || timeout 60 fusermount3 -u "$dir" 2>/dev/null ||
+		{ warn "unmount of $dir failed; lazy unmount"; umount -l "$dir" 2>/dev/null; }
+	forget "$dir"
+	if [ -n "$pid" ] && [ "${kind%%:*}" != ext4 ]; then
+		for i in $(seq 1200); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill -0 "$pid" 2>/dev/null && { warn "daemon $pid still running; killed"; kill -KILL "$pid"; }
+		wait "$pid" 2>/dev/null
+	fi
+	if [ "${kind%%:*}" = ext4 ]; then
+		losetup -d "${kind#ext4:}" 2>/dev/null
+	fi
+	unset "MOUNT_KIND[$dir]"
+}
+
+# crash_fs DIR PID: kill -9 the daemon, lazily detach the dead mount
+crash_fs() {
+	kill -KILL "$2" 2>/dev/null
+	wait "$2" 2>/dev/null
+	fusermount3 -u -z "$1" 2>/dev/null || umount -l "$1" 2>/dev/null
+	forget "$1"
+	unset "MOUNT_KIND[$1]"
+}
+
+# dirty_count IMG: how many chunks are not clean; dirty_list IMG: "0,3"
+dirty_count() { "$CHUNKFS" info "$1" 2>/dev/null | sed -n 's/^Dirty chunks: *//p'; }
+dirty_list() {
+	"$CHUNKFS" info "$1" 2>/dev/null |
+		awk '$1 ~ /^[0-9]+$/ && NF >= 3 && $2 != "clean" { printf "%s%s", s, $1; s = "," }'
+}
+wait_clean() {   # IMG SECS
+	local i
+	for i in $(seq $(( $2 * 10 ))); do
+		[ "$(dirty_count "$1")" = 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+bench_cleanup() {
+	local d p l i
+	trap '' INT TERM
+	for d in "${MOUNTS[@]}"; do
+		[ -n "$d" ] || continue
+		fusermount3 -u -z "$d" 2>/dev/null || fusermount -u -z "$d" 2>/dev/null ||
+			umount -l "$d" 2>/dev/null
+	done
+	for p in "${WORKERS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for p in "${DAEMONS[@]}"; do
+		kill -0 "$p" 2>/dev/null || continue
+		kill -TERM "$p" 2>/dev/null
+		for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+	done
+	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+	if [ -n "${W:-}" ] && [ -d "$W" ] && [ -z "${BENCH_KEEP:-}" ]; then
+		rm -rf "$W"
+	fi
+}

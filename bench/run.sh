@@ -1,0 +1,498 @@
+#!/usr/bin/env bash
+# chunkfs benchmarks side by side with e2fsck, fuse2fs and kernel ext4.
+#
+#   bench/run.sh [small|medium|large]      (what `make bench SCALE=...` runs)
+#
+# Writes bench/results/REPORT.md and the PNG plots it embeds; the raw
+# measurements stay in bench/results/raw/ (not committed).  Needs root (drop
+# caches, loop devices, mounts).  Everything is measured in this one run on
+# this machine and reported as ratios.
+#
+# Environment:
+#   CHUNKFS=PATH     the chunkfs binary (default build/chunkfs)
+#   RUNS=N           repetitions per measurement, the report takes medians (default 3)
+#   BENCH_DIR=DIR    where images and data sets go (default /var/tmp; must be
+#                    a disk, not tmpfs, for cold-cache runs to mean anything)
+#   BENCH_KEEP=1     keep the scratch directory at the end
+#   BENCH_ONLY=ABCP  run only these sections (A recovery, B I/O, C mkfs, P profiles)
+#   BENCH_NO_DEPS=1  do not try to install missing packages
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BENCH=$ROOT/bench
+SCALE=${1:-${SCALE:-small}}
+CHUNKFS=${CHUNKFS:-build/chunkfs}
+case $CHUNKFS in /*) ;; *) CHUNKFS=$ROOT/$CHUNKFS ;; esac
+RUNS=${RUNS:-3}
+ONLY=${BENCH_ONLY:-ABCP}
+RESULTS=$BENCH/results
+RAW=$RESULTS/raw
+# shellcheck source=lib.sh
+. "$BENCH/lib.sh"
+
+# ---- scale -----------------------------------------------------------------
+#   A_FILES/A_IMG  the three data sets (small files) and their image sizes
+#   A_BIG x A_BIGMIB  large files (MiB, +-50%) in each data set
+#   B_*            the I/O section: image size, sequential MiB, random MiB
+#                  (4 KiB operations), files for create/stat/unlink, files of
+#                  64 KiB per writer for the 4 concurrent writers
+case $SCALE in
+small)
+	A_FILES=(2000 4000 8000); A_IMG=(1G 2G 4G); A_BIG=2; A_BIGMIB=16
+	B_IMG=2G; B_SEQ=256; B_RAND=16; B_N=10000; B_WF=200 ;;
+medium)
+	A_FILES=(25000 50000 100000); A_IMG=(4G 8G 16G); A_BIG=3; A_BIGMIB=32
+	B_IMG=4G; B_SEQ=1024; B_RAND=64; B_N=100000; B_WF=1000 ;;
+large)
+	A_FILES=(250000 500000 1000000); A_IMG=(16G 32G 64G); A_BIG=4; A_BIGMIB=32
+	B_IMG=8G; B_SEQ=1024; B_RAND=128; B_N=100000; B_WF=2000 ;;
+*) die "SCALE must be small, medium or large (not $SCALE)" ;;
+esac
+SWEEP=(1 2 4 8 16 32 64)
+MKFS_SIZES=(1G 64G 1T)
+CHUNKS=64
+
+[ "$(id -u)" = 0 ] || die "needs root (drop caches, loop devices, mounts); try sudo make bench"
+[ -x "$CHUNKFS" ] || die "$CHUNKFS is not built (run make)"
+
+# ---- dependencies ------------------------------------------------------------
+need_cmds() {
+	local c missing=()
+	for c in e2fsck mkfs.ext4 fuse2fs fio gnuplot fusermount3 losetup python3 gcc; do
+		command -v "$c" >/dev/null 2>&1 || missing+=("$c")
+	done
+	[ -x /usr/bin/time ] || missing+=(time)
+	echo "${missing[*]}"
+}
+if [ -n "$(need_cmds)" ] && [ -z "${BENCH_NO_DEPS:-}" ]; then
+	say "installing what is missing: $(need_cmds)"
+	bash "$ROOT/scripts/deps.sh" e2fsprogs fuse2fs fio gnuplot-nox time python3 ||
+		warn "scripts/deps.sh failed"
+fi
+[ -z "$(need_cmds)" ] || die "missing: $(need_cmds) (install them, or run scripts/deps.sh fio gnuplot-nox time)"
+
+# ---- scratch space and cleanup -------------------------------------------------
+mkdir -p "${BENCH_DIR:-/var/tmp}"
+W=$(mktemp -d "${BENCH_DIR:-/var/tmp}/chunkfs-bench.XXXXXX") || die "mktemp failed"
+SHM=$(mktemp -d /dev/shm/chunkfs-bench.XXXXXX 2>/dev/null) || SHM=$W/shm
+mkdir -p "$SHM"
+trap 'bench_cleanup; rm -rf "$SHM"' EXIT
+trap 'warn "interrupted: cleaning up"; exit 130' INT TERM HUP
+rm -rf "$RAW"
+mkdir -p "$RAW"
+: >"$RAW/data.tsv"
+M=$W/mnt
+T_START=$EPOCHREALTIME
+
+say "scale $SCALE, $RUNS runs each, scratch $W, chunkfs $CHUNKFS"
+meta scale "$SCALE"
+meta runs "$RUNS"
+meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
+meta kernel "$(uname -r)"
+meta cpu "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1) x $(nproc)"
+meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+meta mem "$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+meta disk "$(findmnt -no FSTYPE -T "$W") on $(findmnt -no SOURCE -T "$W")"
+meta chunkfs_rev "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- src include tools 2>/dev/null || echo ' + uncommitted changes in src/include/tools')"
+meta chunkfs_bin "$CHUNKFS"
+meta e2fsprogs "$(e2fsck -V 2>&1 | head -1)"
+meta fuse2fs "$(dpkg-query -W -f='${Version}' fuse2fs 2>/dev/null)"
+meta fio "$(fio --version)"
+meta nproc "$(nproc)"
+meta a_files "${A_FILES[*]}"
+meta a_img "${A_IMG[*]}"
+
+# helper programs
+gcc -O2 -Wall -o "$W/metaops" "$BENCH/metaops.c" || die "cannot build bench/metaops.c"
+METAOPS=$W/metaops
+
+# ---- is the mount usable? ----------------------------------------------------------
+MOUNT_OK=1
+MOUNT_WHY=
+check_mount() {
+	local img=$W/probe.img pid
+	if [ ! -c /dev/fuse ]; then MOUNT_WHY="/dev/fuse is missing"; return 1; fi
+	"$CHUNKFS" mkfs -q -c 4 "$img" 256M || { MOUNT_WHY="mkfs failed"; return 1; }
+	mount_chunkfs "$img" "$M" || { MOUNT_WHY="chunkfs mount failed"; return 1; }
+	pid=$DAEMON_PID
+	if ! timeout 60 bash -c 'mkdir -p "$1/a/b/c" && echo x >"$1/a/b/c/f" && cp -a "$2" "$1/a/src" &&
+		[ "$(cat "$1/a/b/c/f")" = x ]' _ "$M" "$BENCH"; then
+		MOUNT_WHY="the mount failed a smoke test (mkdir -p, write, cp -a): $(tail -2 "$RAW/daemon.log" | tr '\n' ' ')"
+		crash_fs "$M" "$pid"
+		return 1
+	fi
+	umount_fs "$M" "$pid"
+	"$CHUNKFS" fsck -f -n "$img" >/dev/null 2>&1 || { MOUNT_WHY="fsck found problems after a clean unmount"; return 1; }
+	rm -f "$img"
+}
+if ! check_mount; then
+	MOUNT_OK=0
+	warn "the chunkfs mount is not usable ($MOUNT_WHY): section A uses chunkfs put -r and an offline writer, section B skips chunkfs"
+fi
+meta mount_ok "$MOUNT_OK"
+meta mount_why "$MOUNT_WHY"
+
+# Warm the data set into the page cache (so copies measure the target).
+warm_tree() { find "$1" -type f -exec cat {} + >/dev/null 2>&1; }
+
+# populate_chunkfs IMG DS: the data set into a fresh image, through the mount
+# when it works (else put -r).  Sets POP_METHOD.
+populate_chunkfs() {
+	local img=$1 ds=$2 pid
+	if [ "$MOUNT_OK" = 1 ] && mount_chunkfs "$img" "$M" clean_after=1; then
+		pid=$DAEMON_PID
+		wall "$3" cp -a "$ds/." "$M/"
+		local rc=$T_RC
+		umount_fs "$M" "$pid"
+		if [ "$rc" = 0 ]; then POP_METHOD=mount; return 0; fi
+		warn "cp -a through the mount failed; using chunkfs put -r"
+		"$CHUNKFS" mkfs -q -F -c "$CHUNKS" "$img" "$4" || return 1
+	fi
+	# put -r SRC DIR copies SRC into DIR: one put per top-level entry
+	local t0=$EPOCHREALTIME e rc=0
+	for e in "$ds"/*; do
+		timeout -k 10 "$TO" "$CHUNKFS" put -r "$img" "$e" / >>"$RAW/put.log" 2>&1 || rc=1
+	done
+	[ -n "$3" ] && rec "$3.time" "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.6f", b - a }')"
+	POP_METHOD=put
+	[ "$rc" = 0 ]
+}
+
+# crash_workload IMG DIR... : start a writer in each DIR (paths inside the
+# image), kill -9 the daemon once as many chunks as DIRs are dirty (or after
+# a few seconds), leaving the image as after a crash.  Sets CRASH_METHOD.
+crash_workload() {
+	local img=$1 pid d i want=$(( $# - 1 )) n
+	shift
+	WORKERS=()
+	if [ "$MOUNT_OK" = 1 ] && mount_chunkfs "$img" "$M" clean_after=0.5; then
+		pid=$DAEMON_PID
+		for d in "$@"; do mkdir -p "$M$d"; done
+		wait_clean "$img" 30 || warn "chunks still dirty before the crash workload: $(dirty_list "$img")"
+		for d in "$@"; do
+			timeout -k 5 300 "$METAOPS" churn "$M$d/churn" >/dev/null 2>&1 &
+			WORKERS+=($!)
+		done
+		for i in $(seq 100); do
+			sleep 0.1
+			n=$(dirty_count "$img")
+			[ "${n:-0}" -ge "$want" ] && [ "$i" -ge 10 ] && break
+		done
+		crash_fs "$M" "$pid"
+		CRASH_METHOD=mount
+	else
+		# Offline: one `chunkfs put -r` per directory, killed mid-copy.
+		local src=$SHM/crashsrc
+		[ -d "$src" ] || { mkdir -p "$src"; for i in $(seq 3000); do head -c 4096 /dev/urandom >"$src/f$i"; done; }
+		for d in "$@"; do "$CHUNKFS" mkdir -p "$img" "$d" 2>/dev/null; done
+		# one writer at a time holds the image; kill each mid-copy
+		for d in "$@"; do
+			"$CHUNKFS" put -r "$img" "$src" "$d/churn" >/dev/null 2>&1 &
+			local wp=$!
+			sleep 0.3
+			kill -KILL "$wp" 2>/dev/null
+			wait "$wp" 2>/dev/null
+		done
+		CRASH_METHOD=offline-put
+	fi
+	for d in "${WORKERS[@]}"; do kill -KILL "$d" 2>/dev/null; wait "$d" 2>/dev/null; done
+	WORKERS=()
+}
+
+# repair IMG: bring a crashed image back to clean for the next round
+repair() {
+	"$CHUNKFS" fsck -p "$1" >"$RAW/repair.out" 2>&1
+	local rc=$?
+	if [ "$rc" -ge 4 ]; then
+		"$CHUNKFS" fsck -y "$1" >>"$RAW/repair.out" 2>&1
+		rc=$?
+	fi
+	return $(( rc >= 4 ))
+}
+
+# ==== A. recovery ===================================================================
+section_a() {
+	local i n ds ic ie r img_size files dirs bytes tops d list k c
+	for i in 0 1 2; do
+		n=$(( i + 1 ))
+		ds=$W/ds$n
+		ic=$W/a$n.chunkfs
+		ie=$W/a$n.ext4
+		img_size=${A_IMG[$i]}
+		say "A $n/3: data set of ${A_FILES[$i]} small files + $A_BIG large ones"
+		read -r files dirs bytes < <(python3 "$BENCH/gen_dataset.py" --big "$A_BIG" \
+			--big-mib "$A_BIGMIB" "$ds" "${A_FILES[$i]}") || die "gen_dataset failed"
+		meta "A.$n.files" "$files"; meta "A.$n.dirs" "$dirs"; meta "A.$n.bytes" "$bytes"
+		meta "A.$n.img" "$img_size"
+		warm_tree "$ds"
+
+		say "A $n/3: ext4 image ($img_size, mkfs.ext4 -d) and 64-chunk chunkfs image (copied in)"
+		truncate -s "$img_size" "$ie"
+		wall "A.$n.populate.ext4" mkfs.ext4 -q -F -d "$ds" "$ie"
+		[ "$T_RC" = 0 ] || die "mkfs.ext4 -d failed"
+		"$CHUNKFS" mkfs -q -c "$CHUNKS" "$ic" "$img_size" || die "chunkfs mkfs failed"
+		populate_chunkfs "$ic" "$ds" "A.$n.populate.chunkfs" "$img_size" || die "could not fill the chunkfs image"
+		meta "A.$n.populate" "$POP_METHOD"
+		meta "A.$n.cfs_used_blocks" "$("$CHUNKFS" info "$ic" | sed -n 's/^Data blocks: *\([0-9]*\) used.*/\1/p')"
+		meta "A.$n.cfs_xrefs" "$("$CHUNKFS" info "$ic" | sed -n 's/^Cross-chunk refs: *//p')"
+		meta "A.$n.cfs_conts" "$("$CHUNKFS" info "$ic" | sed -n 's/^Continuations: *//p')"
+		# sanity: both clean; the copies agree in file count
+		"$CHUNKFS" fsck -f -n "$ic" >"$RAW/A$n.fsck.out" 2>&1
+		meta "A.$n.cfs_fsck_clean_rc" "$?"
+		e2fsck -f -n "$ie" >"$RAW/A$n.e2fsck.out" 2>&1
+		meta "A.$n.e2fsck_rc" "$?"
+
+		say "A $n/3: full checks, $RUNS runs cold and warm"
+		e2fsck -f -n "$ie" >/dev/null 2>&1; "$CHUNKFS" fsck -f -n "$ic" >/dev/null 2>&1
+		for r in $(seq "$RUNS"); do
+			drop_caches; timed "A.$n.e2fsck.cold" e2fsck -f -n "$ie"
+			drop_caches; timed "A.$n.cfs_full.cold" "$CHUNKFS" fsck -f -n "$ic"
+			drop_caches; timed "A.$n.cfs_full_j1.cold" "$CHUNKFS" fsck -f -n -j 1 "$ic"
+			timed "A.$n.e2fsck.warm" e2fsck -f -n "$ie"
+			timed "A.$n.cfs_full.warm" "$CHUNKFS" fsck -f -n "$ic"
+			timed "A.$n.cfs_full_j1.warm" "$CHUNKFS" fsck -f -n -j 1 "$ic"
+			printf '  run %d: e2fsck -f %.3fs, chunkfs fsck -f %.3fs (cold)\n' "$r" \
+				"$(tail -n1 <(grep "^A.$n.e2fsck.cold.time" "$RAW/data.tsv") | cut -f2)" \
+				"$(tail -n1 <(grep "^A.$n.cfs_full.cold.time" "$RAW/data.tsv") | cut -f2)"
+		done
+
+		say "A $n/3: crash during a workload confined to /zz_crash"
+		crash_workload "$ic" /zz_crash
+		meta "A.$n.crash_method" "$CRASH_METHOD"
+		meta "A.$n.crash_dirty" "$(dirty_list "$ic")"
+		say "  dirty after the crash: chunk(s) $(dirty_list "$ic")"
+		"$CHUNKFS" fsck -n "$ic" >/dev/null 2>&1
+		for r in $(seq "$RUNS"); do
+			drop_caches; timed "A.$n.cfs_crash.cold" "$CHUNKFS" fsck -n "$ic"
+			timed "A.$n.cfs_crash.warm" "$CHUNKFS" fsck -n "$ic"
+		done
+		head -c 2000 "$RAW/last.out" >"$RAW/A$n.crash-fsck.out"
+		timed "A.$n.cfs_crash_preen" "$CHUNKFS" fsck -p "$ic"
+		meta "A.$n.crash_preen_rc" "$T_RC"
+		meta "A.$n.crash_preen_msg" "$(tail -1 "$RAW/last.out")"
+		"$CHUNKFS" fsck -f -n "$ic" >"$RAW/A$n.after-repair.out" 2>&1
+		meta "A.$n.after_repair_rc" "$?"
+
+		if [ "$n" = 3 ]; then sweep "$ic"; fi
+		rm -f "$ie" "$ic"
+		[ "$n" = 1 ] || rm -rf "$ds"
+	done
+}
+
+# fsck time against the number of dirty chunks, on the largest image
+sweep() {
+	local img=$1 pid d c k r i
+	declare -A dir_of=()
+	say "A sweep: which top-level directory lives in which chunk"
+	if [ "$MOUNT_OK" = 1 ] && mount_chunkfs "$img" "$M"; then
+		pid=$DAEMON_PID
+		for d in "$M"/*/; do
+			d=${d%/}
+			c=$(( $(stat -c %i "$d") >> 24 ))
+			[ -n "${dir_of[$c]:-}" ] || dir_of[$c]=/${d##*/}
+		done
+		for i in $(seq 0 200); do
+			[ "${#dir_of[@]}" -ge "$CHUNKS" ] && break
+			mkdir "$M/sweep$i"
+			c=$(( $(stat -c %i "$M/sweep$i") >> 24 ))
+			[ -n "${dir_of[$c]:-}" ] || dir_of[$c]=/sweep$i
+		done
+		umount_fs "$M" "$pid"
+	else
+		for i in $(seq 0 $(( CHUNKS - 1 ))); do
+			"$CHUNKFS" mkdir "$img" "/sweep$i" 2>/dev/null
+			c=$(( $("$CHUNKFS" stat "$img" "/sweep$i" | sed -n 's/.*[Ii]node:* *\([0-9]*\).*/\1/p' | head -1) >> 24 ))
+			dir_of[$c]=/sweep$i
+		done
+	fi
+	meta sweep_chunks_covered "${#dir_of[@]}"
+	local chunks_sorted=("${!dir_of[@]}")
+	for k in "${SWEEP[@]}"; do
+		[ "$k" -le "${#dir_of[@]}" ] || continue
+		local dirs=()
+		for c in "${chunks_sorted[@]:0:$k}"; do dirs+=("${dir_of[$c]}"); done
+		crash_workload "$img" "${dirs[@]}"
+		local nd
+		nd=$(dirty_count "$img")
+		meta "S.$k.dirty" "$nd"
+		say "A sweep: $k writer(s) killed, $nd chunk(s) dirty"
+		"$CHUNKFS" fsck -n "$img" >/dev/null 2>&1
+		for r in $(seq "$RUNS"); do
+			drop_caches; timed "S.$k.cold" "$CHUNKFS" fsck -n "$img"
+			timed "S.$k.warm" "$CHUNKFS" fsck -n "$img"
+		done
+		repair "$img" || warn "repair after the sweep step $k failed: $(tail -2 "$RAW/repair.out")"
+	done
+}
+
+# ==== B. I/O through the mount ========================================================
+b_mount() {   # FS IMG: mount it at $M, sets BPID
+	case $1 in
+	chunkfs) mount_chunkfs "$2" "$M" ;;
+	fuse2fs) mount_fuse2fs "$2" "$M" ;;
+	ext4) mount_ext4 "$2" "$M" ;;
+	esac
+	BPID=$DAEMON_PID
+}
+b_umount() { umount_fs "$M" "$BPID"; }
+b_remount() { b_umount; drop_caches; b_mount "$1" "$2"; }
+
+# metaops result "OPS SECONDS" -> record KEY.time SECONDS
+b_metaops() {
+	local key=$1
+	shift
+	wall "" "$METAOPS" "$@"
+	local s
+	s=$(awk '{ print $2 }' "$RAW/last.out")
+	if [ "$T_RC" = 0 ] && [ -n "$s" ]; then rec "$key.time" "$s"; else rec "$key.fail" 1; fi
+}
+
+section_b() {
+	local fs r img ds=$W/ds1 fss=() pid
+	[ -d "$ds" ] || { python3 "$BENCH/gen_dataset.py" --big "$A_BIG" --big-mib "$A_BIGMIB" "$ds" "${A_FILES[0]}" >/dev/null; }
+	warm_tree "$ds"
+	meta b_img "$B_IMG"; meta b_seq_mib "$B_SEQ"; meta b_rand_mib "$B_RAND"
+	meta b_n "$B_N"; meta b_wf "$B_WF"
+	meta b_ds_files "$(find "$ds" -type f | wc -l)"
+	meta b_ds_bytes "$(du -sb "$ds" | cut -f1)"
+	head -c "$(( B_SEQ << 20 ))" /dev/urandom >"$SHM/seq.src"
+	[ "$MOUNT_OK" = 1 ] && fss+=(chunkfs)
+	fss+=(fuse2fs ext4)
+	for r in $(seq "$RUNS"); do
+		for fs in "${fss[@]}"; do
+			say "B run $r/$RUNS: $fs"
+			img=$W/b.$fs
+			rm -f "$img"
+			if [ "$fs" = chunkfs ]; then
+				"$CHUNKFS" mkfs -q -c "$CHUNKS" "$img" "$B_IMG" || die "chunkfs mkfs failed"
+			else
+				truncate -s "$B_IMG" "$img"
+				mkfs.ext4 -q -F "$img" || die "mkfs.ext4 failed"
+			fi
+			b_mount "$fs" "$img" || { warn "$fs: mount failed, skipped"; rec "B.$fs.mountfail" 1; continue; }
+			drop_caches
+			wall "B.$fs.seqwrite" dd if="$SHM/seq.src" of="$M/seq" bs=1M conv=fsync status=none
+			b_remount "$fs" "$img" || { rec "B.$fs.mountfail" 1; continue; }
+			wall "B.$fs.seqread" dd if="$M/seq" of=/dev/null bs=1M status=none
+			b_remount "$fs" "$img" || { rec "B.$fs.mountfail" 1; continue; }
+			wall "B.$fs.randread" fio --name=randread --filename="$M/seq" --rw=randread --bs=4k \
+				--ioengine=psync --size="${B_SEQ}M" --io_size="${B_RAND}M" --norandommap \
+				--randrepeat=1 --invalidate=1 --output-format=terse
+			wall "B.$fs.randwrite" fio --name=randwrite --filename="$M/seq" --rw=randwrite --bs=4k \
+				--ioengine=psync --size="${B_SEQ}M" --io_size="${B_RAND}M" --norandommap \
+				--randrepeat=1 --end_fsync=1 --output-format=terse
+			b_metaops "B.$fs.create" create "$M/meta" "$B_N"
+			drop_caches
+			b_metaops "B.$fs.stat" stat "$M/meta" "$B_N"
+			b_metaops "B.$fs.unlink" unlink "$M/meta" "$B_N"
+			wall "B.$fs.cpa" bash -c 'cp -a "$1" "$2/ds" && sync -f "$2/ds"' _ "$ds" "$M"
+			b_remount "$fs" "$img" || { rec "B.$fs.mountfail" 1; continue; }
+			wall "B.$fs.find" find "$M/ds"
+			b_remount "$fs" "$img" || { rec "B.$fs.mountfail" 1; continue; }
+			wall "B.$fs.du" du -s "$M/ds"
+			wall "B.$fs.writers4" bash -c 'for i in 1 2 3 4; do "$1" create "$2/w$i" "$3" 65536 & done; wait' \
+				_ "$METAOPS" "$M" "$B_WF"
+			b_umount
+			rm -f "$img"
+		done
+	done
+}
+
+# ==== C. mkfs ===========================================================================
+section_c() {
+	local s r img=$W/mkfs.img
+	for s in "${MKFS_SIZES[@]}"; do
+		say "C: mkfs of a $s sparse image"
+		for r in $(seq "$RUNS"); do
+			rm -f "$img"
+			drop_caches
+			timed "C.$s.chunkfs" "$CHUNKFS" mkfs -q "$img" "$s"
+			sync
+			rec "C.$s.chunkfs.bytes" "$(du --block-size=1 "$img" | cut -f1)"
+			[ "$r" = 1 ] && meta "C.$s.chunkfs_chunks" "$("$CHUNKFS" info "$img" | sed -n 's/^Chunks: *//p')"
+			rm -f "$img"
+			truncate -s "$s" "$img"
+			drop_caches
+			timed "C.$s.ext4" mkfs.ext4 -q -F "$img"
+			sync
+			rec "C.$s.ext4.bytes" "$(du --block-size=1 "$img" | cut -f1)"
+			rm -f "$img"
+		done
+	done
+}
+
+# ==== P. profiles ======================================================================
+section_p() {
+	local img=$W/p.chunkfs ds=$W/ds1 pp
+	if ! perf stat -e instructions true >/dev/null 2>&1; then
+		meta profiler "callgrind"
+		say "P: perf does not work here; callgrind of chunkfs fsck -f -j 1"
+		"$CHUNKFS" mkfs -q -c "$CHUNKS" "$img" "${A_IMG[0]}"
+		"$CHUNKFS" put -r "$img" "$ds" / >/dev/null 2>&1
+		valgrind --tool=callgrind --callgrind-out-file="$W/cg.out" "$CHUNKFS" fsck -f -n -j 1 "$img" >/dev/null 2>&1
+		callgrind_annotate "$W/cg.out" 2>/dev/null | head -40 >"$RAW/profile-fsck.txt"
+		rm -f "$img"
+		return
+	fi
+	meta profiler "perf"
+	[ -d "$ds" ] || python3 "$BENCH/gen_dataset.py" --big "$A_BIG" --big-mib "$A_BIGMIB" "$ds" "${A_FILES[0]}" >/dev/null
+	"$CHUNKFS" mkfs -q -c "$CHUNKS" "$img" "$B_IMG"
+	populate_chunkfs "$img" "$ds" "" "$B_IMG" >/dev/null
+	say "P: perf of chunkfs fsck -f -n -j 1 (warm)"
+	"$CHUNKFS" fsck -f -n -j 1 "$img" >/dev/null 2>&1
+	perf record -q -g -o "$W/perf.fsck" "$CHUNKFS" fsck -f -n -j 1 "$img" >/dev/null 2>&1
+	perf report -i "$W/perf.fsck" --stdio --no-children --sort dso,symbol --percent-limit 1.5 \
+		-g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -25 >"$RAW/profile-fsck.txt"
+	if [ "$MOUNT_OK" = 1 ]; then
+		for pp in create seqwrite; do
+			mount_chunkfs "$img" "$M" || break
+			local pid=$DAEMON_PID
+			say "P: perf of the chunkfs daemon during $pp"
+			perf record -q -g -p "$pid" -o "$W/perf.$pp" >/dev/null 2>&1 &
+			local perfpid=$!
+			sleep 0.5
+			if [ "$pp" = create ]; then
+				timeout 300 "$METAOPS" create "$M/pmeta" "$B_N" >/dev/null
+			else
+				timeout 300 dd if="$SHM/seq.src" of="$M/pseq" bs=1M conv=fsync status=none 2>/dev/null ||
+					timeout 300 dd if=/dev/zero of="$M/pseq" bs=1M count=256 conv=fsync status=none
+			fi
+			kill -INT "$perfpid"; wait "$perfpid"
+			umount_fs "$M" "$pid"
+			perf report -i "$W/perf.$pp" --stdio --no-children --sort dso,symbol --percent-limit 1.5 \
+				-g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -25 >"$RAW/profile-$pp.txt"
+			# time split: the daemon's user vs kernel share
+			perf report -i "$W/perf.$pp" --stdio --no-children --sort dso -g none 2>/dev/null |
+				grep -v '^#' | grep -v '^$' | head -8 >"$RAW/profile-$pp-dso.txt"
+		done
+		# the same workload on fuse2fs, for comparison
+		local e=$W/p.ext4
+		truncate -s "$B_IMG" "$e"; mkfs.ext4 -q -F "$e"
+		if mount_fuse2fs "$e" "$M"; then
+			local pid=$DAEMON_PID
+			say "P: perf of fuse2fs during create"
+			perf record -q -g -p "$pid" -o "$W/perf.f2create" >/dev/null 2>&1 &
+			local perfpid=$!
+			sleep 0.5
+			timeout 300 "$METAOPS" create "$M/pmeta" "$B_N" >/dev/null
+			kill -INT "$perfpid"; wait "$perfpid"
+			umount_fs "$M" "$pid"
+			perf report -i "$W/perf.f2create" --stdio --no-children --sort dso,symbol --percent-limit 3 \
+				-g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -12 >"$RAW/profile-fuse2fs-create.txt"
+		fi
+		rm -f "$e"
+	fi
+	rm -f "$img"
+}
+
+case $ONLY in *A*) section_a ;; esac
+case $ONLY in *B*) section_b ;; esac
+case $ONLY in *C*) section_c ;; esac
+case $ONLY in *P*) section_p ;; esac
+
+meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+meta total_seconds "$(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')"
+say "writing $RESULTS/REPORT.md"
+python3 "$BENCH/report.py" "$RAW" "$RESULTS" || die "report.py failed"
+say "done in $(( ${EPOCHREALTIME%.*} - ${T_START%.*} )) s: $RESULTS/REPORT.md"
