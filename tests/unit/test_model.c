@@ -3282,19 +3282,19 @@ static void run_config(const struct mcfg *c)
 /* 1 KiB blocks, 16 chunks of 512 KiB, 64 inodes a chunk: continuations
  * and cross-chunk references all the time, chunks out of inodes too. */
 static const struct mcfg cfg_tiny = {
-	.name = "tiny", .wi = 0, .seed = 12345, .ops = 5000,
+	.name = "tiny", .wi = 0, .seed = 12345, .ops = 16000,
 	.size = 4 << 20, .bsize = 1024, .chunks = 32, .inodes = 2048,
 	.max_off = 1ull << 30, .big_write = 96 << 10, .cross = 1,
 };
 
 static const struct mcfg cfg_default = {
-	.name = "default", .wi = 1, .seed = 4242, .ops = 3000,
+	.name = "default", .wi = 1, .seed = 4242, .ops = 10000,
 	.size = 64 << 20, .bsize = 4096, .chunks = 4, .inodes = 0,
 	.max_off = 1ull << 40, .big_write = 512 << 10,
 };
 
 static const struct mcfg cfg_full = {
-	.name = "full", .wi = 2, .seed = 777, .ops = 2000,
+	.name = "full", .wi = 2, .seed = 777, .ops = 8000,
 	.size = 4 << 20, .bsize = 4096, .chunks = 4, .inodes = 0,
 	.max_off = 1ull << 26, .big_write = 256 << 10, .fill = 1,
 };
