@@ -41,6 +41,7 @@
 #include "test.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -362,14 +363,14 @@ static void describe(const char *fmt, ...)
 		fprintf(stderr, "#%ld %s\n", g.opno, g.desc);
 }
 
-static void report_op(void)
+static void report(const char *what)
 {
 	unsigned n = g.nhist < HIST ? g.nhist : HIST;
 
-	fprintf(stderr, "model: MISMATCH, config %s, seed %llu, op #%ld of %ld\n",
+	fprintf(stderr, "model: %s, config %s, seed %llu, op #%ld of %ld\n", what,
 		g.cfg ? g.cfg->name : "?", (unsigned long long)g.seed, g.opno,
 		g.nops);
-	fprintf(stderr, "  operations up to the mismatch (last one failed):\n");
+	fprintf(stderr, "  operations up to it (the last one failed):\n");
 	for (unsigned i = g.nhist - n; i < g.nhist; i++)
 		fprintf(stderr, "    #%ld %s\n", g.hist_no[i % HIST], g.hist[i % HIST]);
 	fprintf(stderr, "  replay: CHUNKFS_MODEL_CONFIG=%s CHUNKFS_MODEL_SEED=%llu "
@@ -379,9 +380,37 @@ static void report_op(void)
 
 #define MFAIL(...)                                                            \
 	do {                                                                  \
-		report_op();                                                  \
+		report("MISMATCH");                                           \
 		TEST_FAIL(__VA_ARGS__);                                       \
 	} while (0)
+
+/* A crash (a sanitizer report, a signal) names the op it happened in. */
+extern void __sanitizer_set_death_callback(void (*cb)(void)) __attribute__((weak));
+
+static void on_death(void)
+{
+	if (g.cfg)
+		report("CRASH (the report above or below)");
+}
+
+static void on_signal(int sig)
+{
+	on_death();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_crashes(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+
+	if (__sanitizer_set_death_callback) {
+		__sanitizer_set_death_callback(on_death);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], on_signal);
+}
 
 /* ---- model nodes ----------------------------------------------------------- */
 
@@ -3317,6 +3346,7 @@ static void test_model_nearly_full(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	catch_crashes();
 	TEST_RUN(test_model_tiny_chunks);
 	TEST_RUN(test_model_default);
 	TEST_RUN(test_model_nearly_full);
