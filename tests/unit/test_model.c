@@ -2403,11 +2403,12 @@ static void op_seek(void)
 	if (whence == SEEK_DATA && mc_nonzero(p.n, off, (uint64_t)r))
 		MFAIL("SEEK_DATA from %llu skips data: library says %lld",
 		      (unsigned long long)off, (long long)r);
-	if (whence == SEEK_HOLE && (uint64_t)r < size)
+	if (whence == SEEK_HOLE && (uint64_t)r < size) {
 		check_range(p.n, (uint64_t)r, 1, "(at the hole SEEK_HOLE found)");
-	if (whence == SEEK_HOLE && (uint64_t)r < size && mc_nonzero(p.n, (uint64_t)r, (uint64_t)r + 1))
-		MFAIL("SEEK_HOLE from %llu: %lld holds data", (unsigned long long)off,
-		      (long long)r);
+		if (mc_nonzero(p.n, (uint64_t)r, (uint64_t)r + 1))
+			MFAIL("SEEK_HOLE from %llu: %lld holds data",
+			      (unsigned long long)off, (long long)r);
+	}
 }
 
 /* Take p's name away from its file by renaming a new file over it; 0 if
@@ -2545,10 +2546,10 @@ static void op_chown(void)
 				CFS_SET_UID | CFS_SET_GID }[rn(3)];
 	a.uid = chance(15) ? n->uid : rid();
 	a.gid = chance(15) ? n->gid : rid();
-	describe("chown %s%s%u%s%u (was %u:%u mode %o)", label(&p),
-		 a.valid & CFS_SET_UID ? " uid " : " -", a.valid & CFS_SET_UID ? a.uid : 0,
-		 a.valid & CFS_SET_GID ? " gid " : " -", a.valid & CFS_SET_GID ? a.gid : 0,
-		 n->uid, n->gid, n->mode);
+	describe("chown %s to %lld:%lld (was %u:%u mode %o)", label(&p),
+		 a.valid & CFS_SET_UID ? (long long)a.uid : -1LL,
+		 a.valid & CFS_SET_GID ? (long long)a.gid : -1LL, n->uid, n->gid,
+		 n->mode);
 	r = cfs_setattr(g.fs, n->ino, &a, &st);
 	if (!judge(r, &e, NULL))
 		return;
