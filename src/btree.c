@@ -138,11 +138,13 @@ static int descend(struct btree *t, uint64_t key, int mode, struct bt_cur *c)
 {
 	int lvl, ret;
 
+	int top = bt_level(&t->root);
+
 	memset(c, 0, sizeof(*c));
 	c->t = t;
-	c->top = bt_level(&t->root);
-	if (c->top >= BT_MAXD || node_check(&t->root, c->top) < 0)
-		return -EUCLEAN;
+	if (top >= BT_MAXD || node_check(&t->root, top) < 0)
+		return -EUCLEAN;   /* c->top stays 0: release touches nothing */
+	c->top = top;
 	c->p[c->top].n = t->root;
 	for (lvl = c->top; lvl > 0; lvl--) {
 		struct bt_pos *p = &c->p[lvl];

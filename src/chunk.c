@@ -399,7 +399,7 @@ int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t coun
 		cache_forget(&fs->cache, chunk_base(fs, c) + rel + i);
 	pthread_mutex_lock(&ch->lock);
 	ret = bm_clear(fs, c, BM_BLOCKS, rel, count);
-	if (ret != -EIO && ret != -ENOMEM) {
+	if (ret == 0) {   /* a double free (corruption) must not inflate it */
 		ch->hdr.free_blocks += count;
 		ch->hdr_dirty = 1;
 	}
@@ -471,7 +471,7 @@ int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
 	ret = bm_clear(fs, c, BM_INODES, CFS_INO_LOCAL(ino) - 1, 1);
-	if (ret != -EIO && ret != -ENOMEM) {
+	if (ret == 0) {
 		ch->hdr.free_inodes++;
 		ch->hdr_dirty = 1;
 		if (CFS_INO_LOCAL(ino) - 1 < ch->ialloc_hint)
@@ -493,30 +493,35 @@ void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta)
 	pthread_mutex_unlock(&ch->lock);
 }
 
-int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_blocks, uint32_t *out)
+/* When the preferred chunk is full, spill into the next chunk that has
+ * room, in a fixed order: a busy directory then keeps writing into one
+ * overflow chunk at a time instead of dirtying every chunk. */
+int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t need_blocks,
+	       uint32_t *out)
 {
-	uint32_t c, best = UINT32_MAX, best_free = 0;
-	struct chunk *ch;
+	uint32_t i, n = fs->sb.nchunks;
 
-	if (want < fs->sb.nchunks) {
-		ch = chunk_of(fs, want);
-		if (ch->hdr.free_inodes && ch->hdr.free_blocks >= need_blocks) {
-			*out = want;
+	if (want >= n)
+		want = 0;
+	for (i = 0; i < n; i++) {
+		uint32_t c = (want + i) % n;
+		struct chunk *ch = chunk_of(fs, c);
+
+		if (ch->hdr.free_inodes >= need_inodes && ch->hdr.free_blocks >= need_blocks) {
+			*out = c;
 			return 0;
 		}
 	}
-	for (c = 0; c < fs->sb.nchunks; c++) {
-		ch = chunk_of(fs, c);
-		if (ch->hdr.free_inodes && ch->hdr.free_blocks >= best_free &&
-		    (best == UINT32_MAX || ch->hdr.free_blocks > best_free)) {
-			best = c;
-			best_free = ch->hdr.free_blocks;
+	/* no chunk has the blocks wanted: any inode will do */
+	for (i = 0; i < n; i++) {
+		uint32_t c = (want + i) % n;
+
+		if (chunk_of(fs, c)->hdr.free_inodes >= need_inodes) {
+			*out = c;
+			return 0;
 		}
 	}
-	if (best == UINT32_MAX)
-		return -ENOSPC;
-	*out = best;
-	return 0;
+	return -ENOSPC;
 }
 
 /* fsck: make bitmap 'which' of chunk c say exactly what truth says (one bit

@@ -337,6 +337,8 @@ static int ext_walk_node(void *vc, struct bt_node *n, int level)
 	int i, ret;
 
 	if (level == 0) {
+		if ((size_t)bt_nrec(n) * EXT_REC > bt_used(n))
+			return -EUCLEAN;
 		for (i = 0; i < bt_nrec(n); i++) {
 			ext_decode(n->recs + (size_t)i * EXT_REC, &e);
 			ret = w->cb(w->ctx, &e, 0, 0);

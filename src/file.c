@@ -178,6 +178,8 @@ static int cont_create(struct cfs_fs *fs, struct inode *head, uint32_t c, uint64
 	return 0;
 }
 
+static int chain_prune(struct cfs_fs *fs, struct inode *head);
+
 /* Allocate up to want blocks in ip's chunk for lblk and map them. */
 static int alloc_in(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t want,
 		    uint32_t goal, uint64_t *abs, uint32_t *got)
@@ -262,13 +264,16 @@ int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t wa
 			return ret;
 	}
 	/* Every chunk the file lives in is full: continue elsewhere. */
-	ret = chunk_pick(fs, CFS_INO_CHUNK(head->ino), 2, &c);
+	ret = chunk_pick(fs, (CFS_INO_CHUNK(head->ino) + 1) % fs->sb.nchunks, 1, 2, &c);
 	if (ret < 0)
 		return ret;
 	ret = cont_create(fs, head, c, lblk, &ip);
 	if (ret < 0)
 		return ret;
-	return alloc_in(fs, ip, lblk, want, 0, abs, got);
+	ret = alloc_in(fs, ip, lblk, want, 0, abs, got);
+	if (ret < 0)
+		chain_prune(fs, head);   /* the new continuation maps nothing */
+	return ret;
 }
 
 /* Drop continuations that map nothing and have no successors. */
@@ -326,14 +331,14 @@ int file_punch(struct cfs_fs *fs, struct inode *head, uint64_t from, uint64_t to
 
 int file_release_all(struct cfs_fs *fs, struct inode *ip)
 {
-	if (ip->d.flags & CFS_IFL_INLINE)
-		return 0;
+	/* an inline file may still hold continuations from a failed attempt
+	 * to move its data out; the punch prunes them too */
 	return file_punch(fs, ip, 0, UINT64_MAX);
 }
 
 /* ---- byte-level I/O ---- */
 
-static int inline_to_extents(struct cfs_fs *fs, struct inode *ip)
+int inline_to_extents(struct cfs_fs *fs, struct inode *ip)
 {
 	uint32_t n = (uint32_t)ip->d.size;
 	uint8_t *save = NULL;
@@ -415,24 +420,36 @@ ssize_t file_read(struct cfs_fs *fs, struct inode *ip, void *buf, size_t n, uint
 	return (ssize_t)done;
 }
 
+/* Blocks allocated by the current write: each will be written by it, so
+ * they are zero-filled in the cache instead of read (a freed block's old
+ * contents must never show through a partial write). */
+struct fresh {
+	uint64_t lo, hi;
+};
+
 static int write_block(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t boff,
-		       const uint8_t *src, size_t len, uint32_t want)
+		       const uint8_t *src, size_t len, uint64_t left, struct fresh *fr)
 {
 	uint64_t abs;
 	uint32_t run;
 	struct buf *b;
-	int fresh = 0, ret;
+	int noread, ret;
 
 	ret = file_map(fs, ip, lblk, &abs, &run);
 	if (ret < 0)
 		return ret;
 	if (ret == 0) {
-		ret = file_alloc(fs, ip, lblk, want, &abs, &run);
+		/* never past the hole: the blocks after it are mapped already */
+		uint64_t want = left < run ? left : run;
+
+		ret = file_alloc(fs, ip, lblk, want > 65536 ? 65536 : (uint32_t)want, &abs, &run);
 		if (ret < 0)
 			return ret;
-		fresh = 1;
+		fr->lo = lblk;
+		fr->hi = lblk + run;
 	}
-	ret = cache_get(&fs->cache, abs, (fresh || len == fs->bsize) ? CG_NOREAD : 0, &b);
+	noread = (lblk >= fr->lo && lblk < fr->hi) || len == fs->bsize;
+	ret = cache_get(&fs->cache, abs, noread ? CG_NOREAD : 0, &b);
 	if (ret < 0)
 		return ret;
 	memcpy(b->data + boff, src, len);
@@ -445,6 +462,7 @@ ssize_t file_write(struct cfs_fs *fs, struct inode *ip, const void *buf, size_t 
 		   uint64_t off)
 {
 	const uint8_t *src = buf;
+	struct fresh fr = { 0, 0 };
 	size_t done = 0;
 	int ret = 0;
 
@@ -469,8 +487,8 @@ ssize_t file_write(struct cfs_fs *fs, struct inode *ip, const void *buf, size_t 
 
 		if (len > n - done)
 			len = n - done;
-		ret = write_block(fs, ip, pos / fs->bsize, boff, src + done, len,
-				  left_blocks > 65536 ? 65536 : (uint32_t)left_blocks);
+		ret = write_block(fs, ip, pos / fs->bsize, boff, src + done, len, left_blocks,
+				  &fr);
 		if (ret < 0)
 			break;
 		done += len;

@@ -7,6 +7,8 @@
 
 #include "fsint.h"
 
+/* A head inode in use, returned locked: the check is made under the lock,
+ * so an unlink that freed it meanwhile is seen. */
 static int get_head(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
 {
 	struct inode *ip;
@@ -17,12 +19,20 @@ static int get_head(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
 	ret = inode_get(fs, ino, &ip);
 	if (ret < 0)
 		return ret;
+	pthread_mutex_lock(&ip->lock);
 	if (!ip->d.mode || ip->deleted || (ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB))) {
+		pthread_mutex_unlock(&ip->lock);
 		inode_put(fs, ip);
 		return -ENOENT;
 	}
 	*out = ip;
 	return 0;
+}
+
+static void put_head(struct cfs_fs *fs, struct inode *ip)
+{
+	pthread_mutex_unlock(&ip->lock);
+	inode_put(fs, ip);
 }
 
 static uint64_t chain_blocks(struct cfs_fs *fs, struct inode *ip)
@@ -66,10 +76,8 @@ int cfs_getattr(struct cfs_fs *fs, cfs_ino_t ino, struct cfs_stat *st)
 
 	if (ret < 0)
 		return ret;
-	pthread_mutex_lock(&ip->lock);
 	fill_stat(fs, ip, st);
-	pthread_mutex_unlock(&ip->lock);
-	inode_put(fs, ip);
+	put_head(fs, ip);
 	return 0;
 }
 
@@ -134,12 +142,10 @@ int cfs_setattr(struct cfs_fs *fs, cfs_ino_t ino, const struct cfs_setattr *a,
 	ret = get_head(fs, ino, &ip);
 	if (ret < 0)
 		goto out;
-	pthread_mutex_lock(&ip->lock);
 	ret = apply_setattr(fs, ip, a);
 	if (ret == 0 && st)
 		fill_stat(fs, ip, st);
-	pthread_mutex_unlock(&ip->lock);
-	inode_put(fs, ip);
+	put_head(fs, ip);
 out:
 	fs_op_end(fs);
 	return ret;
@@ -152,7 +158,6 @@ ssize_t cfs_readlink(struct cfs_fs *fs, cfs_ino_t ino, char *buf, size_t size)
 
 	if (ret < 0)
 		return ret;
-	pthread_mutex_lock(&ip->lock);
 	if (!S_ISLNK(ip->d.mode))
 		ret = -EINVAL;
 	else
@@ -161,8 +166,7 @@ ssize_t cfs_readlink(struct cfs_fs *fs, cfs_ino_t ino, char *buf, size_t size)
 		ret = -EUCLEAN;
 	if (ret >= 0)
 		ret = (ssize_t)ip->d.size;
-	pthread_mutex_unlock(&ip->lock);
-	inode_put(fs, ip);
+	put_head(fs, ip);
 	return ret;
 }
 
@@ -173,7 +177,6 @@ int cfs_inode_get(struct cfs_fs *fs, cfs_ino_t ino)
 
 	if (ret < 0)
 		return ret;
-	pthread_mutex_lock(&ip->lock);
 	ip->open++;
 	pthread_mutex_unlock(&ip->lock);
 	return 0;   /* the reference is kept until cfs_inode_put */
@@ -182,16 +185,17 @@ int cfs_inode_get(struct cfs_fs *fs, cfs_ino_t ino)
 int cfs_inode_put(struct cfs_fs *fs, cfs_ino_t ino)
 {
 	struct inode *ip;
-	int ret = inode_get(fs, ino, &ip), drop = 0;
+	int ret = inode_get(fs, ino, &ip), drop = 0, op;
 
 	if (ret < 0)
 		return ret;
+	/* op_lock before the inode lock, the order every operation uses */
+	op = !fs->rdonly && fs_op_begin(fs) == 0;
 	pthread_mutex_lock(&ip->lock);
 	if (ip->open > 0) {
 		ip->open--;
 		drop = 1;
-		if (!ip->open && !ip->d.nlink && ip->d.mode && !ip->deleted &&
-		    !fs->rdonly && fs_op_begin(fs) == 0) {
+		if (op && !ip->open && !ip->d.nlink && ip->d.mode && !ip->deleted) {
 			ret = file_release_all(fs, ip);
 			if (ret == 0)
 				ret = xattr_release(fs, ip);
@@ -199,10 +203,11 @@ int cfs_inode_put(struct cfs_fs *fs, cfs_ino_t ino)
 				chunk_count(fs, CFS_INO_CHUNK(ip->ino), CNT_DIRS, -1);
 			if (ret == 0)
 				ret = inode_free(fs, ip);
-			fs_op_end(fs);
 		}
 	}
 	pthread_mutex_unlock(&ip->lock);
+	if (op)
+		fs_op_end(fs);
 	if (drop)
 		inode_put(fs, ip);
 	inode_put(fs, ip);
@@ -216,15 +221,13 @@ ssize_t cfs_read(struct cfs_fs *fs, cfs_ino_t ino, void *buf, size_t size, uint6
 
 	if (ret < 0)
 		return ret;
-	pthread_mutex_lock(&ip->lock);
 	if (S_ISDIR(ip->d.mode))
 		ret = -EISDIR;
 	else if (!S_ISREG(ip->d.mode) && !S_ISLNK(ip->d.mode))
 		ret = -EINVAL;
 	else
 		ret = file_read(fs, ip, buf, size, off);
-	pthread_mutex_unlock(&ip->lock);
-	inode_put(fs, ip);
+	put_head(fs, ip);
 	return ret;
 }
 
@@ -239,7 +242,6 @@ ssize_t cfs_write(struct cfs_fs *fs, cfs_ino_t ino, const void *buf, size_t size
 	ret = get_head(fs, ino, &ip);
 	if (ret < 0)
 		goto out;
-	pthread_mutex_lock(&ip->lock);
 	if (S_ISDIR(ip->d.mode))
 		ret = -EISDIR;
 	else if (!S_ISREG(ip->d.mode))
@@ -256,8 +258,7 @@ ssize_t cfs_write(struct cfs_fs *fs, cfs_ino_t ino, const void *buf, size_t size
 				ret = r;
 		}
 	}
-	pthread_mutex_unlock(&ip->lock);
-	inode_put(fs, ip);
+	put_head(fs, ip);
 out:
 	fs_op_end(fs);
 	return ret;
@@ -271,7 +272,7 @@ int cfs_fsync(struct cfs_fs *fs, cfs_ino_t ino, int datasync)
 	(void)datasync;
 	if (ret < 0)
 		return ret;
-	inode_put(fs, ip);
+	put_head(fs, ip);
 	if (fs->rdonly)
 		return 0;
 	return cfs_sync(fs);
@@ -292,7 +293,8 @@ static int falloc_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint6
 		if (ret < 0)
 			return ret;
 		if (ret == 0) {
-			uint64_t want = end - lblk;
+			/* only the hole: the blocks after it are mapped already */
+			uint64_t want = end - lblk < run ? end - lblk : run;
 
 			ret = file_alloc(fs, ip, lblk, want > 65536 ? 65536 : (uint32_t)want,
 					 &abs, &run);
@@ -315,15 +317,16 @@ static int falloc_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint6
 
 static int punch_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint64_t len)
 {
-	uint64_t end = off + len, first = (off + fs->bsize - 1) / fs->bsize;
-	uint64_t last = end / fs->bsize;
+	uint64_t end = off + len, first, last;
 	uint8_t *zero;
 	int ret = 0;
 
 	if (end > ip->d.size)
-		end = ip->d.size;
+		end = ip->d.size;   /* punching never changes the size */
 	if (off >= end)
 		return 0;
+	first = (off + fs->bsize - 1) / fs->bsize;
+	last = end / fs->bsize;
 	if (ip->d.flags & CFS_IFL_INLINE) {
 		memset(ip->var + off, 0, end - off);
 		return inode_write(fs, ip);
@@ -363,7 +366,6 @@ int cfs_fallocate(struct cfs_fs *fs, cfs_ino_t ino, int mode, uint64_t off, uint
 	ret = get_head(fs, ino, &ip);
 	if (ret < 0)
 		goto out;
-	pthread_mutex_lock(&ip->lock);
 	if (S_ISDIR(ip->d.mode))
 		ret = -EISDIR;
 	else if (!S_ISREG(ip->d.mode))
@@ -374,10 +376,7 @@ int cfs_fallocate(struct cfs_fs *fs, cfs_ino_t ino, int mode, uint64_t off, uint
 		ret = 0;
 	else {
 		if (ip->d.flags & CFS_IFL_INLINE)
-			ret = file_truncate(fs, ip, ip->d.size > file_inline_max(fs, ip) ?
-					    ip->d.size : file_inline_max(fs, ip) + 1);
-		if (ret == 0 && (ip->d.flags & CFS_IFL_INLINE))
-			ret = -EUCLEAN;
+			ret = inline_to_extents(fs, ip);
 		if (ret == 0)
 			ret = falloc_range(fs, ip, off, len);
 	}
@@ -387,8 +386,7 @@ int cfs_fallocate(struct cfs_fs *fs, cfs_ino_t ino, int mode, uint64_t off, uint
 		inode_touch(ip, 0, 1, 1);
 		ret = inode_write(fs, ip);
 	}
-	pthread_mutex_unlock(&ip->lock);
-	inode_put(fs, ip);
+	put_head(fs, ip);
 out:
 	fs_op_end(fs);
 	return ret;
@@ -403,10 +401,9 @@ int64_t cfs_lseek(struct cfs_fs *fs, cfs_ino_t ino, int64_t off, int whence)
 	if (ret < 0)
 		return ret;
 	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
-		inode_put(fs, ip);
+		put_head(fs, ip);
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&ip->lock);
 	size = ip->d.size;
 	if (off < 0 || (uint64_t)off >= size) {
 		ret = -ENXIO;
@@ -436,8 +433,7 @@ int64_t cfs_lseek(struct cfs_fs *fs, cfs_ino_t ino, int64_t off, int whence)
 	}
 	ret = whence == SEEK_DATA ? -ENXIO : (int64_t)size;
 out:
-	pthread_mutex_unlock(&ip->lock);
-	inode_put(fs, ip);
+	put_head(fs, ip);
 	return ret;
 }
 
@@ -454,14 +450,12 @@ int cfs_setxattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name, const void 
 	ret = get_head(fs, ino, &ip);
 	if (ret < 0)
 		goto out;
-	pthread_mutex_lock(&ip->lock);
 	ret = xattr_set(fs, ip, name, value, size, flags);
 	if (ret == 0) {
 		inode_touch(ip, 0, 0, 1);
 		ret = inode_write(fs, ip);
 	}
-	pthread_mutex_unlock(&ip->lock);
-	inode_put(fs, ip);
+	put_head(fs, ip);
 out:
 	fs_op_end(fs);
 	return ret;
@@ -475,10 +469,8 @@ ssize_t cfs_getxattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name, void *b
 
 	if (ret < 0)
 		return ret;
-	pthread_mutex_lock(&ip->lock);
 	ret = xattr_get(fs, ip, name, buf, size);
-	pthread_mutex_unlock(&ip->lock);
-	inode_put(fs, ip);
+	put_head(fs, ip);
 	return ret;
 }
 
@@ -489,10 +481,8 @@ ssize_t cfs_listxattr(struct cfs_fs *fs, cfs_ino_t ino, char *buf, size_t size)
 
 	if (ret < 0)
 		return ret;
-	pthread_mutex_lock(&ip->lock);
 	ret = xattr_list(fs, ip, buf, size);
-	pthread_mutex_unlock(&ip->lock);
-	inode_put(fs, ip);
+	put_head(fs, ip);
 	return ret;
 }
 
@@ -506,14 +496,12 @@ int cfs_removexattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name)
 	ret = get_head(fs, ino, &ip);
 	if (ret < 0)
 		goto out;
-	pthread_mutex_lock(&ip->lock);
 	ret = xattr_remove(fs, ip, name);
 	if (ret == 0) {
 		inode_touch(ip, 0, 0, 1);
 		ret = inode_write(fs, ip);
 	}
-	pthread_mutex_unlock(&ip->lock);
-	inode_put(fs, ip);
+	put_head(fs, ip);
 out:
 	fs_op_end(fs);
 	return ret;
@@ -526,14 +514,12 @@ int cfs_file_chunks(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *chunks, int max)
 
 	if (ret < 0)
 		return ret;
-	pthread_mutex_lock(&ip->lock);
 	ret = file_chain_load(fs, ip);
 	if (ret == 0) {
 		for (i = 0; i <= ip->nchain && i < max; i++)
 			chunks[i] = CFS_INO_CHUNK(i ? ip->chain[i - 1]->ino : ip->ino);
 		ret = ip->nchain + 1;
 	}
-	pthread_mutex_unlock(&ip->lock);
-	inode_put(fs, ip);
+	put_head(fs, ip);
 	return ret;
 }

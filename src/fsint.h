@@ -30,6 +30,7 @@ struct inode {
 	int ref;                        /* in-memory references */
 	int open;                       /* cfs_inode_get references */
 	int deleted;                    /* freed on disk */
+	int loading;                    /* being read: others wait */
 	pthread_mutex_t lock;           /* head: everything of the file */
 	struct cfs_dinode d;
 	uint8_t *var;                   /* variable area, inode_size-148 bytes */
@@ -55,6 +56,7 @@ struct cfs_fs {
 	struct cache cache;
 	struct chunk *chunks;
 	pthread_mutex_t icache_lock;
+	pthread_cond_t icache_cond;     /* an inode finished loading */
 	struct inode *icache[ICACHE_SLOTS];
 	pthread_rwlock_t op_lock;       /* shared by ops, exclusive to clean */
 	pthread_mutex_t rename_lock;    /* serialises directory moves */
@@ -103,8 +105,10 @@ void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta);
 #define CNT_DIRS  2
 int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *truth,
 		      int fix, uint64_t *diffs, uint64_t *truth_free);
-/* Pick a chunk with free inodes (and blocks), preferring want. */
-int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_blocks, uint32_t *c);
+/* Pick a chunk with the inodes (and blocks) needed: want if it has them,
+ * else the next one after it that does. */
+int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t need_blocks,
+	       uint32_t *c);
 
 /* inode.c */
 uint64_t inode_location(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *off);
@@ -155,6 +159,8 @@ int file_truncate(struct cfs_fs *fs, struct inode *ip, uint64_t size);
 /* Release every block and continuation of a head inode. */
 int file_release_all(struct cfs_fs *fs, struct inode *ip);
 uint32_t file_inline_max(struct cfs_fs *fs, struct inode *ip);
+/* Move inline data to a block; the file keeps its size. */
+int inline_to_extents(struct cfs_fs *fs, struct inode *ip);
 
 /* dir.c */
 uint64_t dir_hash(struct cfs_fs *fs, const char *name, size_t len);

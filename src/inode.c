@@ -71,70 +71,87 @@ static int inode_read(struct cfs_fs *fs, struct inode *ip)
 	}
 	cfs_dinode_decode(b->data + off, &ip->d);
 	memcpy(ip->var, b->data + off + CFS_INODE_FIXED, fs->varsz);
-	if (ip->d.xattr_len > fs->varsz)
+	/* sizes that later code trusts when it copies into the inode */
+	if (ip->d.xattr_len > fs->varsz || ip->d.size > (uint64_t)INT64_MAX ||
+	    ((ip->d.flags & CFS_IFL_INLINE) && ip->d.size > fs->varsz - ip->d.xattr_len))
 		ret = -EUCLEAN;
 out:
 	buf_put(&fs->cache, b);
 	return ret;
 }
 
+static struct inode *icache_find(struct cfs_fs *fs, cfs_ino_t ino)
+{
+	struct inode *ip;
+
+	for (ip = fs->icache[ino % ICACHE_SLOTS]; ip; ip = ip->hnext)
+		if (ip->ino == ino)
+			return ip;
+	return NULL;
+}
+
+static void icache_unhash(struct cfs_fs *fs, struct inode *ip)
+{
+	struct inode **p;
+
+	for (p = &fs->icache[ip->ino % ICACHE_SLOTS]; *p; p = &(*p)->hnext)
+		if (*p == ip) {
+			*p = ip->hnext;
+			return;
+		}
+}
+
+/* One thread loads an inode; the others wait for it, so nobody can read
+ * the table while another thread's newer copy is already in memory. */
 int inode_get(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
 {
-	struct inode *ip, *n;
-	unsigned slot = ino % ICACHE_SLOTS;
+	struct inode *ip;
 	int ret;
 
 	if (!ino_valid(fs, ino))
 		return -EUCLEAN;
 	pthread_mutex_lock(&fs->icache_lock);
-	for (ip = fs->icache[slot]; ip; ip = ip->hnext)
-		if (ip->ino == ino) {
-			ip->ref++;
-			pthread_mutex_unlock(&fs->icache_lock);
-			*out = ip;
-			return 0;
-		}
-	pthread_mutex_unlock(&fs->icache_lock);
-	n = inode_new(fs, ino);
-	if (!n)
-		return -ENOMEM;
-	ret = inode_read(fs, n);
-	if (ret < 0) {
-		inode_destroy(n);
-		return ret;
-	}
-	/* Another thread may have loaded it meanwhile: keep the first. */
-	pthread_mutex_lock(&fs->icache_lock);
-	for (ip = fs->icache[slot]; ip; ip = ip->hnext)
-		if (ip->ino == ino)
-			break;
+	while ((ip = icache_find(fs, ino)) && ip->loading)
+		pthread_cond_wait(&fs->icache_cond, &fs->icache_lock);
 	if (ip) {
 		ip->ref++;
-		inode_destroy(n);
-		n = ip;
-	} else {
-		n->hnext = fs->icache[slot];
-		fs->icache[slot] = n;
+		pthread_mutex_unlock(&fs->icache_lock);
+		*out = ip;
+		return 0;
 	}
+	ip = inode_new(fs, ino);
+	if (!ip) {
+		pthread_mutex_unlock(&fs->icache_lock);
+		return -ENOMEM;
+	}
+	ip->loading = 1;
+	ip->hnext = fs->icache[ino % ICACHE_SLOTS];
+	fs->icache[ino % ICACHE_SLOTS] = ip;
 	pthread_mutex_unlock(&fs->icache_lock);
-	*out = n;
+	ret = inode_read(fs, ip);
+	pthread_mutex_lock(&fs->icache_lock);
+	ip->loading = 0;
+	if (ret < 0)
+		icache_unhash(fs, ip);
+	pthread_cond_broadcast(&fs->icache_cond);
+	pthread_mutex_unlock(&fs->icache_lock);
+	if (ret < 0) {
+		inode_destroy(ip);
+		return ret;
+	}
+	*out = ip;
 	return 0;
 }
 
 void inode_put(struct cfs_fs *fs, struct inode *ip)
 {
-	struct inode **p;
 	int gone = 0;
 
 	if (!ip)
 		return;
 	pthread_mutex_lock(&fs->icache_lock);
 	if (--ip->ref == 0) {
-		for (p = &fs->icache[ip->ino % ICACHE_SLOTS]; *p; p = &(*p)->hnext)
-			if (*p == ip) {
-				*p = ip->hnext;
-				break;
-			}
+		icache_unhash(fs, ip);
 		gone = 1;
 	}
 	pthread_mutex_unlock(&fs->icache_lock);
@@ -195,7 +212,8 @@ int inode_alloc(struct cfs_fs *fs, uint32_t c, int exact, uint16_t mode,
 
 	ret = chunk_alloc_inode(fs, c, &ino);
 	if (ret == -ENOSPC && !exact) {
-		ret = chunk_pick(fs, c, 1, &c);
+		/* elsewhere it will need a back-reference stub beside it */
+		ret = chunk_pick(fs, c, 2, 1, &c);
 		if (ret == 0)
 			ret = chunk_alloc_inode(fs, c, &ino);
 	}

@@ -53,6 +53,7 @@ static int get_dir(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
 
 	if (ret == 0 && !S_ISDIR((*out)->d.mode)) {
 		inode_put(fs, *out);
+		*out = NULL;   /* callers put whatever they were given */
 		return -ENOTDIR;
 	}
 	return ret;
@@ -146,7 +147,9 @@ int cfs_lookup(struct cfs_fs *fs, cfs_ino_t dir, const char *name, cfs_ino_t *in
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&dp->lock);
-	if (!strcmp(name, ".")) {
+	if (!dp->d.mode || dp->deleted) {
+		ret = -ENOENT;   /* removed after get_dir looked at it */
+	} else if (!strcmp(name, ".")) {
 		*ino = dp->ino;
 	} else if (!strcmp(name, "..")) {
 		*ino = dp->d.back;
@@ -220,6 +223,9 @@ static int do_create(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_
 	ret = inode_alloc(fs, c, 0, (uint16_t)mode, &ip);
 	if (ret < 0)
 		goto out;
+	/* counted now, so that the release below on failure balances it */
+	if (S_ISDIR(mode))
+		chunk_count(fs, CFS_INO_CHUNK(ip->ino), CNT_DIRS, 1);
 	ret = init_new(fs, dp, ip, rdev, uid, gid, target);
 	if (ret == 0)
 		ret = link_add(fs, dp, name, ip);
@@ -228,10 +234,8 @@ static int do_create(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_
 		inode_release(fs, ip);
 		goto out;
 	}
-	if (S_ISDIR(mode)) {
+	if (S_ISDIR(mode))
 		dp->d.nlink++;
-		chunk_count(fs, CFS_INO_CHUNK(ip->ino), CNT_DIRS, 1);
-	}
 	inode_touch(dp, 0, 1, 1);
 	ret = inode_write(fs, dp);
 	if (out)
@@ -349,7 +353,7 @@ static int do_remove(struct cfs_fs *fs, cfs_ino_t dir, const char *name, int rmd
 	if (ret < 0)
 		goto out_op;
 	pthread_mutex_lock(&dp->lock);
-	ret = dir_lookup(fs, dp, name, &r);
+	ret = dp->d.nlink ? dir_lookup(fs, dp, name, &r) : -ENOENT;
 	if (ret == 0)
 		ret = get_head(fs, r.ino, &ip);
 	if (ret < 0)
@@ -482,12 +486,35 @@ static void reparent(struct inode *ip, struct inode *from, struct inode *to)
 	to->d.nlink++;
 }
 
+/* Both new stubs are made before either entry changes, so running out of
+ * inodes leaves the two entries as they were. */
 static int rename_exchange(struct cfs_fs *fs, struct rn *x)
 {
-	int ret = entry_retarget(fs, x->od, &x->sr, x->dst);
+	struct dirent_rec a = x->sr, b = x->dr;
+	cfs_ino_t sa, sb;
+	int ret;
 
+	ret = xref_add(fs, x->od, x->dst->ino, x->dst->d.mode, a.name, a.namelen, &sa);
+	if (ret < 0)
+		return ret;
+	ret = xref_add(fs, x->nd, x->src->ino, x->src->d.mode, b.name, b.namelen, &sb);
+	if (ret < 0) {
+		xref_del(fs, sa, x->dst->ino);
+		return ret;
+	}
+	a.ino = x->dst->ino;
+	a.stub = sa;
+	a.type = DT_OF(x->dst->d.mode);
+	b.ino = x->src->ino;
+	b.stub = sb;
+	b.type = DT_OF(x->src->d.mode);
+	ret = dir_update(fs, x->od, &a);
 	if (ret == 0)
-		ret = entry_retarget(fs, x->nd, &x->dr, x->src);
+		ret = dir_update(fs, x->nd, &b);
+	if (ret == 0)
+		ret = xref_del(fs, x->sr.stub, x->sr.ino);
+	if (ret == 0)
+		ret = xref_del(fs, x->dr.stub, x->dr.ino);
 	if (ret < 0)
 		return ret;
 	reparent(x->src, x->od, x->nd);
@@ -652,6 +679,10 @@ int cfs_readdir(struct cfs_fs *fs, cfs_ino_t dir, uint64_t cookie, cfs_filldir_t
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&dp->lock);
+	if (!dp->d.mode || dp->deleted) {
+		ret = -ENOENT;
+		goto out;
+	}
 	if (cookie == 0 && fill(ctx, ".", 1, dp->ino, DT_OF(S_IFDIR), 1))
 		goto out;
 	if (cookie <= 1 && fill(ctx, "..", 2, dp->d.back, DT_OF(S_IFDIR), 2))
@@ -701,6 +732,8 @@ static int resolve(struct cfs_fs *fs, const char *path, int follow, int depth,
 
 			if (l < 0)
 				return (int)l;
+			if (l >= (ssize_t)sizeof(target))
+				return -ENAMETOOLONG;
 			target[l] = 0;
 			ret = resolve(fs, target, 1, depth + 1, cur, &next);
 			if (ret < 0)

@@ -463,6 +463,7 @@ static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out)
 	fs->own_bd = own;
 	fs->rdonly = (flags & CFS_OPEN_RDONLY) || bd->read_only;
 	pthread_mutex_init(&fs->icache_lock, NULL);
+	pthread_cond_init(&fs->icache_cond, NULL);
 	pthread_rwlock_init(&fs->op_lock, NULL);
 	pthread_mutex_init(&fs->rename_lock, NULL);
 	pthread_mutex_init(&fs->spread_lock, NULL);
@@ -538,9 +539,13 @@ int cfs_sync(struct cfs_fs *fs)
 
 	if (fs->rdonly)
 		return 0;
+	/* no operation in flight: every buffer is written whole, never while
+	 * a thread is half-way through changing it */
+	pthread_rwlock_wrlock(&fs->op_lock);
 	ret = cache_flush(&fs->cache, 0, UINT64_MAX);
 	if (ret == 0)
 		ret = write_headers(fs, 0);
+	pthread_rwlock_unlock(&fs->op_lock);
 	if (ret < 0)
 		fs->error = ret;
 	return ret;
