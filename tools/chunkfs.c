@@ -179,8 +179,8 @@ static void usage_top(FILE *out)
 		     "checkable chunks.\n\nCommands:\n", CFS_VERSION_STRING);
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-6s %s\n", commands[i].name, commands[i].synopsis);
-	fprintf(out, "\nAlso invoked as mkfs.chunkfs (= chunkfs mkfs).  "
-		     "Also mount.chunkfs (= chunkfs mount) and fsck.chunkfs\n(= chunkfs fsck).\n"
+	fprintf(out, "\nAlso invoked as mkfs.chunkfs (= chunkfs mkfs), fsck.chunkfs (= chunkfs\n"
+		     "fsck) and mount.chunkfs (= chunkfs mount).\n"
 		     "Paths inside IMAGE are absolute; relative ones start at /.\n"
 		     "Exit status: 0 success, 1 operational error, 2 usage error.\n");
 }
