@@ -1,0 +1,1228 @@
+/* mkcase: images for the fsck corruption library (tests/fsck/run.sh).
+ *
+ *   mkcase build IMG            populated 4-chunk image (+ IMG.manifest)
+ *   mkcase build64 IMG          populated 64-chunk image (+ IMG.manifest)
+ *   mkcase damage CASE IMG      apply one named damage to IMG
+ *   mkcase verify IMG           walk IMG (normal read-only open, so every
+ *                               chunk must be clean), read everything, and
+ *                               print one line per object: where it is and
+ *                               whether its contents are still the ones it
+ *                               was written with (IMG.manifest)
+ *   mkcase list                 the damage names
+ *
+ * Every image is deterministic: fixed uuid (hence fixed name hashes) and a
+ * fixed sequence of operations, so inode numbers are the same on every run
+ * and the expected fsck output can name them.
+ *
+ * A damage is one of two kinds.  "Media" damage edits bytes of the closed
+ * image (a flipped byte, a zeroed block, a field changed and the checksum
+ * resealed).  "Logical" damage performs, through the library's internal
+ * functions (src/fsint.h), one half of an operation that a crash could
+ * have cut: an entry removed but not its inode, an inode freed but not its
+ * entry.  Afterwards every chunk whose bytes changed is marked DIRTY in its
+ * header, as a crash would leave it (the dirty protocol marks a chunk dirty
+ * on disk before any of its changed blocks is written); the others keep
+ * their original, clean header.  Damage names starting with "clean-" leave
+ * every chunk clean: damage that a dirty-only check cannot see.
+ *
+ * Built by tests/fsck/run.sh against the library of the build under test,
+ * with -Isrc for the internal headers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chunkfs.h"
+#include "crc32c.h"
+#include "format.h"
+#include "fsint.h"
+#include "le.h"
+
+#define BS 1024
+
+static const uint8_t UUID[16] = {
+	0x6b, 0x1c, 0x2e, 0x4f, 0x90, 0x11, 0x4a, 0x3b,
+	0x8c, 0x5d, 0x6e, 0x7f, 0x80, 0x91, 0xa2, 0xb3,
+};
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mkcase: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+#define OK(expr)                                                                  \
+	do {                                                                      \
+		long long _r = (long long)(expr);                                 \
+		if (_r < 0)                                                       \
+			die("%s:%d: %s: %s (%s)", __FILE__, __LINE__, #expr,      \
+			    strerror((int)-_r), cfs_last_error());                \
+	} while (0)
+
+/* File contents: a pattern seeded by the file's manifest number. */
+static void fillpat(uint8_t *p, size_t n, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(((i + seed * 7919u) * 2654435761u) >> 13);
+}
+
+/* ---- building ------------------------------------------------------------ */
+
+struct builder {
+	struct cfs_fs *fs;
+	FILE *mf;
+	uint32_t next_seed;
+};
+
+static cfs_ino_t resolve(struct cfs_fs *fs, const char *path)
+{
+	cfs_ino_t ino;
+	int ret = cfs_path_resolve(fs, path, 0, &ino);
+
+	if (ret < 0)
+		die("resolve %s: %s", path, strerror(-ret));
+	return ino;
+}
+
+static cfs_ino_t mkdir_p(struct builder *b, const char *path)
+{
+	char parent[256], *slash;
+	cfs_ino_t dir, ino;
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	slash = strrchr(parent, '/');
+	*slash = 0;
+	dir = resolve(b->fs, *parent ? parent : "/");
+	OK(cfs_mkdir(b->fs, dir, slash + 1, 0755, 0, 0, &ino));
+	fprintf(b->mf, "%u dir 0 0 %s\n", ino, path);
+	return ino;
+}
+
+/* A regular file of size bytes, written 64 KiB at a time. */
+static cfs_ino_t mkfile(struct builder *b, const char *path, size_t size)
+{
+	const size_t step = 1 << 16;
+	char parent[256], *slash;
+	cfs_ino_t dir, ino;
+	uint32_t seed = ++b->next_seed;
+	uint8_t *whole;
+	size_t off;
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	slash = strrchr(parent, '/');
+	*slash = 0;
+	dir = resolve(b->fs, *parent ? parent : "/");
+	OK(cfs_mknod(b->fs, dir, slash + 1, S_IFREG | 0644, 0, 0, 0, &ino));
+	/* the pattern is defined over the whole file */
+	whole = malloc(size + 1);
+	if (!whole)
+		die("out of memory");
+	fillpat(whole, size, seed);
+	for (off = 0; off < size; off += step) {
+		size_t n = size - off < step ? size - off : step;
+
+		if (cfs_write(b->fs, ino, whole + off, n, off) != (ssize_t)n)
+			die("write %s failed", path);
+	}
+	free(whole);
+	fprintf(b->mf, "%u reg %u %zu %s\n", ino, seed, size, path);
+	return ino;
+}
+
+static void mklink(struct builder *b, const char *target, const char *path)
+{
+	char parent[256], *slash;
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	slash = strrchr(parent, '/');
+	*slash = 0;
+	OK(cfs_link(b->fs, resolve(b->fs, target), resolve(b->fs, *parent ? parent : "/"),
+		    slash + 1));
+}
+
+static void mksym(struct builder *b, const char *target, const char *path)
+{
+	char parent[256], *slash;
+	cfs_ino_t ino;
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	slash = strrchr(parent, '/');
+	*slash = 0;
+	OK(cfs_symlink(b->fs, resolve(b->fs, *parent ? parent : "/"), slash + 1, target, 0, 0,
+		       &ino));
+	fprintf(b->mf, "%u lnk 0 %zu %s\n", ino, strlen(target), path);
+}
+
+static void begin(struct builder *b, const char *img, uint64_t size, uint32_t chunks,
+		  uint64_t inodes)
+{
+	struct cfs_mkfs_opts o = { .size = size, .block_size = BS, .chunks = chunks,
+				   .inodes = inodes, .label = "fsck-case", .uuid = UUID,
+				   .now = 1700000000 };
+	char mf[4096];
+
+	unlink(img);
+	OK(cfs_mkfs(img, &o));
+	OK(cfs_open(img, 0, &b->fs));
+	snprintf(mf, sizeof(mf), "%s.manifest", img);
+	b->mf = fopen(mf, "w");
+	if (!b->mf)
+		die("%s: %s", mf, strerror(errno));
+	b->next_seed = 0;
+}
+
+static void end(struct builder *b)
+{
+	int n = cfs_check(b->fs, NULL, NULL);
+
+	if (n != 0)
+		die("the fresh image is inconsistent (%d problems)", n);
+	OK(cfs_close(b->fs));
+	fclose(b->mf);
+}
+
+/* Four chunks of 1023 one-KiB blocks.  Top-level directories are spread
+ * over the chunks, so the root (chunk 0) names them through stubs. */
+static void build4(const char *img)
+{
+	struct builder b;
+	uint8_t val[600];
+	cfs_ino_t ino;
+	char name[64];
+	int i;
+
+	begin(&b, img, 4u << 20, 4, 512);
+	mkdir_p(&b, "/d1");
+	mkdir_p(&b, "/d2");
+	mkdir_p(&b, "/d3");
+	mkdir_p(&b, "/d1/sub");
+	/* inline file with xattrs: one in the inode, one in an overflow block */
+	ino = mkfile(&b, "/d1/small", 13);
+	OK(cfs_setxattr(b.fs, ino, "user.a", "1", 1, 0));
+	fillpat(val, sizeof(val), 4242);
+	OK(cfs_setxattr(b.fs, ino, "user.big", val, sizeof(val), 0));
+	mkfile(&b, "/d1/multi", 20000);
+	mkfile(&b, "/d1/multi2", 9000);
+	mkfile(&b, "/d1/sub/f1", 40);
+	mkfile(&b, "/d1/sub/f2", 3000);
+	mkfile(&b, "/d1/sub/f3", 70);
+	/* a fragmented file: one extent per block, too many for the extent
+	 * root in the inode, so its tree has a node block */
+	{
+		static uint8_t whole[24 * BS];
+		cfs_ino_t frag, pad;
+		uint32_t seed = ++b.next_seed;
+
+		OK(cfs_mknod(b.fs, resolve(b.fs, "/d1"), "frag", S_IFREG | 0644, 0, 0, 0, &frag));
+		OK(cfs_mknod(b.fs, resolve(b.fs, "/d1"), "pad", S_IFREG | 0644, 0, 0, 0, &pad));
+		fillpat(whole, sizeof(whole), seed);
+		for (i = 0; i < 24; i++) {
+			if (cfs_write(b.fs, frag, whole + i * BS, BS, (uint64_t)i * BS) != BS)
+				die("write frag");
+			if (cfs_write(b.fs, pad, whole, BS, (uint64_t)i * BS) != BS)
+				die("write pad");
+		}
+		fprintf(b.mf, "%u reg %u %zu /d1/frag\n", frag, seed, sizeof(whole));
+		OK(cfs_unlink(b.fs, resolve(b.fs, "/d1"), "pad"));
+	}
+	mkfile(&b, "/d2/f", 5000);
+	mkfile(&b, "/d2/g", 100);
+	mksym(&b, "/d1/small", "/d2/sym");
+	mkdir_p(&b, "/d2/empty");
+	for (i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "/d2/many/n%02d", i);
+		if (i == 0)
+			mkdir_p(&b, "/d2/many");
+		mkfile(&b, name, (size_t)(i * 700));
+	}
+	/* hard links across chunks: stubs in the target's chunk */
+	mklink(&b, "/d2/f", "/d1/link-f");
+	mklink(&b, "/d1/multi", "/d2/link-multi");
+	mklink(&b, "/d2/g", "/xlink");
+	/* bigger than a chunk: the head's chunk fills, continuations follow */
+	mkfile(&b, "/d3/big", 1300000);
+	end(&b);
+}
+
+/* 64 chunks of 64 blocks: a few trees, a file with continuations. */
+static void build64(const char *img)
+{
+	struct builder b;
+	char name[64];
+	int i;
+
+	begin(&b, img, 64u * 64 * BS + 4 * BS, 64, 64 * 16);
+	for (i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "/t%d", i);
+		mkdir_p(&b, name);
+		snprintf(name, sizeof(name), "/t%d/a", i);
+		mkfile(&b, name, 3000);
+		snprintf(name, sizeof(name), "/t%d/b", i);
+		mkfile(&b, name, 60);
+	}
+	mkfile(&b, "/t0/long", 120000);
+	mklink(&b, "/t1/a", "/t2/link-a");
+	end(&b);
+}
+
+/* ---- raw access to a closed image --------------------------------------- */
+
+struct img {
+	const char *path;
+	uint8_t *p;
+	size_t size;
+	struct cfs_super sb;
+	uint32_t seed, ipb;
+};
+
+static void img_load(struct img *m, const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		die("%s: %s", path, strerror(errno));
+	m->path = path;
+	m->size = (size_t)st.st_size;
+	m->p = malloc(m->size);
+	if (!m->p || read(fd, m->p, m->size) != (ssize_t)m->size)
+		die("%s: cannot read", path);
+	close(fd);
+	/* the backup (the last block of the filesystem) describes the same
+	 * geometry and survives a zeroed primary */
+	if (cfs_super_decode(m->p, &m->sb) < 0) {
+		size_t off;
+
+		for (off = m->size / BS * BS; off >= BS; off -= BS)
+			if (cfs_super_decode(m->p + off - BS, &m->sb) == 0 &&
+			    m->sb.backup_sb_block * BS == off - BS)
+				break;
+		if (off < BS)
+			die("%s: no superblock, no backup", path);
+	}
+	m->seed = cfs_fs_seed(m->sb.uuid);
+	m->ipb = m->sb.block_size / m->sb.inode_size;
+}
+
+/* Write the image back and release it. */
+static void img_save(struct img *m)
+{
+	int fd = open(m->path, O_WRONLY);
+
+	if (fd < 0 || pwrite(fd, m->p, m->size, 0) != (ssize_t)m->size || fsync(fd) < 0)
+		die("%s: cannot write", m->path);
+	close(fd);
+	free(m->p);
+	m->p = NULL;
+}
+
+static uint8_t *blk(struct img *m, uint64_t b)
+{
+	if ((b + 1) * BS > m->size)
+		die("block %llu outside the image", (unsigned long long)b);
+	return m->p + b * BS;
+}
+
+static uint64_t cbase(struct img *m, uint32_t c)
+{
+	return m->sb.first_chunk_block + (uint64_t)c * m->sb.chunk_blocks;
+}
+
+static uint8_t *iraw(struct img *m, cfs_ino_t ino)
+{
+	uint32_t l = CFS_INO_LOCAL(ino) - 1;
+
+	return blk(m, cbase(m, CFS_INO_CHUNK(ino)) + 1 + m->sb.bbm_blocks + m->sb.ibm_blocks +
+			   l / m->ipb) + (l % m->ipb) * m->sb.inode_size;
+}
+
+static void iget(struct img *m, cfs_ino_t ino, struct cfs_dinode *d)
+{
+	cfs_dinode_decode(iraw(m, ino), d);
+}
+
+/* Write the fixed fields back and reseal: a damage that passes checksums. */
+static void iput(struct img *m, cfs_ino_t ino, const struct cfs_dinode *d)
+{
+	uint8_t *raw = iraw(m, ino);
+
+	cfs_dinode_encode(d, raw);
+	cfs_dinode_csum_set(raw, m->sb.inode_size, m->seed, ino);
+}
+
+static void reseal(struct img *m, uint64_t b)
+{
+	cfs_meta_csum_set(blk(m, b), BS, m->seed);
+}
+
+static void hdr_get(struct img *m, uint32_t c, struct cfs_chunk_hdr *h)
+{
+	cfs_chunk_hdr_decode(blk(m, cbase(m, c)), h);
+}
+
+static void hdr_put(struct img *m, uint32_t c, const struct cfs_chunk_hdr *h)
+{
+	cfs_chunk_hdr_encode(h, blk(m, cbase(m, c)));
+	reseal(m, cbase(m, c));
+}
+
+/* First extent of an inode whose extent root is a leaf. */
+static void first_extent(struct img *m, cfs_ino_t ino, uint8_t **rec)
+{
+	uint8_t *var = iraw(m, ino) + CFS_INODE_FIXED;
+
+	if (get_le16(var) != 0 || get_le16(var + 2) == 0)
+		die("inode %u: extent root is not a non-empty leaf", ino);
+	*rec = var + 8;
+}
+
+/* Absolute block of logical block 0 of a directory (its root node). */
+static uint64_t dir_root_block(struct img *m, cfs_ino_t dir)
+{
+	uint8_t *rec;
+
+	first_extent(m, dir, &rec);
+	if (get_le64(rec) != 0)
+		die("dir %u: first extent does not start at 0", dir);
+	return cbase(m, CFS_INO_CHUNK(dir)) + get_le32(rec + 8);
+}
+
+/* Chunks an interrupted operation had already marked dirty although the
+ * damage changed none of their blocks (the dirty protocol marks a chunk
+ * when its first buffer is dirtied, before anything is written). */
+static uint8_t also_dirty[CFS_MAX_CHUNKS];
+
+/* ---- opening through the library, for logical damage -------------------- */
+
+static struct cfs_fs *lib_open(const char *img)
+{
+	struct cfs_fs *fs;
+
+	OK(cfs_open(img, CFS_OPEN_NOCHECK, &fs));
+	return fs;
+}
+
+static cfs_ino_t lookup_ro(const char *img, const char *path)
+{
+	struct cfs_fs *fs;
+	cfs_ino_t ino;
+
+	OK(cfs_open(img, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs));
+	ino = resolve(fs, path);
+	cfs_close(fs);
+	return ino;
+}
+
+/* Remove a directory entry and nothing else (keeps the stub, the inode and
+ * its link count): the first step of an unlink.  write_dir: the directory
+ * inode with its new entry counts was written too (unlink writes it last,
+ * after freeing the stub; a crash before that leaves the old counts). */
+static void remove_entry_only(struct cfs_fs *fs, const char *dirpath, const char *name,
+			      int write_dir)
+{
+	struct inode *dp;
+
+	OK(inode_get(fs, resolve(fs, dirpath), &dp));
+	OK(dir_remove(fs, dp, name));
+	if (write_dir)
+		OK(inode_write(fs, dp));
+	inode_put(fs, dp);
+}
+
+/* Free an inode the way the last unlink would (blocks, xattrs, continuations,
+ * bitmap), without touching any entry naming it: the second half. */
+static void free_inode_only(struct cfs_fs *fs, cfs_ino_t ino)
+{
+	struct inode *ip;
+
+	OK(inode_get(fs, ino, &ip));
+	if (ip->d.flags & CFS_IFL_STUB) {
+		OK(inode_free(fs, ip));
+		chunk_count(fs, CFS_INO_CHUNK(ino), CNT_STUBS, -1);
+	} else {
+		OK(file_release_all(fs, ip));
+		OK(xattr_release(fs, ip));
+		OK(inode_free(fs, ip));
+	}
+	inode_put(fs, ip);
+}
+
+/* ---- the damages --------------------------------------------------------- */
+
+struct damage {
+	const char *name;
+	const char *what;
+	void (*fn)(const char *img);
+};
+
+/* one byte of /d1/multi's inode (its mtime) changed, checksum not updated */
+static void d_inode_csum(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/multi");
+	struct img m;
+
+	img_load(&m, img);
+	iraw(&m, ino)[33] ^= 0x40;
+	img_save(&m);
+}
+
+/* /d1/sub/f3's inode overwritten with garbage (no valid checksum) */
+static void d_inode_garbage(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/sub/f3");
+	struct img m;
+	uint8_t *raw;
+	uint32_t i;
+
+	img_load(&m, img);
+	raw = iraw(&m, ino);
+	for (i = 0; i < m.sb.inode_size; i++)
+		raw[i] = (uint8_t)(i * 37 + 11);
+	img_save(&m);
+}
+
+/* a byte in the records of /d1/sub's only directory node flipped */
+static void d_dirnode_csum(const char *img)
+{
+	cfs_ino_t dir = lookup_ro(img, "/d1/sub");
+	struct img m;
+
+	img_load(&m, img);
+	blk(&m, dir_root_block(&m, dir))[40] ^= 0x01;
+	img_save(&m);
+}
+
+/* /d1/multi2's first extent made to point at /d1/multi's first block */
+static void d_dup_block(const char *img)
+{
+	cfs_ino_t a = lookup_ro(img, "/d1/multi"), b = lookup_ro(img, "/d1/multi2");
+	struct img m;
+	uint8_t *ra, *rb;
+
+	img_load(&m, img);
+	first_extent(&m, a, &ra);
+	first_extent(&m, b, &rb);
+	put_le32(rb + 8, get_le32(ra + 8));
+	cfs_dinode_csum_set(iraw(&m, b), m.sb.inode_size, m.seed, b);
+	img_save(&m);
+}
+
+/* the other way round: /d1/multi's first extent (an inode checked before
+ * /d1/multi2) made to point at /d1/multi2's first block */
+static void d_dup_block_first(const char *img)
+{
+	cfs_ino_t a = lookup_ro(img, "/d1/multi"), b = lookup_ro(img, "/d1/multi2");
+	struct img m;
+	uint8_t *ra, *rb;
+
+	img_load(&m, img);
+	first_extent(&m, a, &ra);
+	first_extent(&m, b, &rb);
+	put_le32(ra + 8, get_le32(rb + 8));
+	cfs_dinode_csum_set(iraw(&m, a), m.sb.inode_size, m.seed, a);
+	img_save(&m);
+}
+
+/* /d1/multi (two names) says nlink 7 */
+static void d_link_count(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/multi");
+	struct cfs_dinode d;
+	struct img m;
+
+	img_load(&m, img);
+	iget(&m, ino, &d);
+	d.nlink = 7;
+	iput(&m, ino, &d);
+	img_save(&m);
+}
+
+/* the same, on a chunk that stays marked clean */
+static void d_clean_link_count(const char *img)
+{
+	d_link_count(img);
+}
+
+/* /d1/sub/f3's entry removed, the inode kept (nlink 1, no name) */
+static void d_orphan_inode(const char *img)
+{
+	struct cfs_fs *fs = lib_open(img);
+
+	remove_entry_only(fs, "/d1/sub", "f3", 1);
+	OK(cfs_close(fs));
+}
+
+/* /d1/sub/f2's inode freed (blocks and all), its entry kept */
+static void d_entry_freed_inode(const char *img)
+{
+	struct cfs_fs *fs = lib_open(img);
+
+	free_inode_only(fs, resolve(fs, "/d1/sub/f2"));
+	OK(cfs_close(fs));
+}
+
+static cfs_ino_t first_cont(struct img *m, cfs_ino_t head)
+{
+	struct cfs_dinode d;
+
+	iget(m, head, &d);
+	if (!d.cont[0])
+		die("inode %u has no continuation", head);
+	return d.cont[0];
+}
+
+/* /d3/big's head loses its forward pointer to its first continuation.
+ * Every operation that changes a chain changes the continuation's chunk
+ * too, so a crash leaves both chunks dirty.  (With the continuation's
+ * chunk clean, a dirty-only check cannot see it: nothing in the head's
+ * chunk names it any more.) */
+static void d_cont_broken(const char *img)
+{
+	cfs_ino_t big = lookup_ro(img, "/d3/big");
+	struct cfs_dinode d;
+	struct img m;
+
+	img_load(&m, img);
+	iget(&m, big, &d);
+	if (!d.cont[0])
+		die("/d3/big has no continuation");
+	also_dirty[CFS_INO_CHUNK(d.cont[0])] = 1;
+	d.cont[0] = 0;
+	iput(&m, big, &d);
+	img_save(&m);
+}
+
+/* /d3/big's first continuation: back pointer names another inode */
+static void d_cont_wrong_back(const char *img)
+{
+	cfs_ino_t big = lookup_ro(img, "/d3/big"), other = lookup_ro(img, "/d1/multi");
+	struct cfs_dinode d;
+	struct img m;
+	cfs_ino_t c;
+
+	img_load(&m, img);
+	c = first_cont(&m, big);
+	iget(&m, c, &d);
+	d.back = other;
+	iput(&m, c, &d);
+	img_save(&m);
+}
+
+/* /d3/big's first continuation: head names another file */
+static void d_cont_wrong_head(const char *img)
+{
+	cfs_ino_t big = lookup_ro(img, "/d3/big"), other = lookup_ro(img, "/d1/multi");
+	struct cfs_dinode d;
+	struct img m;
+	cfs_ino_t c;
+
+	img_load(&m, img);
+	c = first_cont(&m, big);
+	iget(&m, c, &d);
+	d.head = other;
+	iput(&m, c, &d);
+	img_save(&m);
+}
+
+/* Stub of an entry: the one backing dir/name. */
+static cfs_ino_t stub_of(struct cfs_fs *fs, const char *dirpath, const char *name)
+{
+	struct dirent_rec r;
+	struct inode *dp;
+
+	OK(inode_get(fs, resolve(fs, dirpath), &dp));
+	OK(dir_lookup(fs, dp, name, &r));
+	inode_put(fs, dp);
+	if (!r.stub)
+		die("%s/%s has no stub", dirpath, name);
+	return r.stub;
+}
+
+/* /xlink (root, chunk 0) names /d2/g in another chunk: its stub freed.
+ * unlink removes the entry first, so chunk 0 was dirty already. */
+static void d_dangling_xentry(const char *img)
+{
+	struct cfs_fs *fs = lib_open(img);
+
+	free_inode_only(fs, stub_of(fs, "/", "xlink"));
+	OK(cfs_close(fs));
+	also_dirty[0] = 1;
+}
+
+/* /d1/link-f removed from /d1, its stub in /d2/f's chunk left behind (a
+ * clean chunk: the unlink was cut before it got there); /d1's entry counts
+ * still include it, which tells fsck that an entry naming another chunk was
+ * lost, so every chunk must be checked */
+static void d_orphan_stub(const char *img)
+{
+	struct cfs_fs *fs = lib_open(img);
+
+	remove_entry_only(fs, "/d1", "link-f", 0);
+	OK(cfs_close(fs));
+}
+
+static uint32_t chunk_of_path(const char *img, const char *path)
+{
+	return CFS_INO_CHUNK(lookup_ro(img, path));
+}
+
+/* the chunk header of /d1's chunk zeroed */
+static void d_zero_chunk_header(const char *img)
+{
+	uint32_t c = chunk_of_path(img, "/d1");
+	struct img m;
+
+	img_load(&m, img);
+	memset(blk(&m, cbase(&m, c)), 0, BS);
+	img_save(&m);
+}
+
+/* the primary superblock zeroed */
+static void d_zero_superblock(const char *img)
+{
+	struct img m;
+
+	img_load(&m, img);
+	memset(blk(&m, 0), 0, BS);
+	img_save(&m);
+}
+
+/* /d1's chunk: three free blocks marked in use, /d1/multi's first block
+ * marked free */
+static void d_block_bitmap(const char *img)
+{
+	cfs_ino_t multi = lookup_ro(img, "/d1/multi");
+	uint32_t c = CFS_INO_CHUNK(multi), i, pb;
+	struct cfs_chunk_hdr h;
+	struct img m;
+	uint8_t *bm, *rec;
+
+	img_load(&m, img);
+	hdr_get(&m, c, &h);
+	if (h.bbm_init < 1)
+		die("block bitmap of chunk %u not initialised", c);
+	bm = blk(&m, cbase(&m, c) + 1);
+	first_extent(&m, multi, &rec);
+	pb = get_le32(rec + 8);
+	bm[16 + pb / 8] &= (uint8_t)~(1u << (pb % 8));
+	for (i = 1000; i < 1003; i++)
+		bm[16 + i / 8] |= (uint8_t)(1u << (i % 8));
+	reseal(&m, cbase(&m, c) + 1);
+	img_save(&m);
+}
+
+/* /d1's chunk: a free inode marked in use, /d1/multi2 marked free */
+static void d_inode_bitmap(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/multi2");
+	uint32_t c = CFS_INO_CHUNK(ino), l = CFS_INO_LOCAL(ino) - 1, freel = 100;
+	struct cfs_chunk_hdr h;
+	struct img m;
+	uint8_t *bm;
+
+	img_load(&m, img);
+	hdr_get(&m, c, &h);
+	if (h.ibm_init < 1)
+		die("inode bitmap of chunk %u not initialised", c);
+	bm = blk(&m, cbase(&m, c) + 1 + m.sb.bbm_blocks);
+	bm[16 + l / 8] &= (uint8_t)~(1u << (l % 8));
+	bm[16 + freel / 8] |= (uint8_t)(1u << (freel % 8));
+	reseal(&m, cbase(&m, c) + 1 + m.sb.bbm_blocks);
+	img_save(&m);
+}
+
+/* /d1's chunk header: free block and free inode counts off by a few */
+static void d_free_counts(const char *img)
+{
+	uint32_t c = chunk_of_path(img, "/d1");
+	struct cfs_chunk_hdr h;
+	struct img m;
+
+	img_load(&m, img);
+	hdr_get(&m, c, &h);
+	h.free_blocks += 5;
+	h.free_inodes -= 2;
+	hdr_put(&m, c, &h);
+	img_save(&m);
+}
+
+/* /d1's chunk header: continuation, stub and directory counts wrong */
+static void d_header_counts(const char *img)
+{
+	uint32_t c = chunk_of_path(img, "/d1");
+	struct cfs_chunk_hdr h;
+	struct img m;
+
+	img_load(&m, img);
+	hdr_get(&m, c, &h);
+	h.nconts += 1;
+	h.nstubs += 2;
+	h.ndirs += 3;
+	hdr_put(&m, c, &h);
+	img_save(&m);
+}
+
+/* /d1/sub says it has 5 entries (it has 3) */
+static void d_dir_count(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/sub");
+	struct cfs_dinode d;
+	struct img m;
+
+	img_load(&m, img);
+	iget(&m, ino, &d);
+	d.lo = 5;
+	iput(&m, ino, &d);
+	img_save(&m);
+}
+
+/* /d2 says one more of its entries names another chunk than do: entries
+ * with stubs may have been lost, so every chunk must be checked */
+static void d_dir_remote_count(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d2");
+	struct cfs_dinode d;
+	struct img m;
+
+	img_load(&m, img);
+	iget(&m, ino, &d);
+	d.hi += 1;
+	d.lo += 1;
+	iput(&m, ino, &d);
+	img_save(&m);
+}
+
+/* the xattr overflow block of /d1/small: a byte flipped */
+static void d_xattr_block(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/small");
+	struct cfs_dinode d;
+	struct img m;
+
+	img_load(&m, img);
+	iget(&m, ino, &d);
+	if (!d.xattr_block)
+		die("/d1/small has no xattr block");
+	blk(&m, cbase(&m, CFS_INO_CHUNK(ino)) + d.xattr_block)[100] ^= 0x20;
+	img_save(&m);
+}
+
+/* the extent tree node of /d1/frag: a byte flipped */
+static void d_extent_node(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/frag");
+	struct img m;
+	uint8_t *var;
+
+	img_load(&m, img);
+	var = iraw(&m, ino) + CFS_INODE_FIXED;
+	if (get_le16(var) == 0)
+		die("/d1/frag has no extent node");
+	/* the root's first index record: child block at var + 8 + 8 */
+	blk(&m, cbase(&m, CFS_INO_CHUNK(ino)) + get_le64(var + 16))[60] ^= 0x04;
+	img_save(&m);
+}
+
+/* 64 chunks: /t5/a's link count wrong in its (dirty) chunk */
+static void d_c64_link_count(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/t5/a");
+	struct cfs_dinode d;
+	struct img m;
+
+	img_load(&m, img);
+	iget(&m, ino, &d);
+	d.nlink = 3;
+	iput(&m, ino, &d);
+	img_save(&m);
+}
+
+/* 64 chunks: /t2/link-a removed, leaving its stub in /t1/a's chunk; the
+ * directory's remote count says an entry was lost */
+static void d_c64_orphan_stub(const char *img)
+{
+	struct cfs_fs *fs = lib_open(img);
+
+	remove_entry_only(fs, "/t2", "link-a", 0);
+	OK(cfs_close(fs));
+}
+
+static const struct damage damages[] = {
+	{ "inode-csum", "inode checksum mismatch (contents plausible)", d_inode_csum },
+	{ "inode-garbage", "inode overwritten with garbage", d_inode_garbage },
+	{ "dirnode-csum", "directory node checksum mismatch", d_dirnode_csum },
+	{ "dup-block", "block claimed by two inodes", d_dup_block },
+	{ "dup-block-first", "block claimed by two inodes, the damaged one checked first",
+	  d_dup_block_first },
+	{ "link-count", "wrong link count", d_link_count },
+	{ "clean-link-count", "wrong link count in a chunk marked clean", d_clean_link_count },
+	{ "orphan-inode", "inode in use but named by no entry", d_orphan_inode },
+	{ "entry-freed-inode", "directory entry naming a freed inode", d_entry_freed_inode },
+	{ "cont-broken", "continuation chain: forward pointer cleared", d_cont_broken },
+	{ "cont-wrong-back", "continuation back pointer names the wrong inode",
+	  d_cont_wrong_back },
+	{ "cont-wrong-head", "continuation head names the wrong file", d_cont_wrong_head },
+	{ "dangling-xentry", "cross-chunk entry whose stub was freed", d_dangling_xentry },
+	{ "orphan-stub", "stub backing no entry", d_orphan_stub },
+	{ "zero-chunk-header", "chunk header zeroed", d_zero_chunk_header },
+	{ "zero-superblock", "primary superblock zeroed", d_zero_superblock },
+	{ "block-bitmap", "block bitmap disagrees with the inodes", d_block_bitmap },
+	{ "inode-bitmap", "inode bitmap disagrees with the inodes", d_inode_bitmap },
+	{ "free-counts", "wrong free block and inode counts", d_free_counts },
+	{ "header-counts", "wrong continuation/stub/directory counts", d_header_counts },
+	{ "dir-count", "wrong directory entry count", d_dir_count },
+	{ "dir-remote-count", "directory remote entry count too high (escalation)",
+	  d_dir_remote_count },
+	{ "xattr-block", "xattr overflow block checksum mismatch", d_xattr_block },
+	{ "extent-node", "extent tree node checksum mismatch", d_extent_node },
+	{ "c64-link-count", "64 chunks: wrong link count in one dirty chunk",
+	  d_c64_link_count },
+	{ "c64-orphan-stub", "64 chunks: lost remote entry, stub in a clean chunk",
+	  d_c64_orphan_stub },
+};
+
+#define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
+
+/* Mark DIRTY every chunk whose contents changed (header fields other than
+ * the state, generation and times included); give the others back their
+ * original header.  A chunk whose header is no longer a header is left as
+ * it is (fsck finds it destroyed). */
+static void mark_dirty_as_a_crash_would(const char *img, const struct img *before, int clean)
+{
+	struct img m;
+	uint32_t c;
+
+	img_load(&m, img);
+	if (m.size != before->size)
+		die("image size changed");
+	for (c = 0; c < before->sb.nchunks; c++) {
+		uint64_t base = cbase(&m, c), len = (before->sb.chunk_blocks - 1) * BS;
+		struct cfs_chunk_hdr h0, h1;
+		int changed;
+		uint8_t *hb = blk(&m, base);
+
+		if (cfs_meta_verify(hb, BS, m.seed, CFS_MAGIC_CHUNK, base) < 0)
+			continue;
+		cfs_chunk_hdr_decode(before->p + base * BS, &h0);
+		cfs_chunk_hdr_decode(hb, &h1);
+		changed = memcmp(before->p + (base + 1) * BS, m.p + (base + 1) * BS, len) != 0;
+		h1.state = h0.state;
+		h1.generation = h0.generation;
+		h1.last_write = h0.last_write;
+		h1.last_check = h0.last_check;
+		changed |= memcmp(&h0, &h1, sizeof(h0)) != 0 || also_dirty[c];
+		if (changed && !clean) {
+			h1.state = CFS_STATE_DIRTY;
+			h1.generation++;
+			h1.last_write = 1700000100;
+			hdr_put(&m, c, &h1);
+			printf("chunk %u marked dirty\n", c);
+		} else if (changed) {
+			hdr_put(&m, c, &h1);
+			printf("chunk %u changed, left clean\n", c);
+		} else {
+			memcpy(hb, before->p + base * BS, BS);
+		}
+	}
+	img_save(&m);
+}
+
+static void damage(const char *name, const char *img)
+{
+	struct img before;
+	size_t i;
+
+	for (i = 0; i < NDAMAGES; i++)
+		if (!strcmp(damages[i].name, name))
+			break;
+	if (i == NDAMAGES)
+		die("no damage called '%s' (mkcase list)", name);
+	img_load(&before, img);
+	printf("%s: %s\n", name, damages[i].what);
+	damages[i].fn(img);
+	mark_dirty_as_a_crash_would(img, &before, !strncmp(name, "clean-", 6));
+	free(before.p);
+}
+
+/* ---- verify ---------------------------------------------------------------- */
+
+struct mfent {
+	cfs_ino_t ino;
+	char kind[8];
+	uint32_t seed;
+	size_t size;
+	char path[256];
+	int seen;
+};
+
+static struct mfent *mf;
+static size_t nmf;
+
+static void load_manifest(const char *img)
+{
+	char path[4096], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.manifest", img);
+	f = fopen(path, "r");
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		struct mfent e = { 0 };
+
+		if (sscanf(line, "%u %7s %u %zu %255s", &e.ino, e.kind, &e.seed, &e.size,
+			   e.path) != 5)
+			die("bad manifest line: %s", line);
+		mf = realloc(mf, (nmf + 1) * sizeof(*mf));
+		if (!mf)
+			die("out of memory");
+		mf[nmf++] = e;
+	}
+	fclose(f);
+}
+
+static struct mfent *mf_find(cfs_ino_t ino)
+{
+	size_t i;
+
+	for (i = 0; i < nmf; i++)
+		if (mf[i].ino == ino)
+			return &mf[i];
+	return NULL;
+}
+
+struct names {
+	char (*name)[CFS_NAME_MAX + 1];
+	cfs_ino_t *ino;
+	size_t n, cap;
+};
+
+static int collect(void *ctx, const char *name, size_t len, cfs_ino_t ino, uint32_t t,
+		   uint64_t next)
+{
+	struct names *nm = ctx;
+
+	(void)t;
+	(void)next;
+	if ((len == 1 && name[0] == '.') || (len == 2 && !memcmp(name, "..", 2)))
+		return 0;
+	if (nm->n == nm->cap) {
+		nm->cap = nm->cap ? nm->cap * 2 : 32;
+		nm->name = realloc(nm->name, nm->cap * sizeof(*nm->name));
+		nm->ino = realloc(nm->ino, nm->cap * sizeof(*nm->ino));
+		if (!nm->name || !nm->ino)
+			die("out of memory");
+	}
+	memcpy(nm->name[nm->n], name, len);
+	nm->name[nm->n][len] = 0;
+	nm->ino[nm->n++] = ino;
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static int problems;
+
+static void verify_file(struct cfs_fs *fs, const char *path, cfs_ino_t ino,
+			const struct cfs_stat *st)
+{
+	struct mfent *e = mf_find(ino);
+	uint8_t *got, *want;
+	ssize_t n;
+
+	if (!e || strcmp(e->kind, "reg")) {
+		printf("%s: regular file, %llu bytes, not in the manifest\n", path,
+		       (unsigned long long)st->size);
+		return;
+	}
+	got = malloc(st->size + 1);
+	want = malloc(e->size + 1);
+	if (!got || !want)
+		die("out of memory");
+	n = cfs_read(fs, ino, got, st->size + 1, 0);
+	fillpat(want, e->size, e->seed);
+	if (n < 0) {
+		printf("%s: read error %s\n", path, strerror((int)-n));
+		problems++;
+	} else if ((size_t)n != st->size) {
+		printf("%s: read %zd bytes of %llu\n", path, n, (unsigned long long)st->size);
+		problems++;
+	} else if (st->size == e->size && !memcmp(got, want, e->size)) {
+		printf("%s: intact (%s)\n", path, e->path);
+	} else {
+		size_t same = 0;
+
+		while (same < st->size && same < e->size && got[same] == want[same])
+			same++;
+		printf("%s: CHANGED (%s): %llu bytes, %zu expected, first %zu bytes right\n",
+		       path, e->path, (unsigned long long)st->size, e->size, same);
+	}
+	e->seen = 1;
+	free(got);
+	free(want);
+}
+
+static void verify_dir(struct cfs_fs *fs, const char *path, cfs_ino_t dir, int depth)
+{
+	struct names nm = { 0 };
+	size_t i;
+	int ret;
+
+	if (depth > 32) {
+		printf("%s: too deep\n", path);
+		problems++;
+		return;
+	}
+	ret = cfs_readdir(fs, dir, 0, collect, &nm);
+	if (ret < 0) {
+		printf("%s: readdir: %s\n", path, strerror(-ret));
+		problems++;
+		return;
+	}
+	/* sort by name, keeping the inode beside it */
+	for (i = 0; i < nm.n; i++) {
+		size_t j, best = i;
+
+		for (j = i + 1; j < nm.n; j++)
+			if (name_cmp(nm.name[j], nm.name[best]) < 0)
+				best = j;
+		if (best != i) {
+			char t[CFS_NAME_MAX + 1];
+			cfs_ino_t ti = nm.ino[i];
+
+			memcpy(t, nm.name[i], sizeof(t));
+			memcpy(nm.name[i], nm.name[best], sizeof(t));
+			memcpy(nm.name[best], t, sizeof(t));
+			nm.ino[i] = nm.ino[best];
+			nm.ino[best] = ti;
+		}
+	}
+	for (i = 0; i < nm.n; i++) {
+		char sub[1024];
+		struct cfs_stat st;
+		cfs_ino_t l;
+
+		snprintf(sub, sizeof(sub), "%s/%s", strcmp(path, "/") ? path : "", nm.name[i]);
+		if (cfs_lookup(fs, dir, nm.name[i], &l) < 0 || l != nm.ino[i]) {
+			printf("%s: lookup does not find what readdir listed\n", sub);
+			problems++;
+		}
+		ret = cfs_getattr(fs, nm.ino[i], &st);
+		if (ret < 0) {
+			printf("%s: getattr: %s\n", sub, strerror(-ret));
+			problems++;
+			continue;
+		}
+		if (S_ISDIR(st.mode)) {
+			struct mfent *e = mf_find(nm.ino[i]);
+
+			if (e)
+				e->seen = 1;
+			printf("%s/: directory, %u links\n", sub, st.nlink);
+			verify_dir(fs, sub, nm.ino[i], depth + 1);
+		} else if (S_ISREG(st.mode)) {
+			verify_file(fs, sub, nm.ino[i], &st);
+		} else if (S_ISLNK(st.mode)) {
+			char t[4200];
+			ssize_t n = cfs_readlink(fs, nm.ino[i], t, sizeof(t) - 1);
+			struct mfent *e = mf_find(nm.ino[i]);
+
+			if (e)
+				e->seen = 1;
+			if (n < 0) {
+				printf("%s: readlink: %s\n", sub, strerror((int)-n));
+				problems++;
+			} else {
+				t[n] = 0;
+				printf("%s -> %s\n", sub, t);
+			}
+		} else {
+			printf("%s: type 0%o\n", sub, st.mode & S_IFMT);
+		}
+		{
+			char names[1024];
+			ssize_t n = cfs_listxattr(fs, nm.ino[i], names, sizeof(names));
+
+			if (n < 0) {
+				printf("%s: listxattr: %s\n", sub, strerror((int)-n));
+				problems++;
+			} else if (n > 0) {
+				ssize_t k = 0;
+				uint8_t v[1100];
+
+				while (k < n) {
+					ssize_t vl = cfs_getxattr(fs, nm.ino[i], names + k, v,
+								  sizeof(v));
+
+					printf("%s: xattr %s, %zd bytes\n", sub, names + k, vl);
+					if (vl < 0)
+						problems++;
+					k += (ssize_t)strlen(names + k) + 1;
+				}
+			}
+		}
+	}
+	free(nm.name);
+	free(nm.ino);
+}
+
+static int verify(const char *img)
+{
+	struct cfs_fs *fs;
+	size_t i;
+	int ret;
+
+	load_manifest(img);
+	/* a normal open: refused while any chunk still needs checking */
+	ret = cfs_open(img, CFS_OPEN_RDONLY, &fs);
+	if (ret < 0)
+		die("open %s: %s", img, cfs_last_error());
+	verify_dir(fs, "/", CFS_ROOT_INO, 0);
+	for (i = 0; i < nmf; i++)
+		if (!mf[i].seen)
+			printf("%s: GONE\n", mf[i].path);
+	ret = cfs_check(fs, NULL, NULL);
+	if (ret != 0) {
+		printf("cfs_check: %d problems\n", ret);
+		problems++;
+	}
+	cfs_close(fs);
+	return problems ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc == 3 && !strcmp(argv[1], "build"))
+		build4(argv[2]);
+	else if (argc == 3 && !strcmp(argv[1], "build64"))
+		build64(argv[2]);
+	else if (argc == 4 && !strcmp(argv[1], "damage"))
+		damage(argv[2], argv[3]);
+	else if (argc == 3 && !strcmp(argv[1], "verify"))
+		return verify(argv[2]);
+	else if (argc == 2 && !strcmp(argv[1], "list"))
+		for (i = 0; i < NDAMAGES; i++)
+			printf("%s\n", damages[i].name);
+	else
+		die("usage: mkcase build|build64 IMG | damage CASE IMG | verify IMG | list");
+	return 0;
+}
