@@ -26,12 +26,14 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "tool.h"
@@ -1377,6 +1379,22 @@ static int open_image(const struct mopts *o, const char *image, struct cfs_fs **
 
 /* ---- main ----------------------------------------------------------- */
 
+/* In the background, the daemon's complaints go to syslog (fuse_log's
+ * levels are syslog's priorities). */
+static void log_to_syslog(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	vsyslog((int)level, fmt, ap);
+}
+
+static void daemonize(const struct mopts *o)
+{
+	fuse_daemonize(o->foreground);
+	if (o->foreground)
+		return;
+	openlog("chunkfs", LOG_PID, LOG_DAEMON);
+	fuse_set_log_func(log_to_syslog);
+}
+
 static int check_mountpoint(const char *dir)
 {
 	struct stat st;
@@ -1452,11 +1470,11 @@ static int run_mount(struct mopts *o, const char *image)
 		goto out_session;
 	if (fuse_session_mount(m.se, o->dir) != 0)
 		goto out_signals;
-	/* errors past this point go to stderr only in the foreground */
-	fuse_daemonize(o->foreground);
+	/* errors past this point go to syslog unless in the foreground */
+	daemonize(o);
 	ret = serve(&m, o);
 	if (ret < 0)
-		err_msg("%s: %s", o->dir, errstr(ret));
+		fuse_log(FUSE_LOG_ERR, "chunkfs: %s: %s\n", o->dir, errstr(ret));
 	else
 		status = EX_OK;
 	fuse_session_unmount(m.se);
@@ -1467,7 +1485,8 @@ out_session:
 out:
 	/* cfs_close writes everything and marks every chunk clean */
 	if (m.fs && cfs_close(m.fs) < 0) {
-		err_msg("%s: closing the image failed; chunks stay dirty", o->image);
+		fuse_log(FUSE_LOG_ERR, "chunkfs: %s: closing the image failed; chunks stay "
+			 "dirty\n", o->image);
 		status = EX_FAIL;
 	}
 	if (lockfd >= 0)
