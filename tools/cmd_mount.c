@@ -15,6 +15,11 @@
  * forget gives them back.  So an unlinked inode the kernel still knows
  * (an open file, a cwd) stays allocated until the kernel forgets it, as on
  * a kernel filesystem.  Opens take one more reference until release.
+ *
+ * Before mounting, chunks left dirty by a crash are checked and preened
+ * (cfs_fsck, as `chunkfs fsck -p`); a background thread marks chunks clean
+ * once idle for clean_after seconds; unmounting (or SIGTERM/SIGINT) ends
+ * with cfs_close, which marks every chunk clean.
  */
 #define FUSE_USE_VERSION 312
 
