@@ -69,7 +69,7 @@ def main():
             parent = rng.choice(cands)
             if parent.count(os.sep) - a.out.count(os.sep) >= 3:
                 parent = per_top[t][0]
-            d = os.path.join(parent, "%s_%d" % (rng.choice(WORDS), len(cands)))
+            d = os.path.join(parent, "%s%d" % (rng.choice(WORDS), len(cands)))
             os.mkdir(d)
             cands.append(d)
             dirs.append(d)

@@ -31,37 +31,44 @@ drop_caches() {
 	}
 }
 
-# timed KEY CMD...: run CMD under /usr/bin/time -v with a timeout; record
-# KEY.time (wall seconds, microsecond clock), KEY.rss (max RSS, KiB) and
-# set T_WALL, T_RSS, T_RC.  Output goes to $RAW/last.out / last.err.
+# timed KEY CMD...: run CMD under bench/timeit.c (wall clock around
+# fork..wait4, ru_maxrss) with a timeout; record KEY.time (seconds), KEY.rss
+# (KiB), KEY.rc and set T_WALL, T_RSS, T_RC.  Output: $RAW/last.out, last.err.
 timed() {
-	local key=$1 t0 t1
+	local key=$1
 	shift
-	t0=$EPOCHREALTIME
-	timeout -k 10 "$TO" /usr/bin/time -v -o "$W/time.v" "$@" >"$RAW/last.out" 2>"$RAW/last.err"
+	"$TIMEIT" "$W/timeit.out" "$TO" "$@" >"$RAW/last.out" 2>"$RAW/last.err"
 	T_RC=$?
-	t1=$EPOCHREALTIME
-	T_WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
-	T_RSS=$(sed -n 's/^[[:space:]]*Maximum resident set size (kbytes): //p' "$W/time.v" 2>/dev/null)
+	read -r T_WALL T_RSS _ <"$W/timeit.out" 2>/dev/null || { T_WALL=; T_RSS=; }
 	[ -n "$key" ] || return 0
-	rec "$key.time" "$T_WALL"
+	[ -n "$T_WALL" ] && rec "$key.time" "$T_WALL"
 	[ -n "$T_RSS" ] && rec "$key.rss" "$T_RSS"
 	rec "$key.rc" "$T_RC"
 	return 0
 }
 
-# wall KEY CMD...: like timed, without /usr/bin/time (for commands whose
-# memory is not interesting); records KEY.time and sets T_WALL, T_RC.
-wall() {
-	local key=$1 t0 t1
+# timev KEY CMD...: one run under /usr/bin/time -v; records KEY.timev_rss,
+# its "Maximum resident set size" (KiB)
+timev() {
+	local key=$1
 	shift
-	t0=$EPOCHREALTIME
-	timeout -k 10 "$TO" "$@" >"$RAW/last.out" 2>"$RAW/last.err"
+	timeout -k 10 "$TO" /usr/bin/time -v -o "$W/time.v" "$@" >/dev/null 2>&1
+	local r
+	r=$(sed -n 's/^[[:space:]]*Maximum resident set size (kbytes): //p' "$W/time.v" 2>/dev/null)
+	[ -n "$r" ] && rec "$key.timev_rss" "$r"
+	return 0
+}
+
+# wall KEY CMD...: like timed, warning when CMD fails; records KEY.time only
+wall() {
+	local key=$1
+	shift
+	"$TIMEIT" "$W/timeit.out" "$TO" "$@" >"$RAW/last.out" 2>"$RAW/last.err"
 	T_RC=$?
-	t1=$EPOCHREALTIME
-	T_WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
-	[ -n "$key" ] && rec "$key.time" "$T_WALL"
+	read -r T_WALL T_RSS _ <"$W/timeit.out" 2>/dev/null || { T_WALL=; T_RSS=; }
+	[ -n "$key" ] && [ -n "$T_WALL" ] && [ "$T_RC" = 0 ] && rec "$key.time" "$T_WALL"
 	if [ "$T_RC" != 0 ]; then
+		[ -n "$key" ] && rec "$key.fail" 1
 		warn "$* exited $T_RC: $(head -c 300 "$RAW/last.err")"
 	fi
 	return 0

@@ -42,6 +42,12 @@ def n(key):
     return len(vals.get(key, []))
 
 
+def rss(i, k):
+    """peak RSS (KiB) of checker k on data set i: /usr/bin/time -v's figure,
+    else ru_maxrss from the timed runs (the same number)"""
+    return med("A.%d.%s.cold.timev_rss" % (i, k)) or med("A.%d.%s.cold.rss" % (i, k))
+
+
 def fmt_t(s):
     if s is None:
         return "n/a"
@@ -125,7 +131,9 @@ else:
                                      ", ".join(sorted(c for c in crs if c))))
 w("How the numbers were made: " + " ".join(notes) + " Cold runs follow "
   "`sync; echo 3 > /proc/sys/vm/drop_caches`; warm runs follow a run of the same "
-  "command. Peak memory is `Maximum resident set size` from `/usr/bin/time -v`. "
+  "command. Times are wall-clock from fork to exit (bench/timeit.c, microsecond "
+  "clock, no shell in between). Peak memory (RSS) is `Maximum resident set size` "
+  "from one cold run under `/usr/bin/time -v`. The benchmark runs at nice -10. "
   "Other engineers' builds and tests may share this 2-core machine, so single "
   "figures can be noisy; the ratios compare runs made back to back.")
 w("")
@@ -138,7 +146,7 @@ for i in sizes:
     c = med("A.%d.cfs_crash.cold.time" % i)
     crash_r.append(ratio(e, c))
     full_r.append(ratio(med("A.%d.cfs_full.cold.time" % i), e))
-    mem_r.append(ratio(med("A.%d.cfs_full.cold.rss" % i), med("A.%d.e2fsck.cold.rss" % i)))
+    mem_r.append(ratio(rss(i, "cfs_full"), rss(i, "e2fsck")))
 if sizes:
     targets.append((
         "Crash recovery: `chunkfs fsck -n` after a crash ≤ 1/20 of `e2fsck -f -n` (cold), every size",
@@ -276,7 +284,7 @@ if sizes:
             row.append("cold %s<br>warm %s<br>RSS %s" % (
                 fmt_t(med("A.%d.%s.cold.time" % (i, k))),
                 fmt_t(med("A.%d.%s.warm.time" % (i, k))),
-                fmt_mib(med("A.%d.%s.cold.rss" % (i, k)) or med("A.%d.%s.rss" % (i, k)))))
+                fmt_mib(rss(i, k))))
         row.append(meta.get("A.%d.crash_dirty" % i, "?") or "none")
         row.append("cold %s<br>warm %s" % (
             fmt_r(ratio(med("A.%d.e2fsck.cold.time" % i), med("A.%d.cfs_crash.cold.time" % i))),
@@ -296,6 +304,19 @@ if sizes:
           ", ".join(meta.get("A.%d.after_repair_rc" % i, "?") for i in sizes),
           ", ".join(fmt_t(med("A.%d.populate.chunkfs.time" % i)) for i in sizes),
           ", ".join(fmt_t(med("A.%d.populate.ext4.time" % i)) for i in sizes)))
+    w("")
+    w("Where the time of a check goes: the wall time of the whole `chunkfs fsck` process "
+      "against the time the checker reports itself (`... in 0.012s`, from opening the "
+      "image to the end of the check, without process start-up):")
+    w("")
+    w("| data set | full -f cold: wall / own | full -f warm: wall / own | after crash cold: wall / own | after crash warm: wall / own |")
+    w("| --- | --- | --- | --- | --- |")
+    for i in sizes:
+        cells = []
+        for k in ("cfs_full.cold", "cfs_full.warm", "cfs_crash.cold", "cfs_crash.warm"):
+            cells.append("%s / %s" % (fmt_t(med("A.%d.%s.time" % (i, k))),
+                                      fmt_t(med("A.%d.%s.internal" % (i, k)))))
+        w("| %d | %s |" % (i, " | ".join(cells)))
     w("")
     with open(os.path.join(RAW, "recovery.dat"), "w") as f:
         f.write("# files e2fsck_cold cfs_full_cold cfs_full_j1_cold cfs_crash_cold e2fsck_warm cfs_crash_warm\n")
@@ -388,6 +409,19 @@ if have_b:
             w("| %s | %s | %s | %s |" % (label, " | ".join(cells), fmt_r(rf), fmt_r(re_)))
             f.write('%d "%s" %.4f %.4f\n' % (idx, k, rf or 0, re_ or 0))
     w("")
+    w("Daemon CPU time (user + system, all threads) during each test, and its share of "
+      "the test's wall time: a daemon busy most of the time is CPU-bound in its own code; "
+      "a mostly idle one waits on the kernel's FUSE round trips or on the disk.")
+    w("")
+    w("| test | chunkfs daemon | fuse2fs daemon |")
+    w("| --- | ---: | ---: |")
+    for k, label, unit, amount in BTESTS:
+        cells = []
+        for fs in ("chunkfs", "fuse2fs"):
+            c, t = med("B.%s.%s.dcpu" % (fs, k)), bt(fs, k)
+            cells.append("n/a" if c is None or not t else "%.2f s (%.0f%%)" % (c, 100 * c / t))
+        w("| %s | %s |" % (k, " | ".join(cells)))
+    w("")
     fails = sorted(k for k in vals if k.startswith("B.") and (k.endswith(".fail") or k.endswith(".mountfail")))
     if fails:
         w("Failures recorded: " + ", ".join("`%s`" % k for k in fails) + ".")
@@ -433,26 +467,31 @@ if mk_sizes:
     w("")
 
 # ---------------------------------------------------------------- profiles
-profs = [("profile-fsck.txt", "`chunkfs fsck -f -n -j 1`, warm, on a filled image (perf record -g; self time by DSO and symbol)"),
-         ("profile-create-dso.txt", "the chunkfs mount daemon while creating %d files: time by DSO (kernel vs daemon)" % bn),
-         ("profile-create.txt", "the chunkfs mount daemon while creating %d files: symbols" % bn),
-         ("profile-fuse2fs-create.txt", "fuse2fs during the same create workload, for comparison"),
-         ("profile-seqwrite-dso.txt", "the chunkfs mount daemon during the sequential write: time by DSO"),
-         ("profile-seqwrite.txt", "the chunkfs mount daemon during the sequential write: symbols")]
+profs = [("profile-fsck.txt", "`chunkfs fsck -f -n -j 1`, warm, largest data set, 5 runs (perf record -g; self time by DSO and symbol)"),
+         ("profile-e2fsck.txt", "`e2fsck -f -n` on the same data, for comparison"),
+         ("strace-crash-fsck.txt", "system calls of a cold `chunkfs fsck -n` after the crash (strace -c -f), largest data set")]
+for ph, what in (("create", "creating %d files" % bn), ("stat", "stat of %d files, cold" % bn),
+                 ("unlink", "unlinking %d files" % bn), ("cpa", "`cp -a` of data set 1"),
+                 ("find", "`find`, cold"), ("seqwrite", "the sequential write")):
+    profs.append(("profile-chunkfs-%s-dso.txt" % ph, "chunkfs mount daemon, %s: time by DSO" % what))
+    profs.append(("profile-chunkfs-%s.txt" % ph, "chunkfs mount daemon, %s: symbols" % what))
+    profs.append(("profile-fuse2fs-%s-dso.txt" % ph, "fuse2fs daemon, %s: time by DSO, for comparison" % what))
 have_prof = [(p, t) for p, t in profs if os.path.exists(os.path.join(RAW, p))
              and os.path.getsize(os.path.join(RAW, p)) > 0]
 if have_prof:
     w("## Profiles")
     w("")
-    w("Measured in this run with %s. Percentages are shares of the samples of the "
-      "process profiled." % ("perf" if meta.get("profiler") == "perf" else "valgrind --tool=callgrind"))
+    w("Measured in this run with %s (`perf record -F 5000 -g`, self time; for the "
+      "mount, `-p` of the daemon while the workload ran). Percentages are shares "
+      "of the samples of the process profiled." % (
+          "perf" if meta.get("profiler", "perf") == "perf" else "valgrind --tool=callgrind"))
     w("")
     for p, t in have_prof:
         w("**%s**" % t)
         w("")
         w("```")
         with open(os.path.join(RAW, p)) as f:
-            for ln in f.read().splitlines()[:25]:
+            for ln in f.read().splitlines()[:18]:
                 w(ln.rstrip()[:140])
         w("```")
         w("")

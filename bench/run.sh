@@ -17,6 +17,9 @@
 #   BENCH_ONLY=ABCP  run only these sections (A recovery, B I/O, C mkfs, P profiles)
 #   BENCH_NO_DEPS=1  do not try to install missing packages
 set -uo pipefail
+# The whole script is one compound command, so bash reads all of it before
+# running any: editing this file during a run cannot derail the run.
+{
 
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -105,7 +108,13 @@ meta a_img "${A_IMG[*]}"
 
 # helper programs
 gcc -O2 -Wall -o "$W/metaops" "$BENCH/metaops.c" || die "cannot build bench/metaops.c"
+gcc -O2 -Wall -o "$W/timeit" "$BENCH/timeit.c" || die "cannot build bench/timeit.c"
 METAOPS=$W/metaops
+TIMEIT=$W/timeit
+
+# Run ahead of other work on the machine (builds, tests): everything started
+# from here, FUSE daemons included, inherits the priority.
+renice -n -10 $$ >/dev/null 2>&1 && meta nice "-10"
 
 # ---- is the mount usable? ----------------------------------------------------------
 MOUNT_OK=1
@@ -211,6 +220,14 @@ repair() {
 	return $(( rc >= 4 ))
 }
 
+# fsck_internal KEY: the seconds chunkfs fsck says it took ("... in 0.012s")
+fsck_internal() {
+	local s
+	s=$(sed -n 's/.* in \([0-9.]*\)s$/\1/p' "$RAW/last.out" | tail -1)
+	[ -n "$s" ] && rec "$1.internal" "$s"
+	return 0
+}
+
 # ==== A. recovery ===================================================================
 section_a() {
 	local i n ds ic ie r img_size files dirs bytes tops d list k c
@@ -246,15 +263,20 @@ section_a() {
 		say "A $n/3: full checks, $RUNS runs cold and warm"
 		e2fsck -f -n "$ie" >/dev/null 2>&1; "$CHUNKFS" fsck -f -n "$ic" >/dev/null 2>&1
 		for r in $(seq "$RUNS"); do
-			drop_caches; timed "A.$n.e2fsck.cold" e2fsck -f -n "$ie"
-			drop_caches; timed "A.$n.cfs_full.cold" "$CHUNKFS" fsck -f -n "$ic"
+			drop_caches; timed "A.$n.e2fsck.cold" e2fsck -f -n "$ie"; local te=$T_WALL
+			drop_caches; timed "A.$n.cfs_full.cold" "$CHUNKFS" fsck -f -n "$ic"; local tc=$T_WALL
+			fsck_internal "A.$n.cfs_full.cold"
 			drop_caches; timed "A.$n.cfs_full_j1.cold" "$CHUNKFS" fsck -f -n -j 1 "$ic"
 			timed "A.$n.e2fsck.warm" e2fsck -f -n "$ie"
 			timed "A.$n.cfs_full.warm" "$CHUNKFS" fsck -f -n "$ic"
+			fsck_internal "A.$n.cfs_full.warm"
 			timed "A.$n.cfs_full_j1.warm" "$CHUNKFS" fsck -f -n -j 1 "$ic"
-			printf '  run %d: e2fsck -f %.3fs, chunkfs fsck -f %.3fs (cold)\n' "$r" \
-				"$(tail -n1 <(grep "^A.$n.e2fsck.cold.time" "$RAW/data.tsv") | cut -f2)" \
-				"$(tail -n1 <(grep "^A.$n.cfs_full.cold.time" "$RAW/data.tsv") | cut -f2)"
+			if [ "$r" = 1 ]; then
+				drop_caches; timev "A.$n.e2fsck.cold" e2fsck -f -n "$ie"
+				drop_caches; timev "A.$n.cfs_full.cold" "$CHUNKFS" fsck -f -n "$ic"
+				drop_caches; timev "A.$n.cfs_full_j1.cold" "$CHUNKFS" fsck -f -n -j 1 "$ic"
+			fi
+			printf '  run %d: e2fsck -f %.3fs, chunkfs fsck -f %.3fs (cold)\n' "$r" "$te" "$tc"
 		done
 
 		say "A $n/3: crash during a workload confined to /zz_crash"
@@ -265,19 +287,53 @@ section_a() {
 		"$CHUNKFS" fsck -n "$ic" >/dev/null 2>&1
 		for r in $(seq "$RUNS"); do
 			drop_caches; timed "A.$n.cfs_crash.cold" "$CHUNKFS" fsck -n "$ic"
+			fsck_internal "A.$n.cfs_crash.cold"
 			timed "A.$n.cfs_crash.warm" "$CHUNKFS" fsck -n "$ic"
+			fsck_internal "A.$n.cfs_crash.warm"
 		done
 		head -c 2000 "$RAW/last.out" >"$RAW/A$n.crash-fsck.out"
+		if [ "$n" = 3 ] && command -v strace >/dev/null 2>&1; then
+			drop_caches
+			strace -f -c -o "$RAW/strace-crash-fsck.txt" "$CHUNKFS" fsck -n "$ic" >/dev/null 2>&1
+		fi
+		drop_caches; timev "A.$n.cfs_crash.cold" "$CHUNKFS" fsck -n "$ic"
 		timed "A.$n.cfs_crash_preen" "$CHUNKFS" fsck -p "$ic"
 		meta "A.$n.crash_preen_rc" "$T_RC"
 		meta "A.$n.crash_preen_msg" "$(tail -1 "$RAW/last.out")"
 		"$CHUNKFS" fsck -f -n "$ic" >"$RAW/A$n.after-repair.out" 2>&1
 		meta "A.$n.after_repair_rc" "$?"
 
-		if [ "$n" = 3 ]; then sweep "$ic"; fi
+		if [ "$n" = 3 ]; then
+			case $ONLY in *P*) profile_fsck "$ic" "$ie" ;; esac
+			sweep "$ic"
+		fi
 		rm -f "$ie" "$ic"
 		[ "$n" = 1 ] || rm -rf "$ds"
 	done
+}
+
+# Profiles of the checkers on the largest image (section P's share of A):
+# perf of chunkfs fsck -f -j 1 and of e2fsck -f, warm, five runs each; the
+# system calls of a cold chunkfs fsck -n after a crash.
+profile_fsck() {
+	local ic=$1 ie=$2
+	if perf stat -e instructions true >/dev/null 2>&1; then
+		say "P: perf of chunkfs fsck -f -n -j 1 and e2fsck -f -n (largest data set, warm)"
+		perf record -q -F 5000 -g -o "$W/perf.fsck" -- bash -c \
+			'for i in 1 2 3 4 5; do "$1" fsck -f -n -j 1 "$2"; done' _ "$CHUNKFS" "$ic" >/dev/null 2>&1
+		perf report -i "$W/perf.fsck" --stdio --no-children --comm chunkfs --sort dso,symbol \
+			--percent-limit 1.5 -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -20 >"$RAW/profile-fsck.txt"
+		perf record -q -F 5000 -g -o "$W/perf.e2fsck" -- bash -c \
+			'for i in 1 2 3 4 5; do e2fsck -f -n "$1"; done' _ "$ie" >/dev/null 2>&1
+		perf report -i "$W/perf.e2fsck" --stdio --no-children --comm e2fsck --sort dso,symbol \
+			--percent-limit 3 -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -10 >"$RAW/profile-e2fsck.txt"
+		meta profiler perf
+	else
+		say "P: callgrind of chunkfs fsck -f -n -j 1 (perf does not work here)"
+		valgrind --tool=callgrind --callgrind-out-file="$W/cg.out" "$CHUNKFS" fsck -f -n -j 1 "$ic" >/dev/null 2>&1
+		callgrind_annotate "$W/cg.out" 2>/dev/null | sed -n '/Ir/,$p' | head -30 >"$RAW/profile-fsck.txt"
+		meta profiler callgrind
+	fi
 }
 
 # fsck time against the number of dirty chunks, on the largest image
@@ -338,14 +394,32 @@ b_mount() {   # FS IMG: mount it at $M, sets BPID
 b_umount() { umount_fs "$M" "$BPID"; }
 b_remount() { b_umount; drop_caches; b_mount "$1" "$2"; }
 
-# metaops result "OPS SECONDS" -> record KEY.time SECONDS
-b_metaops() {
-	local key=$1
+# CPU seconds (user + system, all threads) used so far by the daemon BPID
+dcpu() {
+	[ -n "${BPID:-}" ] && [ -r "/proc/$BPID/stat" ] || { echo 0; return; }
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$BPID/stat"
+}
+# bw KEY CMD...: wall KEY CMD..., plus KEY.dcpu, the daemon's CPU time meanwhile
+bw() {
+	local key=$1 c0
 	shift
+	c0=$(dcpu)
+	wall "$key" "$@"
+	[ -n "${BPID:-}" ] && rec "$key.dcpu" "$(awk -v a="$c0" -v b="$(dcpu)" 'BEGIN { printf "%.2f", b - a }')"
+	return 0
+}
+
+# metaops result "OPS SECONDS" -> record KEY.time SECONDS (and KEY.dcpu)
+b_metaops() {
+	local key=$1 c0
+	shift
+	c0=$(dcpu)
 	wall "" "$METAOPS" "$@"
 	local s
 	s=$(awk '{ print $2 }' "$RAW/last.out")
 	if [ "$T_RC" = 0 ] && [ -n "$s" ]; then rec "$key.time" "$s"; else rec "$key.fail" 1; fi
+	[ -n "${BPID:-}" ] && rec "$key.dcpu" "$(awk -v a="$c0" -v b="$(dcpu)" 'BEGIN { printf "%.2f", b - a }')"
+	return 0
 }
 
 section_b() {
@@ -372,26 +446,26 @@ section_b() {
 			fi
 			b_mount "$fs" "$img" || { warn "$fs: mount failed, skipped"; rec "B.$fs.mountfail" 1; continue; }
 			drop_caches
-			wall "B.$fs.seqwrite" dd if="$SHM/seq.src" of="$M/seq" bs=1M conv=fsync status=none
+			bw "B.$fs.seqwrite" dd if="$SHM/seq.src" of="$M/seq" bs=1M conv=fsync status=none
 			b_remount "$fs" "$img" || { rec "B.$fs.mountfail" 1; continue; }
-			wall "B.$fs.seqread" dd if="$M/seq" of=/dev/null bs=1M status=none
+			bw "B.$fs.seqread" dd if="$M/seq" of=/dev/null bs=1M status=none
 			b_remount "$fs" "$img" || { rec "B.$fs.mountfail" 1; continue; }
-			wall "B.$fs.randread" fio --name=randread --filename="$M/seq" --rw=randread --bs=4k \
+			bw "B.$fs.randread" fio --name=randread --filename="$M/seq" --rw=randread --bs=4k \
 				--ioengine=psync --size="${B_SEQ}M" --io_size="${B_RAND}M" --norandommap \
 				--randrepeat=1 --invalidate=1 --output-format=terse
-			wall "B.$fs.randwrite" fio --name=randwrite --filename="$M/seq" --rw=randwrite --bs=4k \
+			bw "B.$fs.randwrite" fio --name=randwrite --filename="$M/seq" --rw=randwrite --bs=4k \
 				--ioengine=psync --size="${B_SEQ}M" --io_size="${B_RAND}M" --norandommap \
 				--randrepeat=1 --end_fsync=1 --output-format=terse
 			b_metaops "B.$fs.create" create "$M/meta" "$B_N"
 			drop_caches
 			b_metaops "B.$fs.stat" stat "$M/meta" "$B_N"
 			b_metaops "B.$fs.unlink" unlink "$M/meta" "$B_N"
-			wall "B.$fs.cpa" bash -c 'cp -a "$1" "$2/ds" && sync -f "$2/ds"' _ "$ds" "$M"
+			bw "B.$fs.cpa" bash -c 'cp -a "$1" "$2/ds" && sync -f "$2/ds"' _ "$ds" "$M"
 			b_remount "$fs" "$img" || { rec "B.$fs.mountfail" 1; continue; }
-			wall "B.$fs.find" find "$M/ds"
+			bw "B.$fs.find" find "$M/ds"
 			b_remount "$fs" "$img" || { rec "B.$fs.mountfail" 1; continue; }
-			wall "B.$fs.du" du -s "$M/ds"
-			wall "B.$fs.writers4" bash -c 'for i in 1 2 3 4; do "$1" create "$2/w$i" "$3" 65536 & done; wait' \
+			bw "B.$fs.du" du -s "$M/ds"
+			bw "B.$fs.writers4" bash -c 'for i in 1 2 3 4; do "$1" create "$2/w$i" "$3" 65536 & done; wait' \
 				_ "$METAOPS" "$M" "$B_WF"
 			b_umount
 			rm -f "$img"
@@ -423,67 +497,48 @@ section_c() {
 }
 
 # ==== P. profiles ======================================================================
+# perf of the mount daemon, phase by phase, for the workloads of section B
+# (the checkers are profiled in section A, on the largest image).
+perf_phase() {   # NAME PID CMD...: perf record -p PID while CMD runs
+	local name=$1 pid=$2 perfpid
+	shift 2
+	perf record -q -F 5000 -g -p "$pid" -o "$W/perf.$name" >/dev/null 2>&1 &
+	perfpid=$!
+	sleep 0.3
+	timeout 300 "$@" >/dev/null 2>&1
+	kill -INT "$perfpid" 2>/dev/null
+	wait "$perfpid" 2>/dev/null
+	perf report -i "$W/perf.$name" --stdio --no-children --sort dso,symbol --percent-limit 2 \
+		-g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -16 >"$RAW/profile-$name.txt"
+	perf report -i "$W/perf.$name" --stdio --no-children --sort dso -g none 2>/dev/null |
+		grep -v '^#' | grep -v '^$' | head -6 >"$RAW/profile-$name-dso.txt"
+}
+
 section_p() {
-	local img=$W/p.chunkfs ds=$W/ds1 pp
-	if ! perf stat -e instructions true >/dev/null 2>&1; then
-		meta profiler "callgrind"
-		say "P: perf does not work here; callgrind of chunkfs fsck -f -j 1"
-		"$CHUNKFS" mkfs -q -c "$CHUNKS" "$img" "${A_IMG[0]}"
-		"$CHUNKFS" put -r "$img" "$ds" / >/dev/null 2>&1
-		valgrind --tool=callgrind --callgrind-out-file="$W/cg.out" "$CHUNKFS" fsck -f -n -j 1 "$img" >/dev/null 2>&1
-		callgrind_annotate "$W/cg.out" 2>/dev/null | head -40 >"$RAW/profile-fsck.txt"
-		rm -f "$img"
-		return
-	fi
-	meta profiler "perf"
+	local ds=$W/ds1 img=$W/p.chunkfs e=$W/p.ext4 pid
+	perf stat -e instructions true >/dev/null 2>&1 || { say "P: perf does not work here; mount profiles skipped"; return; }
 	[ -d "$ds" ] || python3 "$BENCH/gen_dataset.py" --big "$A_BIG" --big-mib "$A_BIGMIB" "$ds" "${A_FILES[0]}" >/dev/null
+	[ -f "$SHM/seq.src" ] || head -c "$(( B_SEQ << 20 ))" /dev/urandom >"$SHM/seq.src"
 	"$CHUNKFS" mkfs -q -c "$CHUNKS" "$img" "$B_IMG"
-	populate_chunkfs "$img" "$ds" "" "$B_IMG" >/dev/null
-	say "P: perf of chunkfs fsck -f -n -j 1 (warm)"
-	"$CHUNKFS" fsck -f -n -j 1 "$img" >/dev/null 2>&1
-	perf record -q -g -o "$W/perf.fsck" "$CHUNKFS" fsck -f -n -j 1 "$img" >/dev/null 2>&1
-	perf report -i "$W/perf.fsck" --stdio --no-children --sort dso,symbol --percent-limit 1.5 \
-		-g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -25 >"$RAW/profile-fsck.txt"
-	if [ "$MOUNT_OK" = 1 ]; then
-		for pp in create seqwrite; do
-			mount_chunkfs "$img" "$M" || break
-			local pid=$DAEMON_PID
-			say "P: perf of the chunkfs daemon during $pp"
-			perf record -q -g -p "$pid" -o "$W/perf.$pp" >/dev/null 2>&1 &
-			local perfpid=$!
-			sleep 0.5
-			if [ "$pp" = create ]; then
-				timeout 300 "$METAOPS" create "$M/pmeta" "$B_N" >/dev/null
-			else
-				timeout 300 dd if="$SHM/seq.src" of="$M/pseq" bs=1M conv=fsync status=none 2>/dev/null ||
-					timeout 300 dd if=/dev/zero of="$M/pseq" bs=1M count=256 conv=fsync status=none
-			fi
-			kill -INT "$perfpid"; wait "$perfpid"
-			umount_fs "$M" "$pid"
-			perf report -i "$W/perf.$pp" --stdio --no-children --sort dso,symbol --percent-limit 1.5 \
-				-g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -25 >"$RAW/profile-$pp.txt"
-			# time split: the daemon's user vs kernel share
-			perf report -i "$W/perf.$pp" --stdio --no-children --sort dso -g none 2>/dev/null |
-				grep -v '^#' | grep -v '^$' | head -8 >"$RAW/profile-$pp-dso.txt"
-		done
-		# the same workload on fuse2fs, for comparison
-		local e=$W/p.ext4
-		truncate -s "$B_IMG" "$e"; mkfs.ext4 -q -F "$e"
-		if mount_fuse2fs "$e" "$M"; then
-			local pid=$DAEMON_PID
-			say "P: perf of fuse2fs during create"
-			perf record -q -g -p "$pid" -o "$W/perf.f2create" >/dev/null 2>&1 &
-			local perfpid=$!
-			sleep 0.5
-			timeout 300 "$METAOPS" create "$M/pmeta" "$B_N" >/dev/null
-			kill -INT "$perfpid"; wait "$perfpid"
-			umount_fs "$M" "$pid"
-			perf report -i "$W/perf.f2create" --stdio --no-children --sort dso,symbol --percent-limit 3 \
-				-g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -12 >"$RAW/profile-fuse2fs-create.txt"
-		fi
-		rm -f "$e"
-	fi
-	rm -f "$img"
+	truncate -s "$B_IMG" "$e"; mkfs.ext4 -q -F "$e"
+	local fs
+	for fs in chunkfs fuse2fs; do
+		[ "$fs" = chunkfs ] && [ "$MOUNT_OK" != 1 ] && continue
+		local im=$img
+		[ "$fs" = fuse2fs ] && im=$e
+		b_mount "$fs" "$im" || continue
+		say "P: perf of the $fs daemon: create, stat, unlink, cp -a, find, sequential write"
+		perf_phase "$fs-create" "$BPID" "$METAOPS" create "$M/pm" "$B_N"
+		drop_caches
+		perf_phase "$fs-stat" "$BPID" "$METAOPS" stat "$M/pm" "$B_N"
+		perf_phase "$fs-unlink" "$BPID" "$METAOPS" unlink "$M/pm" "$B_N"
+		perf_phase "$fs-cpa" "$BPID" cp -a "$ds" "$M/ds"
+		drop_caches
+		perf_phase "$fs-find" "$BPID" find "$M/ds"
+		perf_phase "$fs-seqwrite" "$BPID" dd if="$SHM/seq.src" of="$M/pseq" bs=1M conv=fsync status=none
+		b_umount
+	done
+	rm -f "$img" "$e"
 }
 
 case $ONLY in *A*) section_a ;; esac
@@ -496,3 +551,5 @@ meta total_seconds "$(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf 
 say "writing $RESULTS/REPORT.md"
 python3 "$BENCH/report.py" "$RAW" "$RESULTS" || die "report.py failed"
 say "done in $(( ${EPOCHREALTIME%.*} - ${T_START%.*} )) s: $RESULTS/REPORT.md"
+exit 0
+}
