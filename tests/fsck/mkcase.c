@@ -8,6 +8,8 @@
  *                               print one line per object: where it is and
  *                               whether its contents are still the ones it
  *                               was written with (IMG.manifest)
+ *   mkcase names IMG            "NUMBER NAME" of every inode of an intact image
+ *   mkcase symbolize NAMES      filter: inode numbers in fsck output -> [NAME]
  *   mkcase list                 the damage names
  *
  * Every image is deterministic: fixed uuid (hence fixed name hashes) and a
@@ -1033,9 +1035,28 @@ static int collect(void *ctx, const char *name, size_t len, cfs_ino_t ino, uint3
 	return 0;
 }
 
-static int name_cmp(const void *a, const void *b)
+/* Sort by name, keeping each inode beside its name. */
+static void sort_names(struct names *nm)
 {
-	return strcmp(a, b);
+	size_t i, j;
+
+	for (i = 0; i < nm->n; i++) {
+		size_t best = i;
+
+		for (j = i + 1; j < nm->n; j++)
+			if (strcmp(nm->name[j], nm->name[best]) < 0)
+				best = j;
+		if (best != i) {
+			char t[CFS_NAME_MAX + 1];
+			cfs_ino_t ti = nm->ino[i];
+
+			memcpy(t, nm->name[i], sizeof(t));
+			memcpy(nm->name[i], nm->name[best], sizeof(t));
+			memcpy(nm->name[best], t, sizeof(t));
+			nm->ino[i] = nm->ino[best];
+			nm->ino[best] = ti;
+		}
+	}
 }
 
 static int problems;
@@ -1096,24 +1117,7 @@ static void verify_dir(struct cfs_fs *fs, const char *path, cfs_ino_t dir, int d
 		problems++;
 		return;
 	}
-	/* sort by name, keeping the inode beside it */
-	for (i = 0; i < nm.n; i++) {
-		size_t j, best = i;
-
-		for (j = i + 1; j < nm.n; j++)
-			if (name_cmp(nm.name[j], nm.name[best]) < 0)
-				best = j;
-		if (best != i) {
-			char t[CFS_NAME_MAX + 1];
-			cfs_ino_t ti = nm.ino[i];
-
-			memcpy(t, nm.name[i], sizeof(t));
-			memcpy(nm.name[i], nm.name[best], sizeof(t));
-			memcpy(nm.name[best], t, sizeof(t));
-			nm.ino[i] = nm.ino[best];
-			nm.ino[best] = ti;
-		}
-	}
+	sort_names(&nm);
 	for (i = 0; i < nm.n; i++) {
 		char sub[1024];
 		struct cfs_stat st;
@@ -1207,6 +1211,173 @@ static int verify(const char *img)
 	return problems ? 1 : 0;
 }
 
+/* ---- inode names ------------------------------------------------------------ */
+
+/* names IMG: "NUMBER NAME" for every in-use inode reachable from the root
+ * of an undamaged image: heads by their first path, stubs as
+ * "stub:DIR/ENTRY", continuations as "cont:PATH:K" (K-th of the chain,
+ * breadth-first).  run.sh shows fsck's inode numbers as these names, so the
+ * expect files read well and survive changes of allocation policy. */
+struct nwalk {
+	struct cfs_fs *fs;
+	const char *path;
+	struct names *nm;
+	cfs_ino_t *stubs;
+};
+
+static cfs_ino_t *named;
+static size_t nnamed;
+
+static int seen_ino(cfs_ino_t ino)
+{
+	size_t i;
+
+	for (i = 0; i < nnamed; i++)
+		if (named[i] == ino)
+			return 1;
+	named = realloc(named, (nnamed + 1) * sizeof(*named));
+	if (!named)
+		die("out of memory");
+	named[nnamed++] = ino;
+	return 0;
+}
+
+static int stub_cb(void *ctx, const struct dirent_rec *r)
+{
+	struct nwalk *w = ctx;
+
+	if (r->stub)
+		printf("%u stub:%s%s%s\n", r->stub, w->path, strcmp(w->path, "/") ? "/" : "",
+		       r->name);
+	return 0;
+}
+
+static void name_conts(struct cfs_fs *fs, cfs_ino_t head, const char *path)
+{
+	cfs_ino_t q[256];
+	int nq = 0, i, k = 0, s;
+
+	q[nq++] = head;
+	for (i = 0; i < nq; i++) {
+		struct inode *ip;
+
+		OK(inode_get(fs, q[i], &ip));
+		for (s = 0; s < CFS_NCONT; s++)
+			if (ip->d.cont[s] && nq < 256) {
+				q[nq++] = ip->d.cont[s];
+				printf("%u cont:%s:%d\n", ip->d.cont[s], path, ++k);
+			}
+		inode_put(fs, ip);
+	}
+}
+
+static void name_dir(struct cfs_fs *fs, const char *path, cfs_ino_t dir, int depth)
+{
+	struct names nm = { 0 };
+	struct nwalk w = { fs, path, &nm, NULL };
+	struct inode *dp;
+	size_t i;
+
+	if (depth > 32)
+		die("%s: too deep", path);
+	OK(inode_get(fs, dir, &dp));
+	OK(dir_iterate(fs, dp, 0, stub_cb, &w));
+	inode_put(fs, dp);
+	OK(cfs_readdir(fs, dir, 0, collect, &nm));
+	sort_names(&nm);
+	for (i = 0; i < nm.n; i++) {
+		char sub[1024];
+		struct cfs_stat st;
+
+		snprintf(sub, sizeof(sub), "%s/%s", strcmp(path, "/") ? path : "", nm.name[i]);
+		if (seen_ino(nm.ino[i]))
+			continue;
+		printf("%u %s\n", nm.ino[i], sub);
+		OK(cfs_getattr(fs, nm.ino[i], &st));
+		if (S_ISDIR(st.mode))
+			name_dir(fs, sub, nm.ino[i], depth + 1);
+		else
+			name_conts(fs, nm.ino[i], sub);
+	}
+	free(nm.name);
+	free(nm.ino);
+}
+
+static int names(const char *img)
+{
+	struct cfs_fs *fs;
+
+	OK(cfs_open(img, CFS_OPEN_RDONLY, &fs));
+	printf("%u /\n", CFS_ROOT_INO);
+	seen_ino(CFS_ROOT_INO);
+	name_dir(fs, "/", CFS_ROOT_INO, 0);
+	cfs_close(fs);
+	return 0;
+}
+
+/* symbolize NAMES: copy stdin to stdout, writing "[NAME]" for each number
+ * that names an inode: after "inode ", "dir ", "stub ", "continuation ",
+ * "file ", "pointer ", "-> " or "#". */
+static int symbolize(const char *namefile)
+{
+	static const char *const kw[] = { "inode ", "dir ", "stub ", "continuation ",
+					   "file ", "pointer ", "-> ", "#" };
+	char line[4096], nm[512];
+	cfs_ino_t *ino = NULL;
+	char **name = NULL;
+	size_t n = 0, i, k;
+	FILE *f = fopen(namefile, "r");
+
+	if (!f)
+		die("%s: %s", namefile, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned v;
+
+		if (sscanf(line, "%u %511s", &v, nm) != 2)
+			continue;
+		ino = realloc(ino, (n + 1) * sizeof(*ino));
+		name = realloc(name, (n + 1) * sizeof(*name));
+		if (!ino || !name || !(name[n] = strdup(nm)))
+			die("out of memory");
+		ino[n++] = v;
+	}
+	fclose(f);
+	while (fgets(line, sizeof(line), stdin)) {
+		char *p = line;
+
+		while (*p) {
+			size_t kl = 0;
+			char *end;
+			unsigned long v;
+
+			for (k = 0; k < sizeof(kw) / sizeof(kw[0]); k++)
+				if (!strncmp(p, kw[k], strlen(kw[k]))) {
+					kl = strlen(kw[k]);
+					break;
+				}
+			if (!kl || p[kl] < '0' || p[kl] > '9') {
+				putchar(*p++);
+				continue;
+			}
+			v = strtoul(p + kl, &end, 10);
+			for (i = 0; i < n && ino[i] != v; i++)
+				;
+			if (i == n || (*end >= '0' && *end <= '9')) {
+				fwrite(p, 1, (size_t)(end - p), stdout);
+			} else {
+				fwrite(p, 1, kl, stdout);
+				printf("[%s]", name[i]);
+			}
+			p = end;
+		}
+	}
+	for (i = 0; i < n; i++)
+		free(name[i]);
+	free(name);
+	free(ino);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
@@ -1219,10 +1390,15 @@ int main(int argc, char **argv)
 		damage(argv[2], argv[3]);
 	else if (argc == 3 && !strcmp(argv[1], "verify"))
 		return verify(argv[2]);
+	else if (argc == 3 && !strcmp(argv[1], "names"))
+		return names(argv[2]);
+	else if (argc == 3 && !strcmp(argv[1], "symbolize"))
+		return symbolize(argv[2]);
 	else if (argc == 2 && !strcmp(argv[1], "list"))
 		for (i = 0; i < NDAMAGES; i++)
 			printf("%s\n", damages[i].name);
 	else
-		die("usage: mkcase build|build64 IMG | damage CASE IMG | verify IMG | list");
+		die("usage: mkcase build|build64 IMG | damage CASE IMG | verify IMG | "
+		    "names IMG | symbolize NAMES | list");
 	return 0;
 }

@@ -24,8 +24,11 @@
 # after which a forced check finds nothing and exactly the root's and
 # lost+found's blocks and inodes are left in use (no leak).
 #
-# fsck output is compared after removing the image name, the time taken
-# and sorting the problem lines (chunks are checked on several threads).
+# fsck output is compared after removing the image name and the time taken,
+# writing inode numbers as the names they had in the intact image ("inode
+# [/d1/multi]", "stub [stub:/d1/link-f]", "continuation [cont:/d3/big:1]",
+# from `mkcase names`) and sorting the problem lines (chunks are checked on
+# several threads, so their order varies).
 # A case directory holding a file `known-bug` instead of expect files is a
 # damage fsck handles wrongly today: it is reported as SKIP with the first
 # line of that file (see the file for the reproduction); a file
@@ -84,7 +87,14 @@ if ! "$MK" build "$WORK/base/b4.img" >"$WORK/base/b4.log" 2>&1 ||
 	fail mkcase_build "$(cat "$WORK"/base/*.log | head -c 600)"
 	finish
 fi
+# inode numbers -> names, for readable and allocation-independent output
+if ! "$MK" names "$WORK/base/b4.img" >"$WORK/base/b4.img.names" 2>"$WORK/base/names.err" ||
+   ! "$MK" names "$WORK/base/b64.img" >"$WORK/base/b64.img.names" 2>>"$WORK/base/names.err"; then
+	fail mkcase_build "mkcase names: $(head -c 600 "$WORK/base/names.err")"
+	finish
+fi
 pass mkcase_build
+NAMES=/dev/null
 
 # ---- helpers --------------------------------------------------------------------
 
@@ -96,7 +106,8 @@ fsck_run() {
 	shift
 	timeout -k 5 120 "$CHUNKFS" fsck "$@" test.img >fsck.out 2>fsck.err
 	rc=$?
-	sed -e 's/^test\.img: //' -e 's/ in [0-9][0-9.]*s$//' fsck.out >fsck.norm
+	sed -e 's/^test\.img: //' -e 's/ in [0-9][0-9.]*s$//' fsck.out |
+		"$MK" symbolize "$NAMES" >fsck.norm
 	n=$(grep -n -m1 '^checked ' fsck.norm | cut -d: -f1)
 	{
 		if [ -n "$n" ]; then
@@ -171,8 +182,9 @@ check_writable() {
 # ---- one case -----------------------------------------------------------------------
 
 run_case() {
-	local c=$1 dir=$HERE/$1 base=$WORK/base/b4.img w=$WORK/case/$1 pe why
+	local c=$1 dir=$HERE/$1 base=$WORK/base/b4.img w=$WORK/case/$1 pe why rc
 	case $c in c64-*) base=$WORK/base/b64.img ;; esac
+	NAMES=$base.names
 	if [ -f "$dir/known-bug" ]; then
 		skip "fsck/$c" "known fsck bug: $(head -n 1 "$dir/known-bug")"
 		return
@@ -247,8 +259,10 @@ $(head -n 30 diff.out)"
 
 	# the repaired image: opens normally, every file read and compared
 	cd "$w/y" || return
-	timeout 120 "$MK" verify test.img >3.out 2>&1
-	echo "exit $?" >>3.out
+	timeout 120 "$MK" verify test.img >verify.out 2>&1
+	rc=$?
+	"$MK" symbolize "$NAMES" <verify.out >3.out
+	echo "exit $rc" >>3.out
 	compare "fsck/$c/verify" "$dir/expect.3" 3.out
 
 	# the command line tools over it
@@ -259,7 +273,7 @@ $(head -n 30 diff.out)"
 		p=${p%%: CHANGED*}
 		timeout 60 "$CHUNKFS" cat test.img "$p" >/dev/null 2>cat.err ||
 			why="$why cat $p failed: $(head -c 200 cat.err);"
-	done < <(grep -E ': (intact|CHANGED) \(' 3.out)
+	done < <(grep -E ': (intact|CHANGED) \(' verify.out)
 	if [ -z "$why" ]; then
 		pass "fsck/$c/ls-cat"
 	else
