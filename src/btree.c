@@ -292,7 +292,10 @@ int bt_dirty(struct bt_cur *c)
 
 /* ---- insertion ---- */
 
-static int node_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t len);
+/* *placed: the record is in the tree (even if an error is returned, e.g.
+ * a failed dirty); 0 means the tree is exactly as before the call. */
+static int node_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t len,
+		       int *placed);
 
 /* The root is full: move its records into a new node one level down, so
  * the root keeps its place and the tree grows by one level. */
@@ -316,7 +319,7 @@ static int grow_root(struct bt_cur *c)
 	set_hdr(&m, top, bt_nrec(root), bt_used(root));
 	ret = t->ops->dirty(t->ctx, &m);
 	if (ret < 0) {
-		t->ops->put(t->ctx, &m);
+		t->ops->release(t->ctx, &m);
 		return ret;
 	}
 	put_le64(idx, bt_nrec(root) ? get_le64(root->recs) : 0);
@@ -367,13 +370,14 @@ static int split_point(const struct btree *t, const uint8_t *tmp, uint32_t total
 	return 0;
 }
 
-static int split_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t len)
+static int split_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t len,
+			int *placed)
 {
 	struct btree *t = c->t;
 	struct bt_pos *p = &c->p[lvl];
 	struct bt_node *n = &p->n, m;
 	uint32_t used = bt_used(n), total = used + (uint32_t)len, lb;
-	int count = bt_nrec(n) + 1, s, ret;
+	int count = bt_nrec(n) + 1, s, ret, r, linked = 0;
 	uint8_t *tmp = malloc(total), idx[BT_IDX_LEN];
 
 	if (!tmp)
@@ -396,30 +400,47 @@ static int split_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t le
 	set_hdr(n, lvl, s, lb);
 	memcpy(m.recs, tmp + lb, total - lb);
 	set_hdr(&m, lvl, count - s, total - lb);
+	/* A failed dirty is remembered but m is still linked: the tree in
+	 * memory must stay whole. */
 	ret = t->ops->dirty(t->ctx, n);
-	if (ret == 0)
-		ret = t->ops->dirty(t->ctx, &m);
+	r = t->ops->dirty(t->ctx, &m);
+	if (!ret)
+		ret = r;
 	put_le64(idx, get_le64(m.recs));
 	put_le64(idx + 8, m.ptr);
-	t->ops->put(t->ctx, &m);
-	if (ret < 0)
-		goto out;
 	c->p[lvl + 1].i++;
 	c->p[lvl + 1].off += BT_IDX_LEN;
-	ret = node_insert(c, lvl + 1, idx, BT_IDX_LEN);
+	r = node_insert(c, lvl + 1, idx, BT_IDX_LEN, &linked);
+	if (!ret)
+		ret = r;
+	if (!linked) {
+		/* The parent could not take m (no node for its own split):
+		 * give n its records back and drop m, losing nothing. */
+		memcpy(n->recs, tmp, p->off);
+		memcpy(n->recs + p->off, tmp + p->off + len, used - p->off);
+		set_hdr(n, lvl, count - 1, used);
+		t->ops->dirty(t->ctx, n);
+		t->ops->release(t->ctx, &m);
+	} else {
+		t->ops->put(t->ctx, &m);
+		*placed = 1;
+	}
 out:
 	free(tmp);
 	return ret;
 }
 
-static int node_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t len)
+static int node_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t len,
+		       int *placed)
 {
 	struct bt_pos *p = &c->p[lvl];
 	struct bt_node *n = &p->n;
 	uint32_t used = bt_used(n);
 	int ret;
 
+	*placed = 0;
 	if (used + len <= n->cap) {
+		*placed = 1;
 		memmove(n->recs + p->off + len, n->recs + p->off, used - p->off);
 		memcpy(n->recs + p->off, rec, len);
 		set_hdr(n, lvl, bt_nrec(n) + 1, used + (uint32_t)len);
@@ -431,18 +452,18 @@ static int node_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t len
 		ret = grow_root(c);
 		if (ret < 0)
 			return ret;
-		return node_insert(c, lvl, rec, len);
+		return node_insert(c, lvl, rec, len, placed);
 	}
-	return split_insert(c, lvl, rec, len);
+	return split_insert(c, lvl, rec, len, placed);
 }
 
 int bt_insert(struct btree *t, const uint8_t *rec, size_t len)
 {
 	struct bt_cur c;
-	int ret = descend(t, get_le64(rec), BT_GE, &c);
+	int placed, ret = descend(t, get_le64(rec), BT_GE, &c);
 
 	if (ret == 0)
-		ret = node_insert(&c, 0, rec, len);
+		ret = node_insert(&c, 0, rec, len, &placed);
 	bt_release(&c);
 	return ret;
 }

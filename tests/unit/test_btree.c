@@ -14,8 +14,8 @@
  * sorted reference array.
  *
  * Seed: printed; CHUNKFS_BTREE_SEED=<n> in the environment replays a run.
- * Known library bugs (reported) are reproduced by building with
- * -DCFS_TEST_KNOWN_BUGS; the default build leaves those cases out. */
+ * The test_known_bug_* cases are regression tests of bugs these tests
+ * found (since fixed). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -1032,14 +1032,6 @@ static void test_corrupt_headers(void)
 	sn = snap_take(tr);
 
 	for (kind = 0; kind < 9; kind++) {
-#ifndef CFS_TEST_KNOWN_BUGS
-		/* BUG (reported, not fixed yet): a root whose level field is
-		 * >= BT_MAXD makes bt_release() read past the cursor's p[]
-		 * array (descend() sets c->top before validating it).  Build
-		 * with -DCFS_TEST_KNOWN_BUGS to run this case. */
-		if (kind == 7)
-			continue;
-#endif
 		for (round = 0; round < 8; round++) {
 			uint64_t p;
 			uint8_t *h;
@@ -1154,11 +1146,6 @@ static void test_corrupt_random(void)
 			}
 			d[where] = (uint8_t)rnd();
 		}
-#ifndef CFS_TEST_KNOWN_BUGS
-		/* see test_corrupt_headers: root level >= BT_MAXD crashes */
-		if (bt_level(&tr->t.root) >= BT_MAXD)
-			put_le16(tr->s->root_buf, (uint16_t)(BT_MAXD - 1));
-#endif
 		if (exercise(tr) < 0)
 			errors++;
 	}
@@ -1218,8 +1205,7 @@ static void test_insert_first_alloc_fails(void)
 	CHECK(fails > 0);
 }
 
-#ifdef CFS_TEST_KNOWN_BUGS
-/* BUG (reported): when a leaf split succeeds but the split (or growth) of
+/* Regression (fixed): when a leaf split succeeds but the split (or growth) of
  * its parent then fails to allocate, the right half of the leaf is in a
  * node that was never linked into the tree: those records are lost and
  * the node leaks.  Deterministic: a 48-byte root holds two index records;
@@ -1259,7 +1245,6 @@ static void test_known_bug_any_insert_failure(void)
 		insert_failure(0, at, 300);
 	}
 }
-#endif
 
 int main(void)
 {
@@ -1281,9 +1266,7 @@ int main(void)
 	TEST_RUN(test_corrupt_headers);
 	TEST_RUN(test_corrupt_random);
 	TEST_RUN(test_insert_first_alloc_fails);
-#ifdef CFS_TEST_KNOWN_BUGS
 	TEST_RUN(test_known_bug_split_cascade_alloc_failure);
 	TEST_RUN(test_known_bug_any_insert_failure);
-#endif
 	return TEST_DONE();
 }

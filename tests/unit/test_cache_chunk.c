@@ -770,8 +770,7 @@ static void test_chunk_bad_free(void)
 	finish(fs);
 }
 
-#ifdef CFS_TEST_KNOWN_BUGS
-/* BUG (reported): freeing a block that is already free returns -EUCLEAN
+/* Regression (fixed): freeing a block that is already free returns -EUCLEAN
  * but still adds it to the chunk's free count, so statfs over-reports and
  * a later allocation runs into "free count said there was room". */
 static void test_known_bug_double_free_count(void)
@@ -788,7 +787,6 @@ static void test_known_bug_double_free_count(void)
 	CHECK_EQ(k1.bfree, k0.bfree);
 	finish(fs);
 }
-#endif
 
 /* Inodes: allocate every inode of a chunk, all distinct and in range,
  * then ENOSPC; free them all; the counts return. */
@@ -943,9 +941,7 @@ int main(void)
 	TEST_RUN(test_concurrent_gets);
 	TEST_RUN(test_chunk_block_alloc);
 	TEST_RUN(test_chunk_bad_free);
-#ifdef CFS_TEST_KNOWN_BUGS
 	TEST_RUN(test_known_bug_double_free_count);
-#endif
 	TEST_RUN(test_chunk_inode_alloc);
 	TEST_RUN(test_fill_public_api);
 	return TEST_DONE();

@@ -468,20 +468,18 @@ static void evil_block(uint8_t *p, enum kind k)
 	}
 }
 
-/* BUG (reported): a B+tree root whose level field is >= BT_MAXD (12)
+/* Regressions (all fixed): a B+tree root whose level field is >= BT_MAXD (12)
  * makes bt_release() read past its cursor (src/btree.c descend() sets
  * c->top before validating it): an inode with a hostile extent root, or a
  * directory whose root node has a hostile level, crashes the library.
- * BUG (reported): ext_walk_node() (src/extent.c, used by cfs_check)
+ * ext_walk_node() (src/extent.c, used by cfs_check)
  * reads nrec 16-byte records of a leaf without checking them against the
  * leaf's used bytes: a hostile record count reads past the block.
- * BUG (reported): an inline inode whose size is larger than its inline
+ * An inline inode whose size is larger than its inline
  * area is not refused when loaded: inline_to_extents() (a write past the
  * inline limit) copies size bytes out of the area, and file_truncate()
- * clears size - newsize bytes in it: heap overflows.
- * Unless built with -DCFS_TEST_KNOWN_BUGS, damage keeps tree levels below
- * 12, extent leaf counts within their used bytes and inline sizes within
- * the inline area (every other value still reaches the parsers). */
+ * clears size - newsize bytes in it: heap overflows.  Damage now reaches
+ * all of these fields unclamped. */
 static __attribute__((unused)) void clamp_ext(uint8_t *h)
 {
 	if (get_le16(h) >= 12)
@@ -492,30 +490,8 @@ static __attribute__((unused)) void clamp_ext(uint8_t *h)
 
 static void clamp_levels(uint8_t *img, const struct mblk *m)
 {
-#ifndef CFS_TEST_KNOWN_BUGS
-	uint8_t *p = img + m->blk * IMG_BS;
-	int j;
-
-	if (m->k == K_EXT) {
-		clamp_ext(p + 16);
-	} else if (m->k == K_DIR) {
-		if (get_le16(p + 16) >= 12)
-			put_le16(p + 16, (uint16_t)(get_le16(p + 16) % 12));
-	} else if (m->k == K_ITABLE) {
-		for (j = 0; j < IMG_BS / ISZ; j++) {
-			uint8_t *raw = p + j * ISZ;
-
-			if (get_le16(raw + 2) & CFS_IFL_EXTENTS)
-				clamp_ext(raw + 144);
-			if ((get_le16(raw + 2) & CFS_IFL_INLINE) &&
-			    get_le64(raw + 16) > ISZ - 148)
-				put_le64(raw + 16, get_le64(raw + 16) % (ISZ - 148 + 1));
-		}
-	}
-#else
 	(void)img;
 	(void)m;
-#endif
 }
 
 /* Damage img; returns a short description. */
@@ -609,17 +585,7 @@ static long known_bug_hits;
 /* An offset or a negative errno. */
 static void lseek_check(int64_t r, uint64_t size)
 {
-#ifndef CFS_TEST_KNOWN_BUGS
-	/* BUG (reported): cfs_lseek() on an inode with a hostile size past
-	 * INT64_MAX returns that size, a negative number that is no errno
-	 * (the size is not refused when the inode is loaded). */
-	if (r < -4095 && size > (uint64_t)INT64_MAX) {
-		known_bug_hits++;
-		return;
-	}
-#else
 	(void)size;
-#endif
 	rv((long)r, "cfs_lseek");
 }
 
@@ -750,17 +716,8 @@ static int walk_fs(struct cfs_fs *fs, struct walk *w)
 	}
 	walk_dir(w, CFS_ROOT_INO, 0);
 	/* path resolution through symlinks, and the known names */
-#ifdef CFS_TEST_KNOWN_BUGS
 	RV(cfs_path_resolve(fs, "/d1/sym", 1, &ino));
 	RV(cfs_path_resolve(fs, "/d2/longsym", 1, &ino));
-#else
-	/* BUG (reported): resolve() (src/namei.c) stores a NUL at
-	 * target[len] where len is what cfs_readlink() returns: the full
-	 * target length, not what fit the 4096-byte buffer.  A symlink with
-	 * a long (hostile) size writes past the stack.  Not followed here. */
-	RV(cfs_path_resolve(fs, "/d1/sym", 0, &ino));
-	RV(cfs_path_resolve(fs, "/d2/longsym", 0, &ino));
-#endif
 	RV(cfs_path_resolve(fs, "/d1/sub/multi", 0, &ino));
 	RV(cfs_path_resolve(fs, "/d2/big", 0, &ino));
 	if (RV(cfs_check(fs, NULL, NULL)) < 0)
