@@ -99,6 +99,7 @@ struct cfs_stat {
 #define CFS_SET_ATIME_NOW  0x040
 #define CFS_SET_MTIME_NOW  0x080
 #define CFS_SET_CTIME      0x100
+#define CFS_SET_KEEP_CTIME 0x200   /* leave ctime alone (atime-only updates) */
 
 struct cfs_setattr {
 	uint32_t valid;         /* CFS_SET_* */

@@ -251,10 +251,18 @@ int chunk_test_bit(struct cfs_fs *fs, uint32_t c, int which, uint32_t bit, int *
 	int ret;
 
 	pthread_mutex_lock(&chunk_of(fs, c)->lock);
-	ret = bm_get(fs, c, which, k, &b);
-	if (ret == 0) {
-		*set = bit_get(b->data + CFS_BLOCK_HDR, bit % fs->bits_per_bm);
-		buf_put(&fs->cache, b);
+	if (k >= *bm_init_of(chunk_of(fs, c), which)) {
+		/* never written: the bit is its initial value, no block needed */
+		uint64_t limit = which == BM_BLOCKS ? fs->sb.chunk_blocks : fs->sb.inodes_per_chunk;
+
+		*set = (which == BM_BLOCKS && bit < fs->sb.data_start) || bit >= limit;
+		ret = 0;
+	} else {
+		ret = bm_get(fs, c, which, k, &b);
+		if (ret == 0) {
+			*set = bit_get(b->data + CFS_BLOCK_HDR, bit % fs->bits_per_bm);
+			buf_put(&fs->cache, b);
+		}
 	}
 	pthread_mutex_unlock(&chunk_of(fs, c)->lock);
 	return ret;

@@ -126,7 +126,7 @@ static int apply_setattr(struct cfs_fs *fs, struct inode *ip, const struct cfs_s
 		set_time(&ip->d.mtime, &ip->d.mtime_ns, &a->mtime);
 	if (v & CFS_SET_CTIME)
 		set_time(&ip->d.ctime, &ip->d.ctime_ns, &a->ctime);
-	else
+	else if (!(v & CFS_SET_KEEP_CTIME))
 		inode_touch(ip, 0, 0, 1);
 	return inode_write(fs, ip);
 }

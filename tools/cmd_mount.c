@@ -172,7 +172,7 @@ static bool atime_due(const struct mnt *m, const struct cfs_stat *cs)
 
 /* Access time of a file opened for reading or a directory listed.  Reads
  * served from the kernel's page cache never reach us, so this is done at
- * open.  ctime is passed back unchanged: an atime update is not a change. */
+ * open.  ctime stays as it is: an atime update is not a change. */
 static void touch_atime(struct mnt *m, cfs_ino_t ino, bool dir)
 {
 	struct cfs_setattr a;
@@ -183,8 +183,7 @@ static void touch_atime(struct mnt *m, cfs_ino_t ino, bool dir)
 	if (cfs_getattr(m->fs, ino, &cs) < 0 || !atime_due(m, &cs))
 		return;
 	memset(&a, 0, sizeof(a));
-	a.valid = CFS_SET_ATIME_NOW | CFS_SET_CTIME;
-	a.ctime = cs.ctime;
+	a.valid = CFS_SET_ATIME_NOW | CFS_SET_KEEP_CTIME;
 	if (cfs_setattr(m->fs, ino, &a, NULL) == 0)
 		fuse_lowlevel_notify_inval_inode(m->se, ino, -1, 0);
 }
