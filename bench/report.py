@@ -247,7 +247,7 @@ w("")
 # ---------------------------------------------------------------- plots
 def gnuplot(script, name):
     path = os.path.join(OUT, name)
-    full = ("set terminal pngcairo size 900,540 font 'DejaVu Sans,11'\n"
+    full = ("set terminal pngcairo size 960,600 font 'DejaVu Sans,11'\n"
             "set output '%s'\nset grid\nset key top left\n" % path) + script
     with open(os.path.join(RAW, name + ".gp"), "w") as f:
         f.write(full)
@@ -327,19 +327,21 @@ if sizes:
                     "A.%d.cfs_full_j1.cold.time" % i, "A.%d.cfs_crash.cold.time" % i,
                     "A.%d.e2fsck.warm.time" % i, "A.%d.cfs_crash.warm.time" % i))))
     d = os.path.join(RAW, "recovery.dat")
+    xs = sorted(float(meta.get("A.%d.files" % i, i)) for i in sizes)
     if gnuplot("""set title 'Recovery time against file-system size (medians; log scale)'
 set xlabel 'files in the file system'
 set ylabel 'seconds'
-set logscale y
+set logscale xy
 set format y '%%g'
-set key outside right
+set xrange [%g:%g]
+set key below maxrows 3
 plot '%s' using 1:2 with linespoints lw 2 pt 7 title 'e2fsck -f -n (cold)', \\
      '' using 1:3 with linespoints lw 2 pt 5 title 'chunkfs fsck -f -n (cold)', \\
      '' using 1:4 with linespoints lw 2 pt 4 dt 2 title 'chunkfs fsck -f -n -j 1 (cold)', \\
      '' using 1:5 with linespoints lw 3 pt 9 title 'chunkfs fsck -n after crash (cold)', \\
      '' using 1:6 with linespoints lw 1 pt 6 dt 3 title 'e2fsck -f -n (warm)', \\
      '' using 1:7 with linespoints lw 1 pt 8 dt 3 title 'chunkfs after crash (warm)'
-""" % d, "recovery_vs_size.png"):
+""" % (xs[0] * 0.8, xs[-1] * 1.25, d), "recovery_vs_size.png"):
         w("![recovery time against file-system size](recovery_vs_size.png)")
         w("")
 
@@ -373,7 +375,7 @@ set ylabel 'seconds'
 set logscale x 2
 set xrange [0.8:80]
 set yrange [0:*]
-set key top left
+set key below maxrows 2
 plot '%s' using 1:2 with linespoints lw 3 pt 7 title 'chunkfs fsck -n (cold)', \\
      '' using 1:3 with linespoints lw 2 pt 5 title 'chunkfs fsck -n (warm)', \\
      '' using 1:4 with lines lw 2 dt 2 title 'e2fsck -f -n, whole fs (cold)', \\
@@ -432,11 +434,11 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set logscale y
-set yrange [0.01:*]
+set yrange [0.05:30]
 set format y '%%g'
 set ylabel 'speed ratio (log scale)'
 set xtics rotate by -30
-set key top right
+set key below maxrows 2
 plot '%s' using 3:xtic(2) title 'chunkfs / fuse2fs', '' using 4 title 'chunkfs / ext4', \\
      1.5 with lines lw 2 dt 2 lc rgb '#1f77b4' title '1.5x fuse2fs (I/O target)', \\
      5 with lines lw 2 dt 3 lc rgb '#1f77b4' title '5x fuse2fs (metadata target)', \\

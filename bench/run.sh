@@ -10,12 +10,14 @@
 #
 # Environment:
 #   CHUNKFS=PATH     the chunkfs binary (default build/chunkfs)
-#   RUNS=N           repetitions per measurement, the report takes medians (default 3)
+#   RUNS=N           repetitions per measurement, the report takes medians
+#                    (default 5 for small, 3 for medium and large)
 #   BENCH_DIR=DIR    where images and data sets go (default /var/tmp; must be
 #                    a disk, not tmpfs, for cold-cache runs to mean anything)
 #   BENCH_KEEP=1     keep the scratch directory at the end
 #   BENCH_ONLY=ABCP  run only these sections (A recovery, B I/O, C mkfs, P profiles)
 #   BENCH_NO_DEPS=1  do not try to install missing packages
+#   BENCH_RESULTS=DIR  write the report there instead of bench/results
 set -uo pipefail
 # The whole script is one compound command, so bash reads all of it before
 # running any: editing this file during a run cannot derail the run.
@@ -27,9 +29,10 @@ BENCH=$ROOT/bench
 SCALE=${1:-${SCALE:-small}}
 CHUNKFS=${CHUNKFS:-build/chunkfs}
 case $CHUNKFS in /*) ;; *) CHUNKFS=$ROOT/$CHUNKFS ;; esac
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-}
 ONLY=${BENCH_ONLY:-ABCP}
-RESULTS=$BENCH/results
+RESULTS=${BENCH_RESULTS:-$BENCH/results}
+case $RESULTS in /*) ;; *) RESULTS=$ROOT/$RESULTS ;; esac
 RAW=$RESULTS/raw
 # shellcheck source=lib.sh
 . "$BENCH/lib.sh"
@@ -52,6 +55,7 @@ large)
 	B_IMG=8G; B_SEQ=1024; B_RAND=128; B_N=100000; B_WF=2000 ;;
 *) die "SCALE must be small, medium or large (not $SCALE)" ;;
 esac
+[ -n "$RUNS" ] || { [ "$SCALE" = small ] && RUNS=5 || RUNS=3; }
 SWEEP=(1 2 4 8 16 32 64)
 MKFS_SIZES=(1G 64G 1T)
 CHUNKS=64
