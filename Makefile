@@ -170,7 +170,7 @@ run:
 SCALE ?= small
 .PHONY: bench
 bench:
-	bash scripts/deps.sh fio gnuplot-nox time
+	bash scripts/deps.sh fio gnuplot-nox time strace
 	$(MAKE) --no-print-directory all
 	bash bench/run.sh $(SCALE)
 

@@ -334,6 +334,7 @@ set ylabel 'seconds'
 set logscale xy
 set format y '%%g'
 set xrange [%g:%g]
+set xtics (%s)
 set key below maxrows 3
 plot '%s' using 1:2 with linespoints lw 2 pt 7 title 'e2fsck -f -n (cold)', \\
      '' using 1:3 with linespoints lw 2 pt 5 title 'chunkfs fsck -f -n (cold)', \\
@@ -341,7 +342,8 @@ plot '%s' using 1:2 with linespoints lw 2 pt 7 title 'e2fsck -f -n (cold)', \\
      '' using 1:5 with linespoints lw 3 pt 9 title 'chunkfs fsck -n after crash (cold)', \\
      '' using 1:6 with linespoints lw 1 pt 6 dt 3 title 'e2fsck -f -n (warm)', \\
      '' using 1:7 with linespoints lw 1 pt 8 dt 3 title 'chunkfs after crash (warm)'
-""" % (xs[0] * 0.8, xs[-1] * 1.25, d), "recovery_vs_size.png"):
+""" % (xs[0] * 0.8, xs[-1] * 1.25, ", ".join("'%d' %d" % (x, x) for x in xs), d),
+               "recovery_vs_size.png"):
         w("![recovery time against file-system size](recovery_vs_size.png)")
         w("")
 
@@ -478,6 +480,8 @@ for ph, what in (("create", "creating %d files" % bn), ("stat", "stat of %d file
     profs.append(("profile-chunkfs-%s-dso.txt" % ph, "chunkfs mount daemon, %s: time by DSO" % what))
     profs.append(("profile-chunkfs-%s.txt" % ph, "chunkfs mount daemon, %s: symbols" % what))
     profs.append(("profile-fuse2fs-%s-dso.txt" % ph, "fuse2fs daemon, %s: time by DSO, for comparison" % what))
+profs += [("strace-seqwrite.txt", "system calls of the chunkfs daemon during the sequential write (strace -c -f)"),
+          ("strace-seqread.txt", "system calls of the chunkfs daemon during the cold sequential read (strace -c -f)")]
 have_prof = [(p, t) for p, t in profs if os.path.exists(os.path.join(RAW, p))
              and os.path.getsize(os.path.join(RAW, p)) > 0]
 if have_prof:
@@ -497,6 +501,21 @@ if have_prof:
                 w(ln.rstrip()[:140])
         w("```")
         w("")
+
+if med("P.mt_1.create.time") is not None:
+    w("**The FUSE thread pool on serial metadata work**: the same create / stat / unlink "
+      "of %d files on a fresh chunkfs mount with `-o max_threads=1` and with the default "
+      "(16 worker threads):" % bn)
+    w("")
+    w("| | create | stat (cold) | unlink |")
+    w("| --- | ---: | ---: | ---: |")
+    for mt in ("1", "default"):
+        w("| max_threads=%s | %s |" % (mt, " | ".join(
+            fmt_t(med("P.mt_%s.%s.time" % (mt, ph))) for ph in ("create", "stat", "unlink"))))
+    w("| default / 1 | %s |" % " | ".join(
+        fmt_r(ratio(med("P.mt_default.%s.time" % ph), med("P.mt_1.%s.time" % ph)))
+        for ph in ("create", "stat", "unlink")))
+    w("")
 
 an = os.path.join(HERE, "analysis.md")
 if os.path.exists(an):

@@ -74,7 +74,7 @@ need_cmds() {
 }
 if [ -n "$(need_cmds)" ] && [ -z "${BENCH_NO_DEPS:-}" ]; then
 	say "installing what is missing: $(need_cmds)"
-	bash "$ROOT/scripts/deps.sh" e2fsprogs fuse2fs fio gnuplot-nox time python3 ||
+	bash "$ROOT/scripts/deps.sh" e2fsprogs fuse2fs fio gnuplot-nox time python3 strace ||
 		warn "scripts/deps.sh failed"
 fi
 [ -z "$(need_cmds)" ] || die "missing: $(need_cmds) (install them, or run scripts/deps.sh fio gnuplot-nox time)"
@@ -298,7 +298,7 @@ section_a() {
 		head -c 2000 "$RAW/last.out" >"$RAW/A$n.crash-fsck.out"
 		if [ "$n" = 3 ] && command -v strace >/dev/null 2>&1; then
 			drop_caches
-			strace -f -c -o "$RAW/strace-crash-fsck.txt" "$CHUNKFS" fsck -n "$ic" >/dev/null 2>&1
+			strace -f -c -S calls -o "$RAW/strace-crash-fsck.txt" "$CHUNKFS" fsck -n "$ic" >/dev/null 2>&1
 		fi
 		drop_caches; timev "A.$n.cfs_crash.cold" "$CHUNKFS" fsck -n "$ic"
 		timed "A.$n.cfs_crash_preen" "$CHUNKFS" fsck -p "$ic"
@@ -543,6 +543,45 @@ section_p() {
 		b_umount
 	done
 	rm -f "$img" "$e"
+
+	# Two experiments that explain the profiles: the FUSE thread pool's cost
+	# on serial metadata work (max_threads=1 against the default), and the
+	# daemon's system calls during the sequential write and read.
+	[ "$MOUNT_OK" = 1 ] || return
+	local mt opt
+	for mt in 1 default; do
+		opt=
+		[ "$mt" = 1 ] && opt=max_threads=1
+		"$CHUNKFS" mkfs -q -c "$CHUNKS" "$img" "$B_IMG"
+		mount_chunkfs "$img" "$M" "$opt" || continue
+		pid=$DAEMON_PID
+		say "P: create/stat/unlink with max_threads=$mt"
+		local ph
+		for ph in create stat unlink; do
+			[ "$ph" = stat ] && drop_caches
+			wall "" "$METAOPS" "$ph" "$M/pm" "$B_N"
+			[ "$T_RC" = 0 ] && rec "P.mt_$mt.$ph.time" "$(awk '{ print $2 }' "$RAW/last.out")"
+		done
+		if [ "$mt" = default ] && command -v strace >/dev/null 2>&1; then
+			say "P: system calls of the daemon during the sequential write and read"
+			strace -f -c -S calls -p "$pid" -o "$RAW/strace-seqwrite.txt" 2>/dev/null &
+			local sp=$!
+			sleep 0.5
+			timeout 300 dd if="$SHM/seq.src" of="$M/pseq" bs=1M conv=fsync status=none
+			kill -INT "$sp"; wait "$sp" 2>/dev/null
+			umount_fs "$M" "$pid"
+			drop_caches
+			mount_chunkfs "$img" "$M" || continue
+			pid=$DAEMON_PID
+			strace -f -c -S calls -p "$pid" -o "$RAW/strace-seqread.txt" 2>/dev/null &
+			sp=$!
+			sleep 0.5
+			timeout 300 dd if="$M/pseq" of=/dev/null bs=1M status=none
+			kill -INT "$sp"; wait "$sp" 2>/dev/null
+		fi
+		umount_fs "$M" "$pid"
+		rm -f "$img"
+	done
 }
 
 case $ONLY in *A*) section_a ;; esac
