@@ -803,10 +803,13 @@ static int chunk_nospc_fair(void)
 	struct cfs_chunk_info ci;
 
 	for (int i = 0; i < 2; i++) {
+		/* both hints on one chunk: two stubs there (an exchange) */
+		uint64_t need = 1 + (i == 0 && g.hint.chunk[1] == g.hint.chunk[0]);
+
 		if (g.hint.chunk[i] < 0 ||
 		    cfs_get_chunk_info(g.fs, (uint32_t)g.hint.chunk[i], &ci))
 			continue;
-		if (g.hint.inode ? ci.free_inodes == 0 : ci.free_blocks < 2)
+		if (g.hint.inode ? ci.free_inodes < need : ci.free_blocks < 2)
 			return 1;
 	}
 	return 0;
