@@ -56,6 +56,13 @@ static int problem(struct ck *x, int safe, const char *fmt, ...)
 	struct fk *k = x->k;
 	int fix = k->o->mode == CFS_FSCK_YES || (k->o->mode == CFS_FSCK_PREEN && safe);
 	char msg[600];
+
+	/* Preen stops changing a chunk once it holds a problem for a person:
+	 * later "safe" fixes would act on what that person has to judge. */
+	pthread_mutex_lock(&k->lock);
+	if (k->o->mode == CFS_FSCK_PREEN && k->chunk_unfixed[x->c])
+		fix = 0;
+	pthread_mutex_unlock(&k->lock);
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -104,7 +111,9 @@ static int dinode_plausible(struct cfs_fs *fs, const struct cfs_dinode *d)
 	    ((d->flags & CFS_IFL_INLINE) && (d->flags & CFS_IFL_EXTENTS)) ||
 	    d->xattr_len > fs->varsz)
 		return 0;
-	if ((d->flags & CFS_IFL_INLINE) && d->size > fs->varsz)
+	/* exactly what inode_read accepts, so a kept inode can be loaded */
+	if (d->size > (uint64_t)INT64_MAX ||
+	    ((d->flags & CFS_IFL_INLINE) && d->size > fs->varsz - d->xattr_len))
 		return 0;
 	return 1;
 }
@@ -132,8 +141,10 @@ static void scan_inode_slot(struct ck *x, uint32_t l)
 		int ok = d.mode && dinode_plausible(fs, &d);
 
 		if (!problem(x, 0, "chunk %u: inode %u: checksum mismatch, %s", x->c, ino,
-			     ok ? "contents plausible: checksum recomputed" : "cleared"))
+			     ok ? "contents plausible: checksum recomputed" : "cleared")) {
+			bset(x->ibits, l - 1);   /* left for a person: keep it */
 			goto out;
+		}
 		if (ok)
 			cfs_dinode_csum_set(raw, fs->isz, fs->seed, ino);
 		else
@@ -145,6 +156,8 @@ static void scan_inode_slot(struct ck *x, uint32_t l)
 			    x->c, ino, d.mode, d.flags)) {
 			memset(raw, 0, fs->isz);
 			buf_dirty(&fs->cache, b);
+		} else {
+			bset(x->ibits, l - 1);
 		}
 		goto out;
 	}
@@ -247,14 +260,35 @@ static uint64_t scan_xattrs(struct ck *x, struct inode *ip, int *changed)
 			bset(x->bbits, xb);
 		return xb ? 1 : 0;
 	}
-	if (problem(x, 0, "chunk %u: inode %u: extended attributes corrupt, dropped",
-		    x->c, ip->ino)) {
-		memset(ip->var + x->fs->varsz - ip->d.xattr_len, 0, ip->d.xattr_len);
-		ip->d.xattr_len = 0;
+	/* the attributes kept in the inode may be intact on their own */
+	ip->d.xattr_block = 0;
+	ok = xb && xattr_list(x->fs, ip, NULL, 0) >= 0;
+	ip->d.xattr_block = xb;
+	if (problem(x, 0, "chunk %u: inode %u: %s corrupt, dropped", x->c, ip->ino,
+		    ok ? "extended attribute block" : "extended attributes")) {
+		if (!ok) {
+			memset(ip->var + x->fs->varsz - ip->d.xattr_len, 0, ip->d.xattr_len);
+			ip->d.xattr_len = 0;
+		}
 		ip->d.xattr_block = 0;
 		*changed = 1;
+	} else if (xb && xb >= x->fs->sb.data_start && xb < x->fs->sb.chunk_blocks) {
+		bset(x->bbits, xb);   /* left for a person: keep its block */
+		return 1;
 	}
 	return 0;
+}
+
+static void clear_raw(struct ck *x, cfs_ino_t ino)
+{
+	struct buf *b;
+	uint32_t off;
+
+	if (cache_get(&x->fs->cache, inode_location(x->fs, ino, &off), 0, &b) < 0)
+		return;
+	memset(b->data + off, 0, x->fs->isz);
+	buf_dirty(&x->fs->cache, b);
+	buf_put(&x->fs->cache, b);
 }
 
 static void scan_inode_blocks(struct ck *x, uint32_t l)
@@ -266,6 +300,10 @@ static void scan_inode_blocks(struct ck *x, uint32_t l)
 	int changed = 0;
 
 	if (inode_get(fs, ino, &ip) < 0) {
+		if (problem(x, 0, "chunk %u: inode %u: cannot be loaded, cleared", x->c, ino))
+			clear_raw(x, ino);
+		else
+			bset(x->ibits, l - 1);   /* left as it is: still allocated */
 		x->kind[l - 1] = K_FREE;
 		return;
 	}
@@ -362,6 +400,8 @@ static int is_head(struct inode *ip)
 	return ip->d.mode && !ip->deleted && !(ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB));
 }
 
+static cfs_ino_t find_pred(struct cfs_fs *fs, cfs_ino_t head, cfs_ino_t ci);
+
 /* Forward pointers of inode l: each must name a continuation of the same
  * file whose back pointer names us (one partner read). */
 static void check_cont_slots(struct ck *x, struct inode *ip)
@@ -376,9 +416,13 @@ static void check_cont_slots(struct ck *x, struct inode *ip)
 
 		if (!n)
 			continue;
+		/* a continuation that points back here is ours; a wrong head
+		 * number in it is its own chunk's to fix (check_cont) */
 		ok = ino_valid(x->fs, n) && inode_get(x->fs, n, &ci) == 0 &&
-		     (ci->d.flags & CFS_IFL_CONT) && ci->d.mode && ci->d.head == head &&
-		     ci->d.back == ip->ino;
+		     (ci->d.flags & CFS_IFL_CONT) && ci->d.mode &&
+		     (ci->d.back == ip->ino || (ci->d.head == head &&
+						find_pred(x->fs, head, n) == ip->ino));
+		(void)head;
 		inode_put(x->fs, ci);
 		if (!ok && problem(x, 1, "chunk %u: inode %u: continuation pointer %u invalid, "
 				   "cleared", x->c, ip->ino, n)) {
@@ -415,20 +459,64 @@ static int cont_release(struct cfs_fs *fs, struct inode *ci)
 	return ret;
 }
 
-/* A continuation whose predecessor does not point to it: the head number
- * it stores lets it be re-attached; without a live head it is freed. */
+/* The inode of the chain (head or continuation of head) whose forward
+ * pointer names ci, found by walking the chain from the head: each step
+ * reads one partner inode. */
+static cfs_ino_t find_pred(struct cfs_fs *fs, cfs_ino_t head, cfs_ino_t ci)
+{
+	cfs_ino_t queue[64], found = 0;
+	int n = 1, i, s;
+
+	queue[0] = head;
+	for (i = 0; i < n && !found; i++) {
+		struct inode *p;
+
+		if (!ino_valid(fs, queue[i]) || inode_get(fs, queue[i], &p) < 0)
+			continue;
+		for (s = 0; s < CFS_NCONT; s++) {
+			if (p->d.cont[s] == ci)
+				found = p->ino;
+			else if (p->d.cont[s] && n < 64)
+				queue[n++] = p->d.cont[s];
+		}
+		inode_put(fs, p);
+	}
+	return found;
+}
+
+/* A continuation and its predecessor must agree.  A predecessor that names
+ * it settles both its back pointer and its head; one that does not is
+ * looked for along the head's chain; failing both, the continuation is
+ * re-attached to its head, or freed when it has no live head. */
 static void check_cont(struct ck *x, struct inode *ci)
 {
 	struct cfs_fs *fs = x->fs;
 	struct inode *p = NULL, *h = NULL;
-	int s, ok;
+	cfs_ino_t pred, head = 0;
+	int s;
 
-	ok = ino_valid(fs, ci->d.back) && inode_get(fs, ci->d.back, &p) == 0 &&
-	     p->d.mode && slot_holds(p, ci->ino) &&
-	     (p->ino == ci->d.head || p->d.head == ci->d.head);
+	if (ino_valid(fs, ci->d.back) && inode_get(fs, ci->d.back, &p) == 0 &&
+	    p->d.mode && slot_holds(p, ci->ino) && !(p->d.flags & CFS_IFL_STUB))
+		head = (p->d.flags & CFS_IFL_CONT) ? p->d.head : p->ino;
 	inode_put(fs, p);
-	if (ok)
+	if (head) {
+		if (head != ci->d.head &&
+		    problem(x, 1, "chunk %u: continuation %u names head %u, its chain "
+			    "belongs to %u", x->c, ci->ino, ci->d.head, head)) {
+			ci->d.head = head;
+			inode_write(fs, ci);
+		}
 		return;
+	}
+	pred = ino_valid(fs, ci->d.head) ? find_pred(fs, ci->d.head, ci->ino) : 0;
+	if (pred) {
+		if (problem(x, 1, "chunk %u: continuation %u: back pointer %u, should be %u",
+			    x->c, ci->ino, ci->d.back, pred)) {
+			ci->d.back = pred;
+			inode_write(fs, ci);
+		}
+		return;
+	}
 	if (ino_valid(fs, ci->d.head) && inode_get(fs, ci->d.head, &h) == 0 && is_head(h)) {
 		pthread_mutex_lock(&h->lock);
 		for (s = 0; s < CFS_NCONT && h->d.cont[s]; s++)
@@ -887,16 +975,19 @@ static void finish_chunks(struct fk *k, const uint8_t *checked)
 		if (!checked[c])
 			continue;
 		pthread_mutex_lock(&ch->state_lock);
-		if (k->chunk_unfixed[c]) {
+		if (k->chunk_unfixed[c] && ch->hdr_bad) {
+			/* the rebuilt header was not accepted: leave the disk alone */
+		} else if (k->chunk_unfixed[c]) {
 			ch->disk_state |= CFS_STATE_ERROR;
 			ch->was_dirty |= CFS_STATE_ERROR;
+			ch->hdr_dirty = 1;
 		} else {
 			ch->disk_state &= ~(uint32_t)CFS_STATE_ERROR;
 			ch->was_dirty = 0;
 			ch->hdr.last_check = time(NULL);
+			ch->hdr_bad = 0;
+			ch->hdr_dirty = 1;
 		}
-		ch->hdr_bad = 0;
-		ch->hdr_dirty = 1;
 		pthread_mutex_unlock(&ch->state_lock);
 	}
 }
