@@ -29,6 +29,7 @@
  *
  * Built by tests/fsck/run.sh against the library of the build under test,
  * with -Isrc for the internal headers. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -1317,7 +1318,8 @@ static int names(const char *img)
 
 /* symbolize NAMES: copy stdin to stdout, writing "[NAME]" for each number
  * that names an inode: after "inode ", "dir ", "stub ", "continuation ",
- * "file ", "pointer ", "-> " or "#". */
+ * "file ", "pointer ", "-> " or "#", and any number of 8 digits or more
+ * (inodes of chunks 1 and up: never a count in these small images). */
 static int symbolize(const char *namefile)
 {
 	static const char *const kw[] = { "inode ", "dir ", "stub ", "continuation ",
@@ -1355,7 +1357,12 @@ static int symbolize(const char *namefile)
 					kl = strlen(kw[k]);
 					break;
 				}
-			if (!kl || p[kl] < '0' || p[kl] > '9') {
+			/* a number of 8 digits or more standing alone is an inode
+			 * of chunk 1 or later whatever precedes it */
+			if (!kl && *p >= '1' && *p <= '9' && (p == line || !isalnum((unsigned char)p[-1])) &&
+			    strspn(p, "0123456789") >= 8)
+				kl = 0;
+			else if (!kl || p[kl] < '0' || p[kl] > '9') {
 				putchar(*p++);
 				continue;
 			}
