@@ -342,3 +342,36 @@ void cache_forget(struct cache *c, uint64_t blk)
 	}
 	pthread_mutex_unlock(&c->lock);
 }
+
+/* Stream count blocks of file data into dst without caching them: a copy
+ * in the cache (possibly dirty) wins over the device.  The caller's inode
+ * lock keeps writers of these blocks out meanwhile. */
+int cache_read_direct(struct cache *c, uint64_t blk, uint32_t count, uint8_t *dst)
+{
+	uint32_t i = 0, j;
+	struct buf *b;
+	int ret;
+
+	while (i < count) {
+		pthread_mutex_lock(&c->lock);
+		b = hash_find(c, blk + i);
+		if (b) {
+			pthread_mutex_unlock(&c->lock);
+			ret = cache_get(c, blk + i, 0, &b);
+			if (ret < 0)
+				return ret;
+			memcpy(dst + (size_t)i * c->bsize, b->data, c->bsize);
+			buf_put(c, b);
+			i++;
+			continue;
+		}
+		for (j = i + 1; j < count && !hash_find(c, blk + j); j++)
+			;
+		pthread_mutex_unlock(&c->lock);
+		ret = cfs_bdev_read(c->bd, blk + i, j - i, dst + (size_t)i * c->bsize);
+		if (ret < 0)
+			return ret;
+		i = j;
+	}
+	return 0;
+}

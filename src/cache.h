@@ -57,6 +57,8 @@ void buf_put(struct cache *c, struct buf *b);
 int buf_dirty(struct cache *c, struct buf *b);
 /* Write dirty buffers with lo <= blk < hi, then flush the device. */
 int cache_flush(struct cache *c, uint64_t lo, uint64_t hi);
+/* Read file data blocks straight into dst, preferring cached copies. */
+int cache_read_direct(struct cache *c, uint64_t blk, uint32_t count, uint8_t *dst);
 /* The block was freed: forget its contents (dirty or not). */
 void cache_forget(struct cache *c, uint64_t blk);
 

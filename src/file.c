@@ -406,6 +406,18 @@ ssize_t file_read(struct cfs_fs *fs, struct inode *ip, void *buf, size_t n, uint
 		ret = file_map(fs, ip, lblk, &abs, &len);
 		if (ret < 0)
 			return done ? (ssize_t)done : ret;
+		if (ret == 1 && boff == 0 && n - done >= fs->bsize) {
+			/* whole blocks of a mapped run: one device read */
+			uint32_t nb = (uint32_t)((n - done) / fs->bsize);
+
+			if (nb > len)
+				nb = len;
+			ret = cache_read_direct(&fs->cache, abs, nb, dst + done);
+			if (ret < 0)
+				return done ? (ssize_t)done : ret;
+			done += (size_t)nb * fs->bsize;
+			continue;
+		}
 		if (ret == 0) {
 			memset(dst + done, 0, chunk);
 		} else {
