@@ -107,7 +107,7 @@ w("")
 w("| | |")
 w("| --- | --- |")
 for k, label in [("date", "date"), ("cpu", "CPU"), ("mem", "memory"), ("kernel", "kernel"),
-                 ("disk", "scratch disk"), ("chunkfs_rev", "chunkfs commit"),
+                 ("disk", "images on"), ("dsdir", "data sets (copy sources) on"), ("chunkfs_rev", "chunkfs commit"),
                  ("e2fsprogs", "e2fsprogs"), ("fuse2fs", "fuse2fs"), ("fio", "fio"),
                  ("loadavg_start", "load average at start / end"), ("total_seconds", "total time (s)")]:
     v = meta.get(k, "")

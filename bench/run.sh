@@ -90,6 +90,15 @@ rm -rf "$RAW"
 mkdir -p "$RAW"
 : >"$RAW/data.tsv"
 M=$W/mnt
+# The data sets are the source of copies, not what is measured: on tmpfs
+# when it has room (copies read them at memory speed, dropping caches does
+# not touch them, removing them is instant), else in the scratch directory.
+need_kib=$(( A_FILES[2] * 8 + A_BIG * A_BIGMIB * 1536 + 262144 ))
+if [ "$SHM" != "$W/shm" ] && [ "$(df -k --output=avail "$SHM" | tail -1)" -gt $(( need_kib * 2 )) ]; then
+	DSDIR=$SHM
+else
+	DSDIR=$W
+fi
 T_START=$EPOCHREALTIME
 
 say "scale $SCALE, $RUNS runs each, scratch $W, chunkfs $CHUNKFS"
@@ -101,6 +110,7 @@ meta cpu "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1) x $
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta mem "$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
 meta disk "$(findmnt -no FSTYPE -T "$W") on $(findmnt -no SOURCE -T "$W")"
+meta dsdir "$(findmnt -no FSTYPE -T "$DSDIR")"
 meta chunkfs_rev "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- src include tools 2>/dev/null || echo ' + uncommitted changes in src/include/tools')"
 meta chunkfs_bin "$CHUNKFS"
 meta e2fsprogs "$(e2fsck -V 2>&1 | head -1)"
@@ -237,7 +247,7 @@ section_a() {
 	local i n ds ic ie r img_size files dirs bytes tops d list k c
 	for i in 0 1 2; do
 		n=$(( i + 1 ))
-		ds=$W/ds$n
+		ds=$DSDIR/ds$n
 		ic=$W/a$n.chunkfs
 		ie=$W/a$n.ext4
 		img_size=${A_IMG[$i]}
@@ -427,7 +437,7 @@ b_metaops() {
 }
 
 section_b() {
-	local fs r img ds=$W/ds1 fss=() pid
+	local fs r img ds=$DSDIR/ds1 fss=() pid
 	[ -d "$ds" ] || { python3 "$BENCH/gen_dataset.py" --big "$A_BIG" --big-mib "$A_BIGMIB" "$ds" "${A_FILES[0]}" >/dev/null; }
 	warm_tree "$ds"
 	meta b_img "$B_IMG"; meta b_seq_mib "$B_SEQ"; meta b_rand_mib "$B_RAND"
@@ -519,7 +529,7 @@ perf_phase() {   # NAME PID CMD...: perf record -p PID while CMD runs
 }
 
 section_p() {
-	local ds=$W/ds1 img=$W/p.chunkfs e=$W/p.ext4 pid
+	local ds=$DSDIR/ds1 img=$W/p.chunkfs e=$W/p.ext4 pid
 	perf stat -e instructions true >/dev/null 2>&1 || { say "P: perf does not work here; mount profiles skipped"; return; }
 	[ -d "$ds" ] || python3 "$BENCH/gen_dataset.py" --big "$A_BIG" --big-mib "$A_BIGMIB" "$ds" "${A_FILES[0]}" >/dev/null
 	[ -f "$SHM/seq.src" ] || head -c "$(( B_SEQ << 20 ))" /dev/urandom >"$SHM/seq.src"
