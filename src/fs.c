@@ -315,38 +315,51 @@ static int falloc_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint6
 	return 0;
 }
 
+/* Zero bytes [from, to) of logical block lblk if it is mapped; a hole
+ * already reads as zeroes and must not cost a block (ext4 does the same). */
+static int zero_in_block(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t from,
+			 uint32_t to)
+{
+	uint64_t abs;
+	uint32_t run;
+	struct buf *b;
+	int ret = file_map(fs, ip, lblk, &abs, &run);
+
+	if (ret <= 0)
+		return ret;
+	ret = cache_get(&fs->cache, abs, 0, &b);
+	if (ret < 0)
+		return ret;
+	memset(b->data + from, 0, to - from);
+	ret = buf_dirty(&fs->cache, b);
+	buf_put(&fs->cache, b);
+	return ret;
+}
+
 static int punch_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint64_t len)
 {
 	uint64_t end = off + len, first, last;
-	uint8_t *zero;
+	uint32_t bs = fs->bsize;
 	int ret = 0;
 
 	if (end > ip->d.size)
 		end = ip->d.size;   /* punching never changes the size */
 	if (off >= end)
 		return 0;
-	first = (off + fs->bsize - 1) / fs->bsize;
-	last = end / fs->bsize;
 	if (ip->d.flags & CFS_IFL_INLINE) {
 		memset(ip->var + off, 0, end - off);
 		return inode_write(fs, ip);
 	}
-	zero = calloc(1, fs->bsize);
-	if (!zero)
-		return -ENOMEM;
+	first = (off + bs - 1) / bs;
+	last = end / bs;
 	/* partial blocks at either edge are zeroed in place */
-	if (off % fs->bsize) {
-		uint64_t e = (off / fs->bsize + 1) * fs->bsize;
-
-		e = e < end ? e : end;
-		ret = (int)file_write(fs, ip, zero, e - off, off);
-	}
-	if (ret >= 0 && end % fs->bsize && end / fs->bsize >= first && end > off)
-		ret = (int)file_write(fs, ip, zero, end % fs->bsize, last * fs->bsize);
-	free(zero);
-	if (ret < 0)
-		return ret;
-	if (last > first)
+	if (off / bs == end / bs)
+		return zero_in_block(fs, ip, off / bs, (uint32_t)(off % bs), (uint32_t)(end % bs));
+	if (off % bs)
+		ret = zero_in_block(fs, ip, off / bs, (uint32_t)(off % bs), bs);
+	if (ret == 0 && end % bs)
+		ret = zero_in_block(fs, ip, last, 0, (uint32_t)(end % bs));
+	if (ret == 0 && last > first)
 		ret = file_punch(fs, ip, first, last);
 	return ret;
 }
