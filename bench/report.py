@@ -473,6 +473,8 @@ if mk_sizes:
 # ---------------------------------------------------------------- profiles
 profs = [("profile-fsck.txt", "`chunkfs fsck -f -n -j 1`, warm, largest data set, 5 runs (perf record -g; self time by DSO and symbol)"),
          ("profile-e2fsck.txt", "`e2fsck -f -n` on the same data, for comparison"),
+         ("strace-fsck-full.txt", "system calls of a cold `chunkfs fsck -f -n` (strace -c -f), largest data set"),
+         ("strace-e2fsck-full.txt", "system calls of a cold `e2fsck -f -n` on the same data"),
          ("strace-crash-fsck.txt", "system calls of a cold `chunkfs fsck -n` after the crash (strace -c -f), largest data set")]
 for ph, what in (("create", "creating %d files" % bn), ("stat", "stat of %d files, cold" % bn),
                  ("unlink", "unlinking %d files" % bn), ("cpa", "`cp -a` of data set 1"),
@@ -497,7 +499,7 @@ if have_prof:
         w("")
         w("```")
         with open(os.path.join(RAW, p)) as f:
-            for ln in f.read().splitlines()[:18]:
+            for ln in f.read().splitlines()[:9 if p.startswith("strace") else 18]:
                 w(ln.rstrip()[:140])
         w("```")
         w("")

@@ -342,6 +342,12 @@ profile_fsck() {
 		perf report -i "$W/perf.e2fsck" --stdio --no-children --comm e2fsck --sort dso,symbol \
 			--percent-limit 3 -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -10 >"$RAW/profile-e2fsck.txt"
 		meta profiler perf
+		if command -v strace >/dev/null 2>&1; then
+			drop_caches
+			strace -f -c -S calls -o "$RAW/strace-fsck-full.txt" "$CHUNKFS" fsck -f -n "$ic" >/dev/null 2>&1
+			drop_caches
+			strace -f -c -S calls -o "$RAW/strace-e2fsck-full.txt" e2fsck -f -n "$ie" >/dev/null 2>&1
+		fi
 	else
 		say "P: callgrind of chunkfs fsck -f -n -j 1 (perf does not work here)"
 		valgrind --tool=callgrind --callgrind-out-file="$W/cg.out" "$CHUNKFS" fsck -f -n -j 1 "$ic" >/dev/null 2>&1
