@@ -5,6 +5,8 @@
 #                     (unsanitized, for valgrind or gdb)
 #   make check        sanitizer build in build/san/, then tests/run.sh build/san
 #   make run          install missing packages, build, try it on chunkfs.img
+#   make fuzz         libFuzzer over image open + fsck (FUZZ_SECONDS, default 300)
+#   make crash-long   test_crash and test_fsck_random with many more rounds
 #   make install      PREFIX (default /usr/local) and DESTDIR are honoured
 #   make uninstall, make clean
 #
@@ -173,6 +175,19 @@ bench:
 	bash scripts/deps.sh fio gnuplot-nox time strace
 	$(MAKE) --no-print-directory all
 	bash bench/run.sh $(SCALE)
+
+# Longer runs of the randomised tests (sanitizer build), and the fuzzer
+# (tests/fuzz/run.sh; make check runs it for 20 seconds).
+CHUNKFS_CRASH_ROUNDS ?= 5000
+CHUNKFS_FSCK_ROUNDS ?= 10000
+FUZZ_SECONDS ?= 300
+.PHONY: crash-long fuzz
+crash-long: $(SAN)/tests/test_crash $(SAN)/tests/test_fsck_random
+	CHUNKFS_CRASH_ROUNDS=$(CHUNKFS_CRASH_ROUNDS) $(SAN)/tests/test_crash
+	CHUNKFS_FSCK_ROUNDS=$(CHUNKFS_FSCK_ROUNDS) $(SAN)/tests/test_fsck_random
+
+fuzz: $(PROG)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) CHUNKFS=$(abspath $(PROG)) bash tests/fuzz/run.sh
 
 # ---- install --------------------------------------------------------------
 LINKS := mkfs.chunkfs fsck.chunkfs mount.chunkfs mount.fuse.chunkfs

@@ -1,0 +1,330 @@
+/* libFuzzer harness over the image-open, read-only walk and fsck paths.
+ *
+ * Input: one flag byte, then the image (1 KiB blocks; padded with zeros to
+ * a whole block).  Flag bit 0 set: every checksum of the image is
+ * recomputed first (superblock, chunk headers, bitmaps, extent, directory
+ * and xattr nodes found by magic, every non-zero inode), so that the
+ * mutations reach the parsers and the checker's logic instead of stopping
+ * at a checksum mismatch.  The image lives on the in-memory fault device.
+ *
+ * Per input:
+ *   1. read-only open (NOCHECK); if it opens: statfs, chunk info, a bounded
+ *      walk of the tree reading files, links and xattrs, cfs_check, and a
+ *      forced read-only cfs_fsck;
+ *   2. repair open (NOCHECK|REPAIR) of a fresh copy: cfs_fsck YES, forced,
+ *      close; then a read-only reopen and a forced read-only cfs_fsck.
+ * Only memory errors, undefined behaviour, leaks, crashes and hangs are
+ * failures here (tests/unit/test_fsck_random.c checks the results).
+ *
+ * Known hang (reported): fsck's dir_salvage() walks a directory's size/bs
+ * logical blocks one at a time, so a directory inode claiming 2^40 bytes
+ * keeps it busy for hours.  Such inputs are skipped unless FUZZ_STRICT is
+ * set in the environment.
+ *
+ * Built and run by tests/fuzz/run.sh (make fuzz, make check). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bdev.h"
+#include "chunkfs.h"
+#include "crc32c.h"
+#include "format.h"
+#include "le.h"
+
+#define BS 1024
+#define MAX_IMAGE (1u << 20)
+
+static int strict;
+
+/* ---- checksums ---------------------------------------------------------------- */
+
+static void reseal_all(uint8_t *img, size_t size)
+{
+	struct cfs_super sb;
+	uint64_t b, nblocks = size / BS;
+	uint32_t seed, c;
+	uint8_t *p = img;
+
+	put_le32(p + 4, crc32c(crc32c(0, p, 4), p + 8, CFS_SB_SIZE - 8));
+	if (cfs_super_decode(img, &sb) < 0 || sb.block_size != BS || !sb.chunk_blocks ||
+	    sb.inode_size < 256 || sb.inode_size > BS || (sb.inode_size & (sb.inode_size - 1)))
+		return;
+	seed = cfs_fs_seed(sb.uuid);
+	/* the backup superblock, if it is inside the image */
+	if (sb.backup_sb_block < nblocks) {
+		uint8_t *q = img + sb.backup_sb_block * BS;
+
+		if (get_le32(q) == CFS_SB_MAGIC)
+			put_le32(q + 4, crc32c(crc32c(0, q, 4), q + 8, CFS_SB_SIZE - 8));
+	}
+	for (b = 1; b < nblocks; b++) {
+		uint32_t m = cfs_meta_magic(img + b * BS);
+
+		if (m == CFS_MAGIC_CHUNK || m == CFS_MAGIC_BBM || m == CFS_MAGIC_IBM ||
+		    m == CFS_MAGIC_EXT || m == CFS_MAGIC_DIR || m == CFS_MAGIC_XATTR)
+			cfs_meta_csum_set(img + b * BS, BS, seed);
+	}
+	/* inode tables, by geometry */
+	for (c = 0; c < sb.nchunks && c < 256; c++) {
+		uint64_t t = sb.first_chunk_block + (uint64_t)c * sb.chunk_blocks + 1 +
+			     sb.bbm_blocks + sb.ibm_blocks;
+		uint32_t ipb = BS / sb.inode_size, k, j;
+
+		for (k = 0; k < sb.itable_blocks && t + k < nblocks; k++)
+			for (j = 0; j < ipb; j++) {
+				uint8_t *raw = img + (t + k) * BS + j * sb.inode_size;
+
+				if (!cfs_dinode_is_zero(raw, sb.inode_size))
+					cfs_dinode_csum_set(raw, sb.inode_size, seed,
+							    CFS_INO_MAKE(c, k * ipb + j + 1));
+			}
+	}
+}
+
+/* The known dir_salvage() hang: any directory-typed inode slot with a size
+ * of more than 2^20 blocks. */
+static int huge_dir(const uint8_t *img, size_t size)
+{
+	struct cfs_super sb;
+	size_t off;
+
+	if (cfs_super_decode(img, &sb) < 0 || sb.inode_size < 256 || sb.inode_size > BS)
+		return 0;
+	for (off = BS; off + sb.inode_size <= size; off += sb.inode_size)
+		if ((get_le16(img + off) & S_IFMT) == S_IFDIR &&
+		    get_le64(img + off + 16) / BS > (1u << 20))
+			return 1;
+	return 0;
+}
+
+/* ---- the walk --------------------------------------------------------------------- */
+
+struct ents {
+	char name[64][CFS_NAME_MAX + 1];
+	cfs_ino_t ino[64];
+	int n;
+};
+
+static int ent_cb(void *ctx, const char *name, size_t len, cfs_ino_t ino, uint32_t t,
+		  uint64_t next)
+{
+	struct ents *e = ctx;
+
+	(void)t;
+	(void)next;
+	if (e->n >= 64 || len > CFS_NAME_MAX)
+		return 1;
+	memcpy(e->name[e->n], name, len);
+	e->name[e->n][len] = 0;
+	e->ino[e->n++] = ino;
+	return 0;
+}
+
+static void walk(struct cfs_fs *fs, cfs_ino_t dir, int depth, int *budget)
+{
+	static uint8_t buf[1 << 14];
+	struct ents *e;
+	int i;
+
+	if (depth > 8 || *budget <= 0)
+		return;
+	e = malloc(sizeof(*e));
+	if (!e)
+		return;
+	e->n = 0;
+	cfs_readdir(fs, dir, 0, ent_cb, e);
+	for (i = 0; i < e->n && *budget > 0; i++) {
+		struct cfs_stat st;
+		char names[512], lnk[512];
+		cfs_ino_t l;
+		ssize_t n;
+
+		(*budget)--;
+		if (!strcmp(e->name[i], ".") || !strcmp(e->name[i], ".."))
+			continue;
+		cfs_lookup(fs, dir, e->name[i], &l);
+		if (cfs_getattr(fs, e->ino[i], &st) < 0)
+			continue;
+		if (S_ISDIR(st.mode)) {
+			walk(fs, e->ino[i], depth + 1, budget);
+		} else if (S_ISREG(st.mode)) {
+			uint64_t off;
+			int k = 0;
+
+			for (off = 0; off < st.size && k < 8; off += sizeof(buf), k++)
+				if (cfs_read(fs, e->ino[i], buf, sizeof(buf), off) <= 0)
+					break;
+		} else if (S_ISLNK(st.mode)) {
+			cfs_readlink(fs, e->ino[i], lnk, sizeof(lnk));
+		}
+		n = cfs_listxattr(fs, e->ino[i], names, sizeof(names));
+		if (n > 0 && (size_t)n <= sizeof(names)) {
+			ssize_t k = 0;
+
+			while (k < n) {
+				size_t len = strnlen(names + k, (size_t)(n - k));
+
+				if (len == (size_t)(n - k))
+					break;
+				cfs_getxattr(fs, e->ino[i], names + k, lnk, sizeof(lnk));
+				k += (ssize_t)len + 1;
+			}
+		}
+	}
+	free(e);
+}
+
+static struct cfs_bdev *device(const uint8_t *img, size_t size)
+{
+	struct cfs_bdev *bd;
+	uint64_t n;
+
+	if (cfs_bdev_fault_create(size, BS, &bd) < 0)
+		return NULL;
+	memcpy(cfs_bdev_fault_bytes(bd, &n), img, size);
+	return bd;
+}
+
+/* A device that forwards to another one and leaves it alive when
+ * destroyed, so the bytes survive cfs_close. */
+struct borrow {
+	struct cfs_bdev bd;
+	struct cfs_bdev *in;
+};
+
+static int br_sync(struct borrow *w)
+{
+	return w->in->block_size == w->bd.block_size ? 0 :
+	       cfs_bdev_set_block_size(w->in, w->bd.block_size);
+}
+
+static int br_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf)
+{
+	struct borrow *w = (struct borrow *)bd;
+	int ret = br_sync(w);
+
+	return ret ? ret : cfs_bdev_read(w->in, blk, count, buf);
+}
+
+static int br_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf)
+{
+	struct borrow *w = (struct borrow *)bd;
+	int ret = br_sync(w);
+
+	return ret ? ret : cfs_bdev_write(w->in, blk, count, buf);
+}
+
+static int br_flush(struct cfs_bdev *bd)
+{
+	return cfs_bdev_flush(((struct borrow *)bd)->in);
+}
+
+static void br_destroy(struct cfs_bdev *bd)
+{
+	free(bd);
+}
+
+static const struct cfs_bdev_ops borrow_ops = {
+	.read = br_read, .write = br_write, .flush = br_flush, .destroy = br_destroy,
+};
+
+static struct cfs_bdev *borrow(struct cfs_bdev *in)
+{
+	struct borrow *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	cfs_bdev_set_block_size(in, BS);
+	w->bd.ops = &borrow_ops;
+	w->bd.block_size = in->block_size;
+	w->bd.nblocks = in->nblocks;
+	memcpy(w->bd.name, in->name, sizeof(w->bd.name));
+	w->in = in;
+	return &w->bd;
+}
+
+static void fsck_ro(struct cfs_fs *fs)
+{
+	struct cfs_fsck_opts o = { .mode = CFS_FSCK_NO, .force = 1, .threads = 2 };
+	struct cfs_fsck_result r;
+
+	cfs_fsck(fs, &o, &r);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	strict = getenv("FUZZ_STRICT") != NULL;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct cfs_fsck_opts o = { .mode = CFS_FSCK_YES, .force = 1, .threads = 2 };
+	struct cfs_fsck_result r;
+	struct cfs_statfs sf;
+	struct cfs_info in;
+	struct cfs_bdev *bd;
+	struct cfs_fs *fs;
+	size_t isize;
+	uint8_t *img;
+	uint32_t c;
+	int budget = 400;
+
+	if (size < 1 + CFS_SB_SIZE || size - 1 > MAX_IMAGE)
+		return 0;
+	isize = (size - 1 + BS - 1) / BS * BS;
+	img = calloc(1, isize);
+	if (!img)
+		return 0;
+	memcpy(img, data + 1, size - 1);
+	if (data[0] & 1)
+		reseal_all(img, isize);
+	if (!strict && huge_dir(img, isize)) {
+		free(img);
+		return 0;
+	}
+
+	/* 1: read-only */
+	bd = device(img, isize);
+	if (bd && cfs_open_bdev(bd, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
+		cfs_statfs(fs, &sf);
+		if (cfs_get_info(fs, &in) == 0)
+			for (c = 0; c < in.chunks; c++) {
+				struct cfs_chunk_info ci;
+
+				cfs_get_chunk_info(fs, c, &ci);
+			}
+		walk(fs, CFS_ROOT_INO, 0, &budget);
+		cfs_check(fs, NULL, NULL);
+		fsck_ro(fs);
+		cfs_close(fs);
+	}
+
+	/* 2: repair, then look again at what the repair left */
+	bd = device(img, isize);
+	if (bd) {
+		struct cfs_bdev *w = borrow(bd);
+
+		if (w && cfs_open_bdev(w, CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, &fs) == 0) {
+			cfs_fsck(fs, &o, &r);
+			cfs_close(fs);
+			w = borrow(bd);
+			if (w && cfs_open_bdev(w, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
+				budget = 200;
+				walk(fs, CFS_ROOT_INO, 0, &budget);
+				fsck_ro(fs);
+				cfs_close(fs);
+			}
+		}
+		cfs_bdev_destroy(bd);
+	}
+	free(img);
+	return 0;
+}
