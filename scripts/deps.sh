@@ -16,6 +16,8 @@ packages=(
 	e2fsprogs       # reference tools for comparisons
 	fuse2fs         # ext4 over FUSE, a baseline for the mount
 	python3         # tests validate `chunkfs info --json` with it
+	clang           # the libFuzzer harness (tests/fuzz)
+	libclang-rt-14-dev # libFuzzer's runtime for clang 14
 	"$@"
 )
 
