@@ -37,8 +37,12 @@ drop_caches() {
 timed() {
 	local key=$1
 	shift
-	"$TIMEIT" "$W/timeit.out" "$TO" "$@" >"$RAW/last.out" 2>"$RAW/last.err"
+	# in the background and waited for, so an interrupt is handled at once
+	"$TIMEIT" "$W/timeit.out" "$TO" "$@" >"$RAW/last.out" 2>"$RAW/last.err" </dev/null &
+	CHILD=$!
+	wait "$CHILD"
 	T_RC=$?
+	CHILD=
 	read -r T_WALL T_RSS _ <"$W/timeit.out" 2>/dev/null || { T_WALL=; T_RSS=; }
 	[ -n "$key" ] || return 0
 	[ -n "$T_WALL" ] && rec "$key.time" "$T_WALL"
@@ -63,8 +67,12 @@ timev() {
 wall() {
 	local key=$1
 	shift
-	"$TIMEIT" "$W/timeit.out" "$TO" "$@" >"$RAW/last.out" 2>"$RAW/last.err"
+	# in the background and waited for, so an interrupt is handled at once
+	"$TIMEIT" "$W/timeit.out" "$TO" "$@" >"$RAW/last.out" 2>"$RAW/last.err" </dev/null &
+	CHILD=$!
+	wait "$CHILD"
 	T_RC=$?
+	CHILD=
 	read -r T_WALL T_RSS _ <"$W/timeit.out" 2>/dev/null || { T_WALL=; T_RSS=; }
 	[ -n "$key" ] && [ -n "$T_WALL" ] && [ "$T_RC" = 0 ] && rec "$key.time" "$T_WALL"
 	if [ "$T_RC" != 0 ]; then
@@ -200,6 +208,7 @@ wait_clean() {   # IMG SECS
 bench_cleanup() {
 	local d p l i
 	trap '' INT TERM
+	[ -n "${CHILD:-}" ] && kill -TERM "$CHILD" 2>/dev/null
 	for d in "${MOUNTS[@]}"; do
 		[ -n "$d" ] || continue
 		fusermount3 -u -z "$d" 2>/dev/null || fusermount -u -z "$d" 2>/dev/null ||

@@ -391,8 +391,9 @@ if have_b:
     w("## B. I/O through the mount")
     w("")
     w("Each file system on a fresh %s image: chunkfs (64 chunks, `chunkfs mount`, "
-      "default options), fuse2fs (same userspace class, default options) and kernel "
-      "ext4 on a loop device (the reference ceiling). Time is wall-clock of the "
+      "default options), fuse2fs (same userspace class, default options; fuse2fs "
+      "1.47 writes without the journal: \"Writing to the journal is not supported\") "
+      "and kernel ext4 on a loop device (default options, journalled; the reference ceiling). Time is wall-clock of the "
       "whole command (the in-process clock for create/stat/unlink); ratios are "
       "chunkfs's speed over the other's (>1: chunkfs is faster)." % meta.get("b_img", "?"))
     w("")

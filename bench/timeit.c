@@ -9,6 +9,7 @@
  * prints as "Maximum resident set size").  The command's stdout and stderr
  * are passed through.  After TIMEOUT_SECONDS the command gets SIGTERM,
  * then SIGKILL 5 s later, and the exit status is 124 like timeout(1).
+ * SIGTERM, SIGINT and SIGHUP are passed on to the command.
  * Exit status: the command's (128+signal if it was killed).
  */
 #define _GNU_SOURCE
@@ -24,6 +25,11 @@
 
 static pid_t child;
 static int timed_out;
+
+static void forward(int sig)
+{
+	kill(child, sig);
+}
 
 static void on_alarm(int sig)
 {
@@ -58,6 +64,9 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	signal(SIGALRM, on_alarm);
+	signal(SIGTERM, forward);
+	signal(SIGINT, forward);
+	signal(SIGHUP, forward);
 	alarm((unsigned)atoi(argv[2]));
 	while (wait4(child, &st, 0, &ru) < 0) {
 		if (errno != EINTR) {
