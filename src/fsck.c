@@ -44,7 +44,7 @@ struct ck {
 	struct fk *k;
 	struct cfs_fs *fs;
 	uint32_t c, ipc;
-	uint8_t *kind, *isdir, *dirbad;
+	uint8_t *kind, *isdir, *dirbad, *loser;
 	uint32_t *refs, *subdirs;
 	uint8_t *bbits, *ibits;
 	uint32_t nconts, nstubs, ndirs;
@@ -214,6 +214,88 @@ static int claim_cb(void *vc, const struct extent *e, int is_node, uint32_t node
 	return 0;
 }
 
+struct overlap {
+	struct ck *x;
+	uint32_t *owner;        /* per block: local inode number + 0 */
+	uint32_t l;
+	uint64_t *pairs;        /* (first owner << 32) | later claimant */
+	size_t n, cap;
+};
+
+static int overlap_cb(void *vc, const struct extent *e, int is_node, uint32_t node)
+{
+	struct overlap *o = vc;
+	uint64_t start = is_node ? node : e->pblk, n = is_node ? 1 : e->len, b;
+
+	if (start < o->x->fs->sb.data_start || start + n > o->x->fs->sb.chunk_blocks)
+		return 1;   /* a map out of range is dropped anyway */
+	for (b = start; b < start + n; b++) {
+		uint32_t w = o->owner[b];
+
+		if (!w) {
+			o->owner[b] = o->l;
+		} else if (w != o->l && (!o->n || o->pairs[o->n - 1] !=
+					 ((uint64_t)w << 32 | o->l))) {
+			if (o->n == o->cap) {
+				size_t nc = o->cap ? o->cap * 2 : 16;
+				uint64_t *np = realloc(o->pairs, nc * sizeof(*np));
+
+				if (!np)
+					return 1;
+				o->pairs = np;
+				o->cap = nc;
+			}
+			o->pairs[o->n++] = (uint64_t)w << 32 | o->l;
+		}
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Before any block is claimed, find the maps that overlap and, of each
+ * overlapping pair, the one to blame: the inode that overlaps more others
+ * (one damaged extent lands on several files, each of which overlaps only
+ * it); on a tie, the one scanned later. */
+static void find_losers(struct ck *x, uint64_t limit)
+{
+	struct overlap o = { x, calloc(x->fs->sb.chunk_blocks, 4), 0, NULL, 0, 0 };
+	uint32_t *deg = calloc(x->ipc, 4);
+	size_t i, m = 0;
+
+	for (o.l = 1; o.owner && deg && o.l <= x->ipc && o.l <= limit; o.l++) {
+		struct inode *ip;
+
+		if (x->kind[o.l - 1] == K_FREE ||
+		    inode_get(x->fs, CFS_INO_MAKE(x->c, o.l), &ip) < 0)
+			continue;
+		ext_walk(x->fs, ip, overlap_cb, &o);
+		inode_put(x->fs, ip);
+	}
+	if (o.n)
+		qsort(o.pairs, o.n, sizeof(*o.pairs), cmp_u64);
+	for (i = 0; i < o.n; i++)
+		if (!m || o.pairs[m - 1] != o.pairs[i])
+			o.pairs[m++] = o.pairs[i];
+	for (i = 0; deg && i < m; i++) {
+		deg[(o.pairs[i] >> 32) - 1]++;
+		deg[(uint32_t)o.pairs[i] - 1]++;
+	}
+	for (i = 0; deg && i < m; i++) {
+		uint32_t a = (uint32_t)(o.pairs[i] >> 32), b = (uint32_t)o.pairs[i];
+
+		x->loser[(deg[a - 1] > deg[b - 1] ? a : b) - 1] = 1;
+	}
+	free(o.owner);
+	free(o.pairs);
+	free(deg);
+}
+
 /* Claim the inode's blocks in the truth map, or drop a map that points
  * outside the chunk, overlaps another inode's blocks or cannot be read. */
 static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
@@ -221,8 +303,12 @@ static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 	struct claims cl = { x, NULL, NULL, 0, 0, 0 };
 	uint64_t total = 0;
 	size_t i, j;
-	int ret = ext_walk(x->fs, ip, claim_cb, &cl);
+	int ret = 0;
 
+	if (x->loser[CFS_INO_LOCAL(ip->ino) - 1])
+		cl.bad = 2;
+	else
+		ret = ext_walk(x->fs, ip, claim_cb, &cl);
 	if (ret < 0 || cl.bad) {
 		if (problem(x, 1, "chunk %u: inode %u: block map %s, dropped", x->c, ip->ino,
 			    cl.bad == 2 ? "shares blocks with another inode" :
@@ -387,6 +473,7 @@ static void step_a(struct ck *x)
 		scan_inode_slot(x, l);
 	for (b = 0; b < fs->sb.data_start; b++)
 		bset(x->bbits, b);
+	find_losers(x, limit);
 	for (l = 1; l <= x->ipc && l <= limit; l++)
 		if (x->kind[l - 1] != K_FREE)
 			scan_inode_blocks(x, l);
@@ -818,11 +905,12 @@ static int ck_init(struct ck *x, struct fk *k, uint32_t c)
 	x->kind = calloc(ipc, 1);
 	x->isdir = calloc(ipc, 1);
 	x->dirbad = calloc(ipc, 1);
+	x->loser = calloc(ipc, 1);
 	x->refs = calloc(ipc, 4);
 	x->subdirs = calloc(ipc, 4);
 	x->bbits = calloc((fs->sb.chunk_blocks + 7) / 8, 1);
 	x->ibits = calloc(ipc / 8 + 1, 1);
-	return x->kind && x->isdir && x->dirbad && x->refs && x->subdirs && x->bbits &&
+	return x->kind && x->isdir && x->dirbad && x->loser && x->refs && x->subdirs && x->bbits &&
 	       x->ibits ? 0 : -ENOMEM;
 }
 
@@ -831,6 +919,7 @@ static void ck_free(struct ck *x)
 	free(x->kind);
 	free(x->isdir);
 	free(x->dirbad);
+	free(x->loser);
 	free(x->refs);
 	free(x->subdirs);
 	free(x->bbits);
