@@ -864,6 +864,174 @@ static void d_c64_orphan_stub(const char *img)
 	OK(cfs_close(fs));
 }
 
+/* the root directory's only node zeroed: every top-level name is lost */
+static void d_root_dirnode(const char *img)
+{
+	struct img m;
+
+	img_load(&m, img);
+	memset(blk(&m, dir_root_block(&m, CFS_ROOT_INO)), 0, BS);
+	img_save(&m);
+}
+
+static void garbage_inode(const char *img, cfs_ino_t ino)
+{
+	struct img m;
+	uint8_t *raw;
+	uint32_t i;
+
+	img_load(&m, img);
+	raw = iraw(&m, ino);
+	for (i = 0; i < m.sb.inode_size; i++)
+		raw[i] = (uint8_t)(i * 37 + 11);
+	img_save(&m);
+}
+
+/* lost+found's inode (2) overwritten with garbage */
+static void d_lpf_garbage(const char *img)
+{
+	garbage_inode(img, 2);
+}
+
+/* the root inode (1) overwritten with garbage */
+static void d_root_garbage(const char *img)
+{
+	garbage_inode(img, CFS_ROOT_INO);
+}
+
+/* /d1/sub claims 2^40 bytes and its node fails its checksum, so fsck
+ * salvages it logical block by logical block */
+static void d_dir_huge_size(const char *img)
+{
+	cfs_ino_t dir = lookup_ro(img, "/d1/sub");
+	struct cfs_dinode d;
+	struct img m;
+
+	img_load(&m, img);
+	blk(&m, dir_root_block(&m, dir))[40] ^= 0x01;
+	iget(&m, dir, &d);
+	d.size = 1ull << 40;
+	iput(&m, dir, &d);
+	img_save(&m);
+}
+
+/* /d2/many/n03 (3 data blocks) gets the STUB flag */
+static void d_stub_with_blocks(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d2/many/n03");
+	struct cfs_dinode d;
+	struct img m;
+
+	img_load(&m, img);
+	iget(&m, ino, &d);
+	if (!d.nblocks)
+		die("/d2/many/n03 owns no block");
+	d.flags |= CFS_IFL_STUB;
+	iput(&m, ino, &d);
+	img_save(&m);
+}
+
+/* /d1/frag's extent node says it holds no record (resealed) */
+static void d_extent_node_empty(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/frag");
+	struct img m;
+	uint8_t *var;
+	uint64_t b;
+
+	img_load(&m, img);
+	var = iraw(&m, ino) + CFS_INODE_FIXED;
+	if (get_le16(var) == 0)
+		die("/d1/frag has no extent node");
+	b = cbase(&m, CFS_INO_CHUNK(ino)) + get_le64(var + 16);
+	put_le16(blk(&m, b) + 18, 0);          /* nrec */
+	put_le32(blk(&m, b) + 20, 0);          /* used */
+	reseal(&m, b);
+	img_save(&m);
+}
+
+/* /d1/small's overflow block: the name length of user.big one too long, so
+ * the name takes the value's first byte, a NUL (resealed) */
+static void d_xattr_name_nul(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/small");
+	struct cfs_dinode d;
+	struct img m;
+	uint8_t *p;
+
+	img_load(&m, img);
+	iget(&m, ino, &d);
+	if (!d.xattr_block)
+		die("/d1/small has no xattr block");
+	p = blk(&m, cbase(&m, CFS_INO_CHUNK(ino)) + d.xattr_block);
+	if (p[32] != 1 || p[33] != 3 || memcmp(p + 36, "big", 3))
+		die("/d1/small's xattr block does not start with user.big");
+	p[33] = 4;
+	p[36 + 3] = 0;                          /* the value's first byte */
+	reseal(&m, cbase(&m, CFS_INO_CHUNK(ino)) + d.xattr_block);
+	img_save(&m);
+}
+
+/* the first free inode slot of /d1's chunk (the next one allocated
+ * there): mode 0 like a free inode, but xattr_len 0xFFFF, resealed */
+static void d_free_slot_garbage(const char *img)
+{
+	uint32_t c = chunk_of_path(img, "/d1"), l;
+	struct cfs_chunk_hdr h;
+	struct cfs_dinode d;
+	struct img m;
+	uint8_t *bm;
+
+	img_load(&m, img);
+	hdr_get(&m, c, &h);
+	bm = blk(&m, cbase(&m, c) + 1 + m.sb.bbm_blocks) + 16;
+	for (l = 0; l < m.sb.inodes_per_chunk && (bm[l / 8] >> (l % 8)) & 1; l++)
+		;
+	if ((l / m.ipb) >= h.itable_init)
+		die("no free slot below the inode table watermark in chunk %u", c);
+	memset(&d, 0, sizeof(d));
+	d.generation = 7;
+	d.xattr_len = 0xFFFF;
+	iput(&m, CFS_INO_MAKE(c, l + 1), &d);
+	img_save(&m);
+}
+
+/* /d1/multi (extents) says 100 bytes of in-inode xattrs: more than the
+ * variable area leaves beside the extent root, so they overlap it */
+static void d_xattr_len_overlap(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/multi");
+	struct cfs_dinode d;
+	struct img m;
+
+	img_load(&m, img);
+	iget(&m, ino, &d);
+	d.xattr_len = 100;
+	iput(&m, ino, &d);
+	img_save(&m);
+}
+
+/* /d1/frag's extent node: the second record maps the first one's block too */
+static void d_extent_self_overlap(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/frag");
+	struct img m;
+	uint8_t *var, *node;
+	uint64_t b;
+
+	img_load(&m, img);
+	var = iraw(&m, ino) + CFS_INODE_FIXED;
+	if (get_le16(var) == 0)
+		die("/d1/frag has no extent node");
+	b = cbase(&m, CFS_INO_CHUNK(ino)) + get_le64(var + 16);
+	node = blk(&m, b);
+	if (get_le16(node + 16) != 0 || get_le16(node + 18) < 2)
+		die("/d1/frag's node is not a leaf of 2 records or more");
+	put_le32(node + 32 + 16 + 8, get_le32(node + 32 + 8));
+	reseal(&m, b);
+	img_save(&m);
+}
+
 static const struct damage damages[] = {
 	{ "inode-csum", "inode checksum mismatch (contents plausible)", d_inode_csum },
 	{ "inode-garbage", "inode overwritten with garbage", d_inode_garbage },
@@ -892,6 +1060,21 @@ static const struct damage damages[] = {
 	  d_dir_remote_count },
 	{ "xattr-block", "xattr overflow block checksum mismatch", d_xattr_block },
 	{ "extent-node", "extent tree node checksum mismatch", d_extent_node },
+	{ "root-dirnode", "root directory node zeroed", d_root_dirnode },
+	{ "lpf-garbage", "lost+found inode overwritten", d_lpf_garbage },
+	{ "root-garbage", "root inode overwritten", d_root_garbage },
+	{ "dir-huge-size", "directory size 2^40 with a damaged node", d_dir_huge_size },
+	{ "stub-with-blocks", "a file with data blocks flagged as a stub",
+	  d_stub_with_blocks },
+	{ "extent-node-empty", "extent node with no records (checksum valid)",
+	  d_extent_node_empty },
+	{ "xattr-name-nul", "xattr name containing a NUL (checksum valid)", d_xattr_name_nul },
+	{ "free-slot-garbage", "a free inode slot with garbage fields (checksum valid)",
+	  d_free_slot_garbage },
+	{ "xattr-len-overlap", "in-inode xattr length overlapping the extent root",
+	  d_xattr_len_overlap },
+	{ "extent-self-overlap", "two extents of one file on the same block",
+	  d_extent_self_overlap },
 	{ "c64-link-count", "64 chunks: wrong link count in one dirty chunk",
 	  d_c64_link_count },
 	{ "c64-orphan-stub", "64 chunks: lost remote entry, stub in a clean chunk",

@@ -20,7 +20,8 @@
 #             are compared with what it was written with: "intact" or
 #             CHANGED (only what the damage destroyed may change)
 # then `chunkfs ls -R` and `chunkfs cat` of every file must work, and the
-# image must still be writable: everything is deleted with `chunkfs rm -r`,
+# image must still be writable: a directory and a file are made in every
+# top-level directory, then everything is deleted with `chunkfs rm -r`,
 # after which a forced check finds nothing and exactly the root's and
 # lost+found's blocks and inodes are left in use (no leak).
 #
@@ -147,14 +148,23 @@ exit_of() {
 	sed -n 's/^exit \([0-9]*\)$/\1/p' "$1" | tail -n 1
 }
 
-# Everything deleted: then only the root and lost+found may hold inodes and
-# blocks, and a forced check must find nothing.
+# New files in every top-level directory (the inodes and blocks allocated
+# next in each chunk), then everything deleted: then only the root and
+# lost+found may hold inodes and blocks, and a forced check must find nothing.
 check_writable() {
 	local name=$1 e why=""
-	if ! timeout 60 "$CHUNKFS" ls test.img / >root.ls 2>ls.err; then
+	if ! timeout 60 "$CHUNKFS" ls test.img / >root.ls 2>ls.err ||
+	   ! timeout 60 "$CHUNKFS" ls -l test.img / >root.lsl 2>>ls.err; then
 		fail "$name" "ls / failed: $(head -c 300 ls.err)"
 		return
 	fi
+	head -c 5000 /dev/zero | tr '\0' x >new.data
+	while read -r mode _ _ _ _ _ _ e; do
+		[ "${mode:0:1}" = d ] || continue
+		timeout 60 "$CHUNKFS" mkdir test.img "/$e/new-dir" 2>>rm.err &&
+		timeout 60 "$CHUNKFS" put test.img new.data "/$e/new-dir/new-file" 2>>rm.err ||
+			why="$why creating /$e/new-dir/new-file failed;"
+	done <root.lsl
 	while IFS= read -r e; do
 		[ "$e" = lost+found ] && continue
 		timeout 60 "$CHUNKFS" rm -r test.img "/$e" 2>>rm.err ||

@@ -719,7 +719,7 @@ static void report(void *ctx, const char *msg)
  * fails.  CHUNKFS_FSCK_STRICT=1 fails them too. */
 enum known {
 	KB_HUGE_DIR, KB_RECONNECT_ENOSPC, KB_NO_ROOT, KB_SECOND_LPF, KB_UNLOADABLE,
-	KB_STUB_BLOCKS, KB_LPF_GONE, KB_STEP_B_RACE, KB_XATTR_NUL, KB_EMPTY_NODE, NKNOWN
+	KB_STUB_BLOCKS, KB_LPF_GONE, KB_STEP_B_RACE, KB_EMPTY_NODE, KB_SELF_OVERLAP, KB_XATTR_OVER_MAP, NKNOWN
 };
 static const char *const known_why[NKNOWN] = {
 	"directory with an absurd size: dir_salvage() walks size/bs logical blocks one "
@@ -730,18 +730,21 @@ static const char *const known_why[NKNOWN] = {
 	"every time",
 	"root's entries lost: reconnecting creates a second /lost+found and files the "
 	"reserved one (inode 2) inside it",
-	"an inode fsck judges plausible but the library refuses to load (EUCLEAN) is "
-	"left allocated and unreachable: cfs_check reports it, fsck does not",
+	"an inode slot the library refuses to load (EUCLEAN) is left as it is (a "
+	"free slot with garbage fields): cfs_check reports it, or allocating it "
+	"fails later (fsck's own reconnection, every run); fsck finds nothing",
 	"an inode turned into a stub is freed as a stub: the blocks it owned stay "
 	"allocated (the second run finds the bitmap wrong)",
 	"lost+found (inode 2) destroyed: fsck clears it and does not make it again",
 	"step B race: a chunk judges a stub against a directory entry that another "
 	"chunk's worker removes at the same time, so the stub and the link count it "
 	"backs stay wrong (the second run finds them; depends on thread timing)",
-	"an xattr name containing a NUL byte is accepted: listxattr returns a name "
-	"getxattr cannot find",
 	"an extent node fsck accepts but reads refuse (e.g. nrec 0 in a non-root "
 	"node): fsck frees the blocks it mapped and leaves the file unreadable",
+	"extents of one file overlapping each other are not seen by fsck (claims "
+	"are checked against other inodes only); cfs_check reports them",
+	"dropping corrupt in-inode xattrs zeroes xattr_len bytes even when that "
+	"overlaps the extent root: the block map fsck just validated is destroyed",
 };
 static long known_hits[NKNOWN];
 static int strict;
@@ -783,11 +786,9 @@ static int only(const char *log, const char *n1, const char *n2)
 static int classify(const char *desc)
 {
 	if (strstr(fail_msg, "second fsck") && has(said[0], "invalid, removed", NULL) &&
+	    has(said[1], "stub ", "backs no directory entry") &&
 	    only(said[1], "backs no directory entry", "link count"))
 		return KB_STEP_B_RACE;
-	if (strstr(fail_msg, "getxattr") && strstr(fail_msg, "No data available") &&
-	    strstr(desc, "xattr"))
-		return KB_XATTR_NUL;
 	if (!strncmp(fail_msg, "read ", 5) && strstr(fail_msg, "Structure needs cleaning") &&
 	    strstr(desc, "extent node"))
 		return KB_EMPTY_NODE;
@@ -804,6 +805,17 @@ static int classify(const char *desc)
 	if (strstr(fail_msg, "cfs_check after the repair") &&
 	    only(said[2], "unreadable (Structure needs cleaning)", NULL))
 		return KB_UNLOADABLE;
+	if (strstr(fail_msg, "unfixed") &&
+	    only(said[0], "cannot reconnect to /lost+found: Structure needs cleaning",
+		 "(fixed)"))
+		return KB_UNLOADABLE;
+	if (strstr(fail_msg, "cfs_check after the repair") &&
+	    only(said[2], "claimed twice", NULL))
+		return KB_SELF_OVERLAP;
+	if (strstr(fail_msg, "second fsck") &&
+	    has(said[0], "extended attributes corrupt, dropped", NULL) &&
+	    has(said[1], "block map", NULL))
+		return KB_XATTR_OVER_MAP;
 	if (strstr(fail_msg, "second fsck") && has(said[0], "stub ", "backs no directory entry") &&
 	    only(said[1], "block bitmap differs", "is free but bitmap says used"))
 		return KB_STUB_BLOCKS;
