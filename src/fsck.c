@@ -1141,6 +1141,11 @@ int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_r
 		}
 	}
 	if (o->mode != CFS_FSCK_NO) {
+		cfs_ino_t lpf;
+
+		if (cfs_lookup(fs, fs->sb.root_ino, "lost+found", &lpf) == -ENOENT &&
+		    problem(&x0, 1, "/lost+found is missing, made again"))
+			namei_lpf_ensure(fs);
 		reconnect_orphans(&k);
 		finish_chunks(&k, checked);
 	}

@@ -203,6 +203,8 @@ void fs_op_end(struct cfs_fs *fs);
 
 /* namei.c: fsck puts an unreferenced inode into /lost+found as "#ino" */
 int namei_reconnect(struct cfs_fs *fs, cfs_ino_t ino);
+/* fsck: every chunkfs has a /lost+found; make it again if it is gone. */
+int namei_lpf_ensure(struct cfs_fs *fs);
 
 /* xattr.c */
 int xattr_set(struct cfs_fs *fs, struct inode *ip, const char *name, const void *v,

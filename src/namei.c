@@ -794,6 +794,16 @@ static int lpf_get(struct cfs_fs *fs, struct inode **out)
 	return get_dir(fs, lpf, out);
 }
 
+int namei_lpf_ensure(struct cfs_fs *fs)
+{
+	struct inode *lpf;
+	int ret = lpf_get(fs, &lpf);
+
+	if (ret == 0)
+		inode_put(fs, lpf);
+	return ret;
+}
+
 int namei_reconnect(struct cfs_fs *fs, cfs_ino_t ino)
 {
 	struct inode *lpf, *ip = NULL;
