@@ -398,8 +398,12 @@ int dir_salvage(struct cfs_fs *fs, struct inode *dp,
 		ret = file_map(fs, dp, lblk, &abs, &len);
 		if (ret < 0)
 			return ret;
-		if (ret == 0)
+		if (ret == 0) {
+			/* skip the whole hole: a hostile size must not mean
+			 * a walk over every logical block it claims */
+			lblk += len - 1;
 			continue;
+		}
 		if (cache_get_meta(&fs->cache, abs, CFS_MAGIC_DIR, &b) < 0)
 			continue;
 		ret = leaf_salvage(fs, dp, b->data, cb, ctx);
