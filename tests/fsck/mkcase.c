@@ -1032,6 +1032,31 @@ static void d_extent_self_overlap(const char *img)
 	img_save(&m);
 }
 
+/* /d2's entry link-multi (naming /d1/multi in chunk 1, through a stub in
+ * chunk 1, which fsck's workers take before chunk 2): its type byte says
+ * directory (resealed) */
+static void d_xentry_wrong_type(const char *img)
+{
+	cfs_ino_t dir = lookup_ro(img, "/d2");
+	uint32_t used, off;
+	struct img m;
+	uint8_t *node;
+
+	img_load(&m, img);
+	node = blk(&m, dir_root_block(&m, dir));
+	if (get_le16(node + 16) != 0)
+		die("/d2's root node is not a leaf");
+	used = get_le32(node + 20);
+	for (off = 0; off + 18 <= used; off += 18 + node[32 + off + 17])
+		if (node[32 + off + 17] == 10 && !memcmp(node + 32 + off + 18, "link-multi", 10))
+			break;
+	if (off + 18 > used)
+		die("no entry link-multi in /d2's node");
+	node[32 + off + 16] = 4;                /* DT_DIR */
+	reseal(&m, dir_root_block(&m, dir));
+	img_save(&m);
+}
+
 static const struct damage damages[] = {
 	{ "inode-csum", "inode checksum mismatch (contents plausible)", d_inode_csum },
 	{ "inode-garbage", "inode overwritten with garbage", d_inode_garbage },
@@ -1075,6 +1100,8 @@ static const struct damage damages[] = {
 	  d_xattr_len_overlap },
 	{ "extent-self-overlap", "two extents of one file on the same block",
 	  d_extent_self_overlap },
+	{ "xentry-wrong-type", "cross-chunk entry with the wrong type (checksum valid)",
+	  d_xentry_wrong_type },
 	{ "c64-link-count", "64 chunks: wrong link count in one dirty chunk",
 	  d_c64_link_count },
 	{ "c64-orphan-stub", "64 chunks: lost remote entry, stub in a clean chunk",

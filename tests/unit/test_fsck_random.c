@@ -736,9 +736,9 @@ static const char *const known_why[NKNOWN] = {
 	"an inode turned into a stub is freed as a stub: the blocks it owned stay "
 	"allocated (the second run finds the bitmap wrong)",
 	"lost+found (inode 2) destroyed: fsck clears it and does not make it again",
-	"step B race: a chunk judges a stub against a directory entry that another "
-	"chunk's worker removes at the same time, so the stub and the link count it "
-	"backs stay wrong (the second run finds them; depends on thread timing)",
+	"step B order: a chunk judges a stub valid against a directory entry that "
+	"another chunk's step B removes afterwards, so the stub and the link count "
+	"it backs stay wrong (the second run finds them)",
 	"an extent node fsck accepts but reads refuse (e.g. nrec 0 in a non-root "
 	"node): fsck frees the blocks it mapped and leaves the file unreadable",
 	"extents of one file overlapping each other are not seen by fsck (claims "
