@@ -559,7 +559,17 @@ int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *t
 			if (ret < 0)
 				break;
 		}
-		for (i = 0; i < fs->bits_per_bm; i++) {
+		/* a bitmap block starts on a byte of the truth (bits_per_bm is
+		 * a multiple of 8): whole bytes at a time, bits at the end */
+		for (i = 0; i + 8 <= fs->bits_per_bm && first + i + 8 <= total; i += 8) {
+			uint8_t *have = b->data + CFS_BLOCK_HDR + i / 8;
+			uint8_t want = truth[(first + i) / 8];
+
+			nfree += 8 - (uint64_t)__builtin_popcount(want);
+			d += (uint64_t)__builtin_popcount((unsigned)(*have ^ want));
+			*have = want;
+		}
+		for (; i < fs->bits_per_bm; i++) {
 			uint64_t n = first + i;
 			int want = n >= total || bit_get(truth, n);
 
