@@ -950,8 +950,9 @@ static void d_extent_node_empty(const char *img)
 	img_save(&m);
 }
 
-/* /d1/small's overflow block: the name length of user.big one too long, so
- * the name takes the value's first byte, a NUL (resealed) */
+/* /d1/small's overflow block: the name length of user.big one longer and
+ * the value length one shorter, so the entry keeps its size and the name
+ * takes the value's first byte, made a NUL (resealed) */
 static void d_xattr_name_nul(const char *img)
 {
 	cfs_ino_t ino = lookup_ro(img, "/d1/small");
@@ -967,6 +968,7 @@ static void d_xattr_name_nul(const char *img)
 	if (p[32] != 1 || p[33] != 3 || memcmp(p + 36, "big", 3))
 		die("/d1/small's xattr block does not start with user.big");
 	p[33] = 4;
+	put_le16(p + 34, (uint16_t)(get_le16(p + 34) - 1));
 	p[36 + 3] = 0;                          /* the value's first byte */
 	reseal(&m, cbase(&m, CFS_INO_CHUNK(ino)) + d.xattr_block);
 	img_save(&m);

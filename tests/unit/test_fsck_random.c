@@ -719,7 +719,8 @@ static void report(void *ctx, const char *msg)
  * fails.  CHUNKFS_FSCK_STRICT=1 fails them too. */
 enum known {
 	KB_RECONNECT_ENOSPC, KB_NO_ROOT, KB_SECOND_LPF, KB_UNLOADABLE,
-	KB_STUB_BLOCKS, KB_LPF_GONE, KB_STEP_B_RACE, KB_EMPTY_NODE, KB_SELF_OVERLAP, KB_XATTR_OVER_MAP, NKNOWN
+	KB_STUB_BLOCKS, KB_LPF_GONE, KB_STEP_B_RACE, KB_EMPTY_NODE, KB_SELF_OVERLAP, KB_XATTR_OVER_MAP,
+	KB_XATTR_NUL, NKNOWN
 };
 static const char *const known_why[NKNOWN] = {
 	"orphans cannot be reconnected: each needs a stub inode in its own chunk and "
@@ -745,6 +746,8 @@ static const char *const known_why[NKNOWN] = {
 	"are checked against other inodes only); cfs_check reports them",
 	"dropping corrupt in-inode xattrs zeroes xattr_len bytes even when that "
 	"overlaps the extent root: the block map fsck just validated is destroyed",
+	"an xattr name containing a NUL byte is accepted: listxattr returns a name "
+	"getxattr cannot find",
 };
 static long known_hits[NKNOWN];
 static int strict;
@@ -789,6 +792,9 @@ static int classify(const char *desc)
 	    has(said[1], "stub ", "backs no directory entry") &&
 	    only(said[1], "backs no directory entry", "link count"))
 		return KB_STEP_B_RACE;
+	if (!strncmp(fail_msg, "getxattr ", 9) && strstr(fail_msg, "No data available") &&
+	    strstr(desc, "xattr"))
+		return KB_XATTR_NUL;
 	if (!strncmp(fail_msg, "read ", 5) && strstr(fail_msg, "Structure needs cleaning") &&
 	    strstr(desc, "extent node"))
 		return KB_EMPTY_NODE;
