@@ -252,6 +252,13 @@ static void build4(const char *img)
 			mkdir_p(&b, "/d2/many");
 		mkfile(&b, name, (size_t)(i * 700));
 	}
+	/* a directory whose tree has an index node above several leaves */
+	for (i = 0; i < 64; i++) {
+		snprintf(name, sizeof(name), "/d2/tree/entry-with-a-longish-name-%02d", i);
+		if (i == 0)
+			mkdir_p(&b, "/d2/tree");
+		mkfile(&b, name, (size_t)(i % 5) * 20);
+	}
 	/* hard links across chunks: stubs in the target's chunk */
 	mklink(&b, "/d2/f", "/d1/link-f");
 	mklink(&b, "/d1/multi", "/d2/link-multi");
@@ -1059,6 +1066,23 @@ static void d_xentry_wrong_type(const char *img)
 	img_save(&m);
 }
 
+/* /d2/tree's index node: its third child pointer made equal to its second
+ * (resealed): one leaf is reached twice, another not at all */
+static void d_dir_index_dup_child(const char *img)
+{
+	cfs_ino_t dir = lookup_ro(img, "/d2/tree");
+	struct img m;
+	uint8_t *node;
+
+	img_load(&m, img);
+	node = blk(&m, dir_root_block(&m, dir));
+	if (get_le16(node + 16) != 1 || get_le16(node + 18) < 3)
+		die("/d2/tree's root is not an index node of 3 records or more");
+	put_le64(node + 32 + 2 * 16 + 8, get_le64(node + 32 + 16 + 8));
+	reseal(&m, dir_root_block(&m, dir));
+	img_save(&m);
+}
+
 static const struct damage damages[] = {
 	{ "inode-csum", "inode checksum mismatch (contents plausible)", d_inode_csum },
 	{ "inode-garbage", "inode overwritten with garbage", d_inode_garbage },
@@ -1102,6 +1126,8 @@ static const struct damage damages[] = {
 	  d_xattr_len_overlap },
 	{ "extent-self-overlap", "two extents of one file on the same block",
 	  d_extent_self_overlap },
+	{ "dir-index-dup-child", "directory index naming one leaf twice (checksum valid)",
+	  d_dir_index_dup_child },
 	{ "xentry-wrong-type", "cross-chunk entry with the wrong type (checksum valid)",
 	  d_xentry_wrong_type },
 	{ "c64-link-count", "64 chunks: wrong link count in one dirty chunk",

@@ -720,7 +720,7 @@ static void report(void *ctx, const char *msg)
 enum known {
 	KB_RECONNECT_ENOSPC, KB_NO_ROOT, KB_SECOND_LPF, KB_UNLOADABLE,
 	KB_STUB_BLOCKS, KB_LPF_GONE, KB_STEP_B_RACE, KB_EMPTY_NODE, KB_SELF_OVERLAP, KB_XATTR_OVER_MAP,
-	KB_XATTR_NUL, NKNOWN
+	KB_XATTR_NUL, KB_DIR_DUP, NKNOWN
 };
 static const char *const known_why[NKNOWN] = {
 	"orphans cannot be reconnected: each needs a stub inode in its own chunk and "
@@ -748,6 +748,9 @@ static const char *const known_why[NKNOWN] = {
 	"overlaps the extent root: the block map fsck just validated is destroyed",
 	"an xattr name containing a NUL byte is accepted: listxattr returns a name "
 	"getxattr cannot find",
+	"a directory index reaching a leaf twice: fsck skips the repeated names "
+	"without rebuilding the tree, so readers still see them twice (cfs_check: "
+	"link count 1, counted 2)",
 };
 static long known_hits[NKNOWN];
 static int strict;
@@ -818,6 +821,10 @@ static int classify(const char *desc)
 	if (strstr(fail_msg, "cfs_check after the repair") &&
 	    only(said[2], "claimed twice", NULL))
 		return KB_SELF_OVERLAP;
+	if (strstr(fail_msg, "cfs_check after the repair") &&
+	    has(said[2], "link count 1, counted 2", NULL) &&
+	    only(said[2], "link count 1, counted 2", "entries (0 remote), has"))
+		return KB_DIR_DUP;
 	if (strstr(fail_msg, "second fsck") &&
 	    has(said[0], "extended attributes corrupt, dropped", NULL) &&
 	    has(said[1], "block map", NULL))
