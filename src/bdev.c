@@ -51,6 +51,15 @@ int cfs_bdev_flush(struct cfs_bdev *bd)
 	return bd->ops->flush(bd);
 }
 
+void cfs_bdev_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
+{
+	if (!bd || !bd->ops->prefetch || blk >= bd->nblocks || count == 0)
+		return;
+	if (count > bd->nblocks - blk)
+		count = (uint32_t)(bd->nblocks - blk);
+	bd->ops->prefetch(bd, blk, count);
+}
+
 void cfs_bdev_destroy(struct cfs_bdev *bd)
 {
 	if (bd)

@@ -18,6 +18,9 @@ struct cfs_bdev_ops {
 	int (*write)(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf);
 	int (*flush)(struct cfs_bdev *bd);
 	void (*destroy)(struct cfs_bdev *bd);
+	/* Optional: start reading a run the caller will soon read, without
+	 * waiting for it (posix_fadvise WILLNEED).  NULL: nothing to gain. */
+	void (*prefetch)(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
 };
 
 struct cfs_bdev {
@@ -37,6 +40,9 @@ struct cfs_bdev {
 int cfs_bdev_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf);
 int cfs_bdev_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf);
 int cfs_bdev_flush(struct cfs_bdev *bd);
+/* A hint: the run will be read soon.  Lets many reads that would be made one
+ * after another reach the disk together.  Out-of-range parts are ignored. */
+void cfs_bdev_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
 void cfs_bdev_destroy(struct cfs_bdev *bd);
 /* Change the block size used for addressing (the device size in bytes is
  * unchanged; nblocks is recomputed).  Used after reading the superblock. */

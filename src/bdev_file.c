@@ -94,6 +94,15 @@ static int file_flush(struct cfs_bdev *bd)
 	return 0;
 }
 
+static void file_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
+{
+	struct file_bdev *f = to_file(bd);
+
+	/* only a hint: a failure costs nothing but the head start */
+	(void)posix_fadvise(f->fd, (off_t)(blk * bd->block_size),
+			    (off_t)count * bd->block_size, POSIX_FADV_WILLNEED);
+}
+
 static void file_destroy(struct cfs_bdev *bd)
 {
 	struct file_bdev *f = to_file(bd);
@@ -107,6 +116,7 @@ static const struct cfs_bdev_ops file_ops = {
 	.write = file_write,
 	.flush = file_flush,
 	.destroy = file_destroy,
+	.prefetch = file_prefetch,
 };
 
 static int file_size(int fd, uint64_t *size, int *is_blkdev)

@@ -134,6 +134,18 @@ static void cache_shrink(struct cache *c)
 	free(bounce);
 }
 
+size_t cache_set_limit(struct cache *c, size_t max_bytes)
+{
+	size_t old;
+
+	pthread_mutex_lock(&c->lock);
+	old = c->max_bufs * c->bsize;
+	c->max_bufs = max_bytes / c->bsize < 64 ? 64 : max_bytes / c->bsize;
+	cache_shrink(c);
+	pthread_mutex_unlock(&c->lock);
+	return old;
+}
+
 static struct buf *hash_find(struct cache *c, uint64_t blk)
 {
 	struct buf *b = c->hash[hash_slot(c, blk)];

@@ -47,6 +47,9 @@ struct cache {
 #define CG_NOREAD 0x1            /* caller overwrites: zero-fill, no read */
 
 int cache_init(struct cache *c, struct cfs_bdev *bd, size_t max_bytes, uint32_t seed);
+/* Change the size bound (at least 64 buffers); returns the old one in
+ * bytes.  Shrinks at once as far as unreferenced buffers allow. */
+size_t cache_set_limit(struct cache *c, size_t max_bytes);
 void cache_destroy(struct cache *c);   /* drops everything, dirty or not */
 int cache_get(struct cache *c, uint64_t blk, int flags, struct buf **out);
 /* Get a metadata block and verify magic, checksum and block number. */

@@ -974,22 +974,33 @@ static void check_one(struct fk *k, uint32_t c)
 	ck_free(&x);
 }
 
+static uint32_t next_selected(struct fk *k, uint32_t c)
+{
+	while (c < k->fs->sb.nchunks && !k->sel[c])
+		c++;
+	return c;
+}
+
 static void *worker(void *vk)
 {
 	struct fk *k = vk;
 
 	for (;;) {
-		uint32_t c;
+		uint32_t c, after;
 
 		pthread_mutex_lock(&k->lock);
-		while (k->next < k->fs->sb.nchunks && !k->sel[k->next])
-			k->next++;
+		k->next = next_selected(k, k->next);
 		if (k->next >= k->fs->sb.nchunks) {
 			pthread_mutex_unlock(&k->lock);
 			return NULL;
 		}
 		c = k->next++;
+		after = next_selected(k, k->next);
 		pthread_mutex_unlock(&k->lock);
+		/* this chunk's metadata, and the next one's while this is checked */
+		chunk_prefetch(k->fs, c);
+		if (after < k->fs->sb.nchunks)
+			chunk_prefetch(k->fs, after);
 		check_one(k, c);
 		pthread_mutex_lock(&k->lock);
 		if (k->step == 1) {
@@ -1081,6 +1092,8 @@ static void finish_chunks(struct fk *k, const uint8_t *checked)
 	}
 }
 
+#define FSCK_CACHE_BYTES (2u << 20)
+
 static int cpu_count(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1093,6 +1106,7 @@ int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_r
 	uint32_t n = fs->sb.nchunks, c;
 	double t0 = cfs_now_mono();
 	int threads = o->threads > 0 ? o->threads : cpu_count(), ret = 0;
+	size_t old_limit = 0;
 	uint8_t *checked;
 	struct fk k;
 	struct ck x0;
@@ -1113,6 +1127,10 @@ int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_r
 		goto out;
 	}
 	r->chunks = n;
+	/* A check reads each block a few times at most, close together: the
+	 * kernel's page cache serves it as well as a big cache of our own
+	 * would, and memory stays bounded by the chunks in flight. */
+	old_limit = cache_set_limit(&fs->cache, FSCK_CACHE_BYTES);
 	memset(&x0, 0, sizeof(x0));
 	x0.k = &k;
 	x0.fs = fs;
@@ -1153,6 +1171,8 @@ int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_r
 		r->checked += checked[c];
 out:
 	r->seconds = cfs_now_mono() - t0;
+	if (old_limit)
+		cache_set_limit(&fs->cache, old_limit);
 	free(k.sel);
 	free(checked);
 	free(k.chunk_unfixed);

@@ -87,6 +87,7 @@ void cfs_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* chunk.c */
 int chunk_load_all(struct cfs_fs *fs, int repair);
+void chunk_prefetch(struct cfs_fs *fs, uint32_t c);
 int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c);
 int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state);
 int chunk_before_dirty(void *ctx, uint64_t blk);
