@@ -143,6 +143,32 @@ int inode_get(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
 	return 0;
 }
 
+/* A head inode in use; a continuation, a stub or a free slot behind the
+ * number is a stale handle (-ENOENT).  With lock set it is returned
+ * locked, and the check is made under the lock so that an unlink that
+ * freed it meanwhile is seen. */
+int inode_get_head(struct cfs_fs *fs, cfs_ino_t ino, int lock, struct inode **out)
+{
+	struct inode *ip;
+	int ret;
+
+	if (!ino_valid(fs, ino))
+		return -ENOENT;
+	ret = inode_get(fs, ino, &ip);
+	if (ret < 0)
+		return ret;
+	if (lock)
+		pthread_mutex_lock(&ip->lock);
+	if (!ip->d.mode || ip->deleted || (ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB))) {
+		if (lock)
+			pthread_mutex_unlock(&ip->lock);
+		inode_put(fs, ip);
+		return -ENOENT;
+	}
+	*out = ip;
+	return 0;
+}
+
 void inode_put(struct cfs_fs *fs, struct inode *ip)
 {
 	int gone = 0;

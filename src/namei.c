@@ -31,20 +31,10 @@ static int is_dot(const char *name)
 	return !strcmp(name, ".") || !strcmp(name, "..");
 }
 
-/* A head inode that is in use; anything else is a stale handle. */
+/* Namespace operations lock inodes themselves, in VFS order. */
 static int get_head(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
 {
-	struct inode *ip;
-	int ret = inode_get(fs, ino, &ip);
-
-	if (ret < 0)
-		return ret == -EUCLEAN && !ino_valid(fs, ino) ? -ENOENT : ret;
-	if (!ip->d.mode || ip->deleted || (ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB))) {
-		inode_put(fs, ip);
-		return -ENOENT;
-	}
-	*out = ip;
-	return 0;
+	return inode_get_head(fs, ino, 0, out);
 }
 
 static int get_dir(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
