@@ -203,22 +203,33 @@ static int bit_get(const uint8_t *bits, uint64_t i)
 	return (bits[i >> 3] >> (i & 7)) & 1;
 }
 
+/* Set bits [from, to) of a bitmap: whole bytes with memset, since a
+ * bitmap block past the end of a chunk is almost all such bits. */
+static void bits_fill(uint8_t *bits, uint64_t from, uint64_t to)
+{
+	while (from < to && (from & 7))
+		bit_set(bits, from++, 1);
+	if (to - from >= 8 && from < to) {
+		memset(bits + from / 8, 0xff, (to - from) / 8);
+		from += (to - from) & ~(uint64_t)7;
+	}
+	while (from < to)
+		bit_set(bits, from++, 1);
+}
+
 /* Initial contents of bitmap block k: metadata blocks and bits past the
  * end of the chunk are in use, everything else is free. */
 static void bm_synth(struct cfs_fs *fs, int which, uint32_t k, uint8_t *blk)
 {
-	uint64_t first = (uint64_t)k * fs->bits_per_bm, i;
+	uint64_t first = (uint64_t)k * fs->bits_per_bm, n = fs->bits_per_bm;
 	uint64_t used_below = which == BM_BLOCKS ? fs->sb.data_start : 0;
 	uint64_t limit = which == BM_BLOCKS ? fs->sb.chunk_blocks : fs->sb.inodes_per_chunk;
 	uint8_t *bits = blk + CFS_BLOCK_HDR;
 
 	memset(bits, 0, fs->bsize - CFS_BLOCK_HDR);
-	for (i = 0; i < fs->bits_per_bm; i++) {
-		uint64_t n = first + i;
-
-		if (n < used_below || n >= limit)
-			bit_set(bits, i, 1);
-	}
+	if (used_below > first)
+		bits_fill(bits, 0, used_below - first < n ? used_below - first : n);
+	bits_fill(bits, limit > first ? (limit - first < n ? limit - first : n) : 0, n);
 }
 
 static int bm_get(struct cfs_fs *fs, uint32_t c, int which, uint32_t k, struct buf **out)
@@ -547,6 +558,41 @@ int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t 
 	return -ENOSPC;
 }
 
+/* Make one bitmap block (have: nbits bits for items first...) equal to the
+ * truth, where items at or past total count as in use.  Returns how many
+ * bits differed and adds the free items to *nfree.  A bitmap block starts
+ * on a byte of the truth (nbits is a multiple of 8), so all but the bits
+ * around total go a 64-bit word at a time. */
+static uint64_t bm_merge(uint8_t *have, const uint8_t *truth, uint64_t first, uint64_t total,
+			 uint64_t nbits, uint64_t *nfree)
+{
+	uint64_t m = total > first ? (total - first < nbits ? total - first : nbits) : 0;
+	uint64_t i = 0, d = 0, h, w;
+	const uint8_t *t = truth + first / 8;
+
+	for (; i + 64 <= m; i += 64) {
+		memcpy(&h, have + i / 8, 8);
+		memcpy(&w, t + i / 8, 8);
+		*nfree += 64 - (uint64_t)__builtin_popcountll(w);
+		d += (uint64_t)__builtin_popcountll(h ^ w);
+		memcpy(have + i / 8, &w, 8);
+	}
+	for (; i < nbits && (i < m || (i & 7)); i++) {
+		int want = i >= m || bit_get(t, i);
+
+		*nfree += !want;
+		if (bit_get(have, i) != want) {
+			d++;
+			bit_set(have, i, want);
+		}
+	}
+	for (; i < nbits; i += 8) {
+		d += 8 - (uint64_t)__builtin_popcount(have[i / 8]);
+		have[i / 8] = 0xff;
+	}
+	return d;
+}
+
 /* fsck: make bitmap 'which' of chunk c say exactly what truth says (one bit
  * per block or inode, covering the whole bitmap).  Counts differing bits in
  * *diffs and the free ones in *truth_free; with fix set, rewrites differing
@@ -557,14 +603,14 @@ int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *t
 	struct chunk *ch = chunk_of(fs, c);
 	uint64_t total = which == BM_BLOCKS ? fs->sb.chunk_blocks : fs->sb.inodes_per_chunk;
 	uint32_t nbm = which == BM_BLOCKS ? fs->sb.bbm_blocks : fs->sb.ibm_blocks, k;
-	uint64_t i, nfree = 0;
+	uint64_t nfree = 0;
 	struct buf *b;
 	int ret = 0;
 
 	*diffs = 0;
 	pthread_mutex_lock(&ch->lock);
 	for (k = 0; k < nbm && ret == 0; k++) {
-		uint64_t first = (uint64_t)k * fs->bits_per_bm, d = 0;
+		uint64_t first = (uint64_t)k * fs->bits_per_bm, d;
 		int bad = bm_get(fs, c, which, k, &b) < 0;
 
 		if (bad) {
@@ -574,26 +620,8 @@ int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *t
 			if (ret < 0)
 				break;
 		}
-		/* a bitmap block starts on a byte of the truth (bits_per_bm is
-		 * a multiple of 8): whole bytes at a time, bits at the end */
-		for (i = 0; i + 8 <= fs->bits_per_bm && first + i + 8 <= total; i += 8) {
-			uint8_t *have = b->data + CFS_BLOCK_HDR + i / 8;
-			uint8_t want = truth[(first + i) / 8];
-
-			nfree += 8 - (uint64_t)__builtin_popcount(want);
-			d += (uint64_t)__builtin_popcount((unsigned)(*have ^ want));
-			*have = want;
-		}
-		for (; i < fs->bits_per_bm; i++) {
-			uint64_t n = first + i;
-			int want = n >= total || bit_get(truth, n);
-
-			nfree += n < total && !want;
-			if (bit_get(b->data + CFS_BLOCK_HDR, i) != want) {
-				d++;
-				bit_set(b->data + CFS_BLOCK_HDR, i, want);
-			}
-		}
+		d = bm_merge(b->data + CFS_BLOCK_HDR, truth, first, total, fs->bits_per_bm,
+			     &nfree);
 		*diffs += d + (bad && !d);
 		if (fix && (d || bad))
 			ret = bm_dirty(fs, c, which, k, b);
