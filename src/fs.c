@@ -7,32 +7,41 @@
 
 #include "fsint.h"
 
-/* A head inode in use, returned locked: the check is made under the lock,
- * so an unlink that freed it meanwhile is seen. */
+/* Every entry point here works on the head inode under its lock. */
 static int get_head(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
 {
-	struct inode *ip;
-	int ret;
-
-	if (!ino_valid(fs, ino))
-		return -ENOENT;
-	ret = inode_get(fs, ino, &ip);
-	if (ret < 0)
-		return ret;
-	pthread_mutex_lock(&ip->lock);
-	if (!ip->d.mode || ip->deleted || (ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB))) {
-		pthread_mutex_unlock(&ip->lock);
-		inode_put(fs, ip);
-		return -ENOENT;
-	}
-	*out = ip;
-	return 0;
+	return inode_get_head(fs, ino, 1, out);
 }
 
 static void put_head(struct cfs_fs *fs, struct inode *ip)
 {
 	pthread_mutex_unlock(&ip->lock);
 	inode_put(fs, ip);
+}
+
+/* What an entry point does to the locked head inode; arg carries the
+ * entry point's own arguments. */
+typedef int64_t (*head_fn)(struct cfs_fs *fs, struct inode *ip, void *arg);
+
+/* Run body on the head inode ino.  A change runs inside an operation, so
+ * that it fails with -EROFS on a read-only fs before the inode is looked
+ * up, and a chunk cannot be marked clean under it. */
+static int64_t head_call(struct cfs_fs *fs, cfs_ino_t ino, int change, head_fn body, void *arg)
+{
+	struct inode *ip;
+	int64_t ret = change ? fs_op_begin(fs) : 0;
+
+	if (ret < 0)
+		return ret;
+	ret = get_head(fs, ino, &ip);
+	if (ret < 0)
+		goto out;
+	ret = body(fs, ip, arg);
+	put_head(fs, ip);
+out:
+	if (change)
+		fs_op_end(fs);
+	return ret;
 }
 
 static uint64_t chain_blocks(struct cfs_fs *fs, struct inode *ip)
@@ -69,16 +78,15 @@ static void fill_stat(struct cfs_fs *fs, struct inode *ip, struct cfs_stat *st)
 	st->crtime.tv_nsec = ip->d.crtime_ns;
 }
 
+static int64_t getattr_body(struct cfs_fs *fs, struct inode *ip, void *st)
+{
+	fill_stat(fs, ip, st);
+	return 0;
+}
+
 int cfs_getattr(struct cfs_fs *fs, cfs_ino_t ino, struct cfs_stat *st)
 {
-	struct inode *ip;
-	int ret = get_head(fs, ino, &ip);
-
-	if (ret < 0)
-		return ret;
-	fill_stat(fs, ip, st);
-	put_head(fs, ip);
-	return 0;
+	return (int)head_call(fs, ino, 0, getattr_body, st);
 }
 
 static void set_time(int64_t *s, uint32_t *ns, const struct timespec *ts)
@@ -87,8 +95,15 @@ static void set_time(int64_t *s, uint32_t *ns, const struct timespec *ts)
 	*ns = (uint32_t)ts->tv_nsec;
 }
 
-static int apply_setattr(struct cfs_fs *fs, struct inode *ip, const struct cfs_setattr *a)
+struct setattr_args {
+	const struct cfs_setattr *a;
+	struct cfs_stat *st;            /* filled after success, unless NULL */
+};
+
+static int64_t setattr_body(struct cfs_fs *fs, struct inode *ip, void *arg)
 {
+	const struct setattr_args *x = arg;
+	const struct cfs_setattr *a = x->a;
 	uint32_t v = a->valid;
 	int ret;
 
@@ -128,46 +143,43 @@ static int apply_setattr(struct cfs_fs *fs, struct inode *ip, const struct cfs_s
 		set_time(&ip->d.ctime, &ip->d.ctime_ns, &a->ctime);
 	else if (!(v & CFS_SET_KEEP_CTIME))
 		inode_touch(ip, 0, 0, 1);
-	return inode_write(fs, ip);
+	ret = inode_write(fs, ip);
+	if (ret == 0 && x->st)
+		fill_stat(fs, ip, x->st);
+	return ret;
 }
 
 int cfs_setattr(struct cfs_fs *fs, cfs_ino_t ino, const struct cfs_setattr *a,
 		struct cfs_stat *st)
 {
-	struct inode *ip;
-	int ret = fs_op_begin(fs);
+	return (int)head_call(fs, ino, 1, setattr_body, &(struct setattr_args){ a, st });
+}
 
-	if (ret < 0)
-		return ret;
-	ret = get_head(fs, ino, &ip);
-	if (ret < 0)
-		goto out;
-	ret = apply_setattr(fs, ip, a);
-	if (ret == 0 && st)
-		fill_stat(fs, ip, st);
-	put_head(fs, ip);
-out:
-	fs_op_end(fs);
-	return ret;
+/* A buffer an entry point reads into: read, readlink, xattrs. */
+struct buf_args {
+	void *buf;
+	size_t size;
+	uint64_t off;
+	const char *name;
+};
+
+static int64_t readlink_body(struct cfs_fs *fs, struct inode *ip, void *arg)
+{
+	const struct buf_args *x = arg;
+	ssize_t ret;
+
+	if (!S_ISLNK(ip->d.mode))
+		return -EINVAL;
+	ret = file_read(fs, ip, x->buf, x->size, 0);
+	if (ret >= 0 && ip->d.size <= x->size && (size_t)ret != ip->d.size)
+		return -EUCLEAN;
+	return ret < 0 ? ret : (ssize_t)ip->d.size;
 }
 
 ssize_t cfs_readlink(struct cfs_fs *fs, cfs_ino_t ino, char *buf, size_t size)
 {
-	struct inode *ip;
-	ssize_t ret = get_head(fs, ino, &ip);
-
-	if (ret < 0)
-		return ret;
-	if (!S_ISLNK(ip->d.mode))
-		ret = -EINVAL;
-	else
-		ret = file_read(fs, ip, buf, size, 0);
-	if (ret >= 0 && ip->d.size <= size && (size_t)ret != ip->d.size)
-		ret = -EUCLEAN;
-	if (ret >= 0)
-		ret = (ssize_t)ip->d.size;
-	put_head(fs, ip);
-	return ret;
+	return (ssize_t)head_call(fs, ino, 0, readlink_body,
+				  &(struct buf_args){ .buf = buf, .size = size });
 }
 
 int cfs_inode_get(struct cfs_fs *fs, cfs_ino_t ino)
@@ -214,21 +226,21 @@ int cfs_inode_put(struct cfs_fs *fs, cfs_ino_t ino)
 	return ret;
 }
 
+static int64_t read_body(struct cfs_fs *fs, struct inode *ip, void *arg)
+{
+	const struct buf_args *x = arg;
+
+	if (S_ISDIR(ip->d.mode))
+		return -EISDIR;
+	if (!S_ISREG(ip->d.mode) && !S_ISLNK(ip->d.mode))
+		return -EINVAL;
+	return file_read(fs, ip, x->buf, x->size, x->off);
+}
+
 ssize_t cfs_read(struct cfs_fs *fs, cfs_ino_t ino, void *buf, size_t size, uint64_t off)
 {
-	struct inode *ip;
-	ssize_t ret = get_head(fs, ino, &ip);
-
-	if (ret < 0)
-		return ret;
-	if (S_ISDIR(ip->d.mode))
-		ret = -EISDIR;
-	else if (!S_ISREG(ip->d.mode) && !S_ISLNK(ip->d.mode))
-		ret = -EINVAL;
-	else
-		ret = file_read(fs, ip, buf, size, off);
-	put_head(fs, ip);
-	return ret;
+	return (ssize_t)head_call(fs, ino, 0, read_body,
+				  &(struct buf_args){ .buf = buf, .size = size, .off = off });
 }
 
 ssize_t cfs_write(struct cfs_fs *fs, cfs_ino_t ino, const void *buf, size_t size,
@@ -364,21 +376,17 @@ static int punch_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint64
 	return ret;
 }
 
-int cfs_fallocate(struct cfs_fs *fs, cfs_ino_t ino, int mode, uint64_t off, uint64_t len)
-{
-	struct inode *ip;
-	int ret;
+struct falloc_args {
+	int mode;
+	uint64_t off, len;
+};
 
-	if (len == 0 || off + len < off || (mode & ~(CFS_FALLOC_KEEP_SIZE | CFS_FALLOC_PUNCH_HOLE)))
-		return -EINVAL;
-	if ((mode & CFS_FALLOC_PUNCH_HOLE) && !(mode & CFS_FALLOC_KEEP_SIZE))
-		return -EOPNOTSUPP;
-	ret = fs_op_begin(fs);
-	if (ret < 0)
-		return ret;
-	ret = get_head(fs, ino, &ip);
-	if (ret < 0)
-		goto out;
+static int64_t falloc_body(struct cfs_fs *fs, struct inode *ip, void *arg)
+{
+	const struct falloc_args *x = arg;
+	int mode = x->mode, ret = 0;
+	uint64_t off = x->off, len = x->len;
+
 	if (S_ISDIR(ip->d.mode))
 		ret = -EISDIR;
 	else if (!S_ISREG(ip->d.mode))
@@ -399,140 +407,141 @@ int cfs_fallocate(struct cfs_fs *fs, cfs_ino_t ino, int mode, uint64_t off, uint
 		inode_touch(ip, 0, 1, 1);
 		ret = inode_write(fs, ip);
 	}
-	put_head(fs, ip);
-out:
-	fs_op_end(fs);
 	return ret;
 }
 
-int64_t cfs_lseek(struct cfs_fs *fs, cfs_ino_t ino, int64_t off, int whence)
+int cfs_fallocate(struct cfs_fs *fs, cfs_ino_t ino, int mode, uint64_t off, uint64_t len)
 {
-	struct inode *ip;
-	int64_t ret = get_head(fs, ino, &ip);
-	uint64_t lblk, size;
-
-	if (ret < 0)
-		return ret;
-	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
-		put_head(fs, ip);
+	if (len == 0 || off + len < off || (mode & ~(CFS_FALLOC_KEEP_SIZE | CFS_FALLOC_PUNCH_HOLE)))
 		return -EINVAL;
-	}
-	size = ip->d.size;
-	if (off < 0 || (uint64_t)off >= size) {
-		ret = -ENXIO;
-		goto out;
-	}
-	ret = whence == SEEK_HOLE ? (int64_t)size : off;
+	if ((mode & CFS_FALLOC_PUNCH_HOLE) && !(mode & CFS_FALLOC_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	return (int)head_call(fs, ino, 1, falloc_body, &(struct falloc_args){ mode, off, len });
+}
+
+struct seek_args {
+	int64_t off;
+	int whence;
+};
+
+static int64_t seek_body(struct cfs_fs *fs, struct inode *ip, void *arg)
+{
+	const struct seek_args *x = arg;
+	int64_t off = x->off;
+	int whence = x->whence;
+	uint64_t lblk, size = ip->d.size;
+
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return -EINVAL;
+	if (off < 0 || (uint64_t)off >= size)
+		return -ENXIO;
 	if (ip->d.flags & CFS_IFL_INLINE)
-		goto out;
+		return whence == SEEK_HOLE ? (int64_t)size : off;
 	for (lblk = (uint64_t)off / fs->bsize; lblk * fs->bsize < size;) {
 		uint64_t abs;
 		uint32_t run;
 		int m = file_map(fs, ip, lblk, &abs, &run);
 
-		if (m < 0) {
-			ret = m;
-			goto out;
-		}
+		if (m < 0)
+			return m;
 		if ((m == 1) == (whence == SEEK_DATA)) {
 			uint64_t at = lblk * fs->bsize;
+			int64_t ret = at < (uint64_t)off ? off : (int64_t)at;
 
-			ret = at < (uint64_t)off ? off : (int64_t)at;
-			if ((uint64_t)ret > size)
-				ret = (int64_t)size;
-			goto out;
+			return (uint64_t)ret > size ? (int64_t)size : ret;
 		}
 		lblk += run ? run : 1;
 	}
-	ret = whence == SEEK_DATA ? -ENXIO : (int64_t)size;
-out:
-	put_head(fs, ip);
-	return ret;
+	return whence == SEEK_DATA ? -ENXIO : (int64_t)size;
+}
+
+int64_t cfs_lseek(struct cfs_fs *fs, cfs_ino_t ino, int64_t off, int whence)
+{
+	return head_call(fs, ino, 0, seek_body, &(struct seek_args){ off, whence });
 }
 
 /* ---- xattrs ---- */
 
-int cfs_setxattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name, const void *value,
-		 size_t size, int flags)
-{
-	struct inode *ip;
-	int ret = fs_op_begin(fs);
+struct xattr_set_args {
+	const char *name;
+	const void *value;              /* NULL with remove */
+	size_t size;
+	int flags;
+	int remove;
+};
 
-	if (ret < 0)
-		return ret;
-	ret = get_head(fs, ino, &ip);
-	if (ret < 0)
-		goto out;
-	ret = xattr_set(fs, ip, name, value, size, flags);
+/* Setting and removing change the inode alike: ctime, and it is written. */
+static int64_t xattr_change_body(struct cfs_fs *fs, struct inode *ip, void *arg)
+{
+	const struct xattr_set_args *x = arg;
+	int ret = x->remove ? xattr_remove(fs, ip, x->name) :
+			      xattr_set(fs, ip, x->name, x->value, x->size, x->flags);
+
 	if (ret == 0) {
 		inode_touch(ip, 0, 0, 1);
 		ret = inode_write(fs, ip);
 	}
-	put_head(fs, ip);
-out:
-	fs_op_end(fs);
 	return ret;
+}
+
+int cfs_setxattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name, const void *value,
+		 size_t size, int flags)
+{
+	return (int)head_call(fs, ino, 1, xattr_change_body,
+			      &(struct xattr_set_args){ name, value, size, flags, 0 });
+}
+
+int cfs_removexattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name)
+{
+	return (int)head_call(fs, ino, 1, xattr_change_body,
+			      &(struct xattr_set_args){ .name = name, .remove = 1 });
+}
+
+static int64_t getxattr_body(struct cfs_fs *fs, struct inode *ip, void *arg)
+{
+	const struct buf_args *x = arg;
+
+	return xattr_get(fs, ip, x->name, x->buf, x->size);
 }
 
 ssize_t cfs_getxattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name, void *buf,
 		     size_t size)
 {
-	struct inode *ip;
-	ssize_t ret = get_head(fs, ino, &ip);
+	return (ssize_t)head_call(fs, ino, 0, getxattr_body,
+				  &(struct buf_args){ .buf = buf, .size = size, .name = name });
+}
 
-	if (ret < 0)
-		return ret;
-	ret = xattr_get(fs, ip, name, buf, size);
-	put_head(fs, ip);
-	return ret;
+static int64_t listxattr_body(struct cfs_fs *fs, struct inode *ip, void *arg)
+{
+	const struct buf_args *x = arg;
+
+	return xattr_list(fs, ip, x->buf, x->size);
 }
 
 ssize_t cfs_listxattr(struct cfs_fs *fs, cfs_ino_t ino, char *buf, size_t size)
 {
-	struct inode *ip;
-	ssize_t ret = get_head(fs, ino, &ip);
-
-	if (ret < 0)
-		return ret;
-	ret = xattr_list(fs, ip, buf, size);
-	put_head(fs, ip);
-	return ret;
+	return (ssize_t)head_call(fs, ino, 0, listxattr_body,
+				  &(struct buf_args){ .buf = buf, .size = size });
 }
 
-int cfs_removexattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name)
+struct chunks_args {
+	uint32_t *chunks;
+	int max;
+};
+
+static int64_t file_chunks_body(struct cfs_fs *fs, struct inode *ip, void *arg)
 {
-	struct inode *ip;
-	int ret = fs_op_begin(fs);
+	const struct chunks_args *x = arg;
+	int ret = file_chain_load(fs, ip), i;
 
 	if (ret < 0)
 		return ret;
-	ret = get_head(fs, ino, &ip);
-	if (ret < 0)
-		goto out;
-	ret = xattr_remove(fs, ip, name);
-	if (ret == 0) {
-		inode_touch(ip, 0, 0, 1);
-		ret = inode_write(fs, ip);
-	}
-	put_head(fs, ip);
-out:
-	fs_op_end(fs);
-	return ret;
+	for (i = 0; i <= ip->nchain && i < x->max; i++)
+		x->chunks[i] = CFS_INO_CHUNK(i ? ip->chain[i - 1]->ino : ip->ino);
+	return ip->nchain + 1;
 }
 
 int cfs_file_chunks(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *chunks, int max)
 {
-	struct inode *ip;
-	int ret = get_head(fs, ino, &ip), i;
-
-	if (ret < 0)
-		return ret;
-	ret = file_chain_load(fs, ip);
-	if (ret == 0) {
-		for (i = 0; i <= ip->nchain && i < max; i++)
-			chunks[i] = CFS_INO_CHUNK(i ? ip->chain[i - 1]->ino : ip->ino);
-		ret = ip->nchain + 1;
-	}
-	put_head(fs, ip);
-	return ret;
+	return (int)head_call(fs, ino, 0, file_chunks_body, &(struct chunks_args){ chunks, max });
 }
