@@ -171,6 +171,29 @@ static int buf_load(struct cache *c, struct buf *b, int flags)
 	return ret;
 }
 
+/* At the bound, the oldest clean unreferenced buffer is taken out of the
+ * cache and reused as it is: a scan reading block after block (fsck)
+ * would otherwise free and allocate a buffer per block.  Still counted in
+ * nbufs. */
+static struct buf *buf_steal(struct cache *c)
+{
+	struct buf *b;
+	uint8_t *data;
+	int tries = 8;    /* a mostly dirty cache is left to cache_shrink */
+
+	for (b = c->lru.next; b != &c->lru && tries--; b = b->next) {
+		if (b->flags & BF_DIRTY)
+			continue;
+		hash_del(c, b);
+		lru_del(b);
+		data = b->data;
+		memset(b, 0, sizeof(*b));
+		b->data = data;
+		return b;
+	}
+	return NULL;
+}
+
 int cache_get(struct cache *c, uint64_t blk, int flags, struct buf **out)
 {
 	struct buf *b;
@@ -205,23 +228,26 @@ again:
 		}
 		goto out;
 	}
-	if (c->nbufs >= c->max_bufs)
-		cache_shrink(c);
-	b = calloc(1, sizeof(*b));
-	if (b)
-		b->data = malloc(c->bsize);
-	if (!b || !b->data) {
-		free(b);
-		ret = -ENOMEM;
-		b = NULL;
-		goto out;
+	b = c->nbufs >= c->max_bufs ? buf_steal(c) : NULL;
+	if (!b) {
+		if (c->nbufs >= c->max_bufs)
+			cache_shrink(c);
+		b = calloc(1, sizeof(*b));
+		if (b)
+			b->data = malloc(c->bsize);
+		if (!b || !b->data) {
+			free(b);
+			ret = -ENOMEM;
+			b = NULL;
+			goto out;
+		}
+		c->nbufs++;
 	}
 	b->blk = blk;
 	b->ref = 1;
 	b->flags = BF_LOADING;
 	b->hnext = c->hash[hash_slot(c, blk)];
 	c->hash[hash_slot(c, blk)] = b;
-	c->nbufs++;
 	pthread_mutex_unlock(&c->lock);
 	ret = buf_load(c, b, flags);
 	if (ret < 0) {

@@ -1092,7 +1092,7 @@ static void finish_chunks(struct fk *k, const uint8_t *checked)
 	}
 }
 
-#define FSCK_CACHE_BYTES (2u << 20)
+#define FSCK_CACHE_BYTES (1u << 20)
 
 static int cpu_count(void)
 {
