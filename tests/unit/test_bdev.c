@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -277,6 +278,98 @@ static void test_file_cloexec(void)
 	}
 	closedir(d);
 	CHECK(found);
+	cfs_bdev_destroy(bd);
+	unlink(path);
+}
+
+
+/* ---- prefetch ---- */
+
+/* Prefetch is only a hint: it never changes contents, never fails, and
+ * ignores the part of a run past the end of the device. */
+static void test_prefetch_is_harmless(void)
+{
+	char path[PATH_MAX];
+	struct cfs_bdev *bd;
+	struct cfs_bdev_fault_stats st;
+	uint8_t w[2 * BS], r[2 * BS];
+
+	make_file(path, "pf.img", 16 * BS);
+	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	fill(w, sizeof(w), 7);
+	CHECK_OK(cfs_bdev_write(bd, 14, 2, w));
+	cfs_bdev_prefetch(bd, 0, 16);
+	cfs_bdev_prefetch(bd, 14, 100);
+	cfs_bdev_prefetch(bd, 16, 1);
+	cfs_bdev_prefetch(bd, UINT64_MAX, UINT32_MAX);
+	cfs_bdev_prefetch(bd, 3, 0);
+	cfs_bdev_prefetch(NULL, 0, 1);
+	CHECK_OK(cfs_bdev_read(bd, 14, 2, r));
+	CHECK(memcmp(r, w, sizeof(w)) == 0);
+	cfs_bdev_destroy(bd);
+	unlink(path);
+
+	/* the fault device has no prefetch: no call reaches it */
+	CHECK_OK(cfs_bdev_fault_create(16 * BS, BS, &bd));
+	cfs_bdev_prefetch(bd, 0, 16);
+	cfs_bdev_fault_stats(bd, &st);
+	CHECK_EQ(st.reads, 0);
+	CHECK_EQ(st.writes, 0);
+	cfs_bdev_destroy(bd);
+}
+
+/* Pages of path resident in the page cache, of the first npages. */
+static long resident_pages(const char *path, size_t npages)
+{
+	long n = 0, psz = sysconf(_SC_PAGESIZE);
+	unsigned char vec[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *m;
+	size_t i;
+
+	CHECK(fd >= 0 && npages <= sizeof(vec));
+	m = mmap(NULL, npages * (size_t)psz, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(m != MAP_FAILED);
+	CHECK_OK(mincore(m, npages * (size_t)psz, vec));
+	for (i = 0; i < npages; i++)
+		n += vec[i] & 1;
+	munmap(m, npages * (size_t)psz);
+	close(fd);
+	return n;
+}
+
+/* The file backend's prefetch really starts the reads: a run that was
+ * evicted from the page cache is resident afterwards (given a moment). */
+static void test_prefetch_loads_page_cache(void)
+{
+	char path[PATH_MAX];
+	struct cfs_bdev *bd;
+	long psz = sysconf(_SC_PAGESIZE), got = 0;
+	size_t npages = 32 * BS / (size_t)psz;
+	uint8_t w[BS];
+	int fd, i;
+
+	make_file(path, "pf2.img", 32 * BS);
+	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	fill(w, sizeof(w), 3);
+	for (i = 0; i < 32; i++)
+		CHECK_OK(cfs_bdev_write(bd, (uint64_t)i, 1, w));
+	CHECK_OK(cfs_bdev_flush(bd));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	if (resident_pages(path, npages) != 0) {
+		cfs_bdev_destroy(bd);
+		unlink(path);
+		TEST_SKIP("this TMPDIR's file system keeps files in memory (tmpfs?): eviction, and so prefetch, cannot be observed");
+	}
+	cfs_bdev_prefetch(bd, 8, 8);
+	for (i = 0; i < 200 && got < (long)(8 * BS / (size_t)psz); i++) {
+		usleep(5000);
+		got = resident_pages(path, npages);
+	}
+	CHECK_EQ(got, 8 * BS / psz);
 	cfs_bdev_destroy(bd);
 	unlink(path);
 }
@@ -810,6 +903,8 @@ int main(void)
 	TEST_RUN(test_file_block_size_change);
 	TEST_RUN(test_file_open_errors);
 	TEST_RUN(test_file_cloexec);
+	TEST_RUN(test_prefetch_is_harmless);
+	TEST_RUN(test_prefetch_loads_page_cache);
 	TEST_RUN(test_fault_create);
 	TEST_RUN(test_fault_counters);
 	TEST_RUN(test_fault_fail_read);
