@@ -25,6 +25,7 @@
 #include "bdev.h"
 #include "chunkfs.h"
 #include "crc32c.h"
+#include "../fixture.h"
 #include "format.h"
 #include "le.h"
 
@@ -153,75 +154,6 @@ static void walk(struct cfs_fs *fs, cfs_ino_t dir, int depth, int *budget)
 	free(e);
 }
 
-static struct cfs_bdev *device(const uint8_t *img, size_t size)
-{
-	struct cfs_bdev *bd;
-	uint64_t n;
-
-	if (cfs_bdev_fault_create(size, BS, &bd) < 0)
-		return NULL;
-	memcpy(cfs_bdev_fault_bytes(bd, &n), img, size);
-	return bd;
-}
-
-/* A device that forwards to another one and leaves it alive when
- * destroyed, so the bytes survive cfs_close. */
-struct borrow {
-	struct cfs_bdev bd;
-	struct cfs_bdev *in;
-};
-
-static int br_sync(struct borrow *w)
-{
-	return w->in->block_size == w->bd.block_size ? 0 :
-	       cfs_bdev_set_block_size(w->in, w->bd.block_size);
-}
-
-static int br_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf)
-{
-	struct borrow *w = (struct borrow *)bd;
-	int ret = br_sync(w);
-
-	return ret ? ret : cfs_bdev_read(w->in, blk, count, buf);
-}
-
-static int br_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf)
-{
-	struct borrow *w = (struct borrow *)bd;
-	int ret = br_sync(w);
-
-	return ret ? ret : cfs_bdev_write(w->in, blk, count, buf);
-}
-
-static int br_flush(struct cfs_bdev *bd)
-{
-	return cfs_bdev_flush(((struct borrow *)bd)->in);
-}
-
-static void br_destroy(struct cfs_bdev *bd)
-{
-	free(bd);
-}
-
-static const struct cfs_bdev_ops borrow_ops = {
-	.read = br_read, .write = br_write, .flush = br_flush, .destroy = br_destroy,
-};
-
-static struct cfs_bdev *borrow(struct cfs_bdev *in)
-{
-	struct borrow *w = calloc(1, sizeof(*w));
-
-	if (!w)
-		return NULL;
-	cfs_bdev_set_block_size(in, BS);
-	w->bd.ops = &borrow_ops;
-	w->bd.block_size = in->block_size;
-	w->bd.nblocks = in->nblocks;
-	memcpy(w->bd.name, in->name, sizeof(w->bd.name));
-	w->in = in;
-	return &w->bd;
-}
-
 static void fsck_ro(struct cfs_fs *fs)
 {
 	struct cfs_fsck_opts o = { .mode = CFS_FSCK_NO, .force = 1, .threads = 2 };
@@ -264,8 +196,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		reseal_all(img, isize);
 
 	/* 1: read-only */
-	bd = device(img, isize);
-	if (bd && cfs_open_bdev(bd, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
+	if (fixture_image_dev(img, isize, BS, &bd) == 0 &&
+	    cfs_open_bdev(bd, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
 		cfs_statfs(fs, &sf);
 		if (cfs_get_info(fs, &in) == 0)
 			for (c = 0; c < in.chunks; c++) {
@@ -280,15 +212,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	/* 2: repair, then look again at what the repair left */
-	bd = device(img, isize);
-	if (bd) {
-		struct cfs_bdev *w = borrow(bd);
-
-		if (w && cfs_open_bdev(w, CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, &fs) == 0) {
+	if (fixture_image_dev(img, isize, BS, &bd) == 0) {
+		if (fixture_open(bd, CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, &fs) == 0) {
 			cfs_fsck(fs, &o, &r);
 			cfs_close(fs);
-			w = borrow(bd);
-			if (w && cfs_open_bdev(w, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
+			/* the image's block size may have stayed on the device */
+			cfs_bdev_set_block_size(bd, BS);
+			if (fixture_open(bd, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
 				budget = 200;
 				walk(fs, CFS_ROOT_INO, 0, &budget);
 				fsck_ro(fs);

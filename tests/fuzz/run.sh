@@ -47,7 +47,8 @@ fi
 # ---- the harness ------------------------------------------------------------------------
 stale=1
 if [ -x "$FUZZER" ]; then
-	stale=$(find "$CHUNKFS_SRC/src" "$CHUNKFS_SRC/include" "$HERE" -newer "$FUZZER" \
+	stale=$(find "$CHUNKFS_SRC/src" "$CHUNKFS_SRC/include" "$HERE" \
+		"$CHUNKFS_SRC/tests/fixture.h" -newer "$FUZZER" \
 		\( -name '*.c' -o -name '*.h' \) | head -n 1 | wc -l)
 fi
 if [ "$stale" != 0 ]; then

@@ -15,6 +15,7 @@
 #include "bdev.h"
 #include "cache.h"
 #include "chunkfs.h"
+#include "fixture.h"
 #include "format.h"
 #include "fsint.h"
 #include "le.h"
@@ -527,68 +528,7 @@ static void test_concurrent_gets(void)
 #define FS_BS 1024
 #define FS_CHUNKS 4
 
-/* cfs_open_bdev takes ownership of its device and cfs_close destroys it;
- * to look at (and reopen) the same bytes afterwards the filesystem gets a
- * borrowed view of the fault device whose destroy leaves the device. */
-struct borrow {
-	struct cfs_bdev bd;
-	struct cfs_bdev *in;
-};
-
-static int br_sync(struct borrow *w)
-{
-	if (w->in->block_size == w->bd.block_size)
-		return 0;
-	return cfs_bdev_set_block_size(w->in, w->bd.block_size);
-}
-
-static int br_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf)
-{
-	struct borrow *w = (struct borrow *)bd;
-	int ret = br_sync(w);
-
-	return ret ? ret : cfs_bdev_read(w->in, blk, count, buf);
-}
-
-static int br_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf)
-{
-	struct borrow *w = (struct borrow *)bd;
-	int ret = br_sync(w);
-
-	return ret ? ret : cfs_bdev_write(w->in, blk, count, buf);
-}
-
-static int br_flush(struct cfs_bdev *bd)
-{
-	return cfs_bdev_flush(((struct borrow *)bd)->in);
-}
-
-static void br_destroy(struct cfs_bdev *bd)
-{
-	free(bd);
-}
-
-static const struct cfs_bdev_ops borrow_ops = {
-	.read = br_read, .write = br_write, .flush = br_flush, .destroy = br_destroy,
-};
-
-static struct cfs_bdev *borrow(struct cfs_bdev *in)
-{
-	struct borrow *w = calloc(1, sizeof(*w));
-
-	CHECK(w);
-	w->bd.ops = &borrow_ops;
-	w->bd.block_size = in->block_size;
-	w->bd.nblocks = in->nblocks;
-	memcpy(w->bd.name, in->name, sizeof(w->bd.name));
-	w->in = in;
-	return &w->bd;
-}
-
-#define FS_SIZE (8u << 20)
-#define FS_BS 1024
-#define FS_CHUNKS 4
-
+/* the fs gets a borrowed view (fixture.h): the device outlives cfs_close */
 static struct cfs_bdev *dev;    /* the device under the current test's fs */
 
 static struct cfs_fs *make_fs(void)
@@ -596,17 +536,14 @@ static struct cfs_fs *make_fs(void)
 	struct cfs_mkfs_opts o = { .block_size = FS_BS, .chunks = FS_CHUNKS, .inodes = 512 };
 	struct cfs_fs *fs;
 
-	CHECK_OK(cfs_bdev_fault_create(FS_SIZE, FS_BS, &dev));
-	/* mkfs leaves the device ours */
-	CHECK_OK(cfs_mkfs_bdev(dev, &o));
-	CHECK_OK(cfs_open_bdev(borrow(dev), 0, &fs));
+	CHECK_OK(fixture_mkfs(FS_SIZE, &o, &dev, &fs));
 	return fs;
 }
 
 static struct cfs_fs *reopen(struct cfs_fs *fs)
 {
 	CHECK_OK(cfs_close(fs));
-	CHECK_OK(cfs_open_bdev(borrow(dev), 0, &fs));
+	CHECK_OK(fixture_open(dev, 0, &fs));
 	return fs;
 }
 

@@ -34,6 +34,7 @@
 
 #include "bdev.h"
 #include "chunkfs.h"
+#include "fixture.h"
 #include "test.h"
 
 #define NPRIV 4                 /* private workers */
@@ -55,64 +56,6 @@ static atomic_int stop_observer;
 static atomic_int failures;
 static cfs_ino_t shared_dir;
 static unsigned ops_per_worker = 4000;
-
-/* ---- a borrowed device, so the bytes outlive cfs_close ---- */
-
-struct borrow {
-	struct cfs_bdev bd;
-	struct cfs_bdev *in;
-};
-
-static int br_sync(struct borrow *w)
-{
-	if (w->in->block_size == w->bd.block_size)
-		return 0;
-	return cfs_bdev_set_block_size(w->in, w->bd.block_size);
-}
-
-static int br_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf)
-{
-	struct borrow *w = (struct borrow *)bd;
-	int ret = br_sync(w);
-
-	return ret ? ret : cfs_bdev_read(w->in, blk, count, buf);
-}
-
-static int br_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf)
-{
-	struct borrow *w = (struct borrow *)bd;
-	int ret = br_sync(w);
-
-	return ret ? ret : cfs_bdev_write(w->in, blk, count, buf);
-}
-
-static int br_flush(struct cfs_bdev *bd)
-{
-	return cfs_bdev_flush(((struct borrow *)bd)->in);
-}
-
-static void br_destroy(struct cfs_bdev *bd)
-{
-	free(bd);
-}
-
-static const struct cfs_bdev_ops borrow_ops = {
-	.read = br_read, .write = br_write, .flush = br_flush, .destroy = br_destroy,
-};
-
-static struct cfs_bdev *borrow(struct cfs_bdev *in)
-{
-	struct borrow *w = calloc(1, sizeof(*w));
-
-	if (!w)
-		return NULL;
-	w->bd.ops = &borrow_ops;
-	w->bd.block_size = in->block_size;
-	w->bd.nblocks = in->nblocks;
-	memcpy(w->bd.name, in->name, sizeof(w->bd.name));
-	w->in = in;
-	return &w->bd;
-}
 
 static void report(void *ctx, const char *msg)
 {
@@ -910,9 +853,7 @@ static void test_threads(void)
 	printf("    seed %llu (CHUNKFS_THREADS_SEED=%llu to replay), %d workers x %u ops\n",
 	       (unsigned long long)seed, (unsigned long long)seed, NWORK, ops_per_worker);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CHECK_OK(cfs_bdev_fault_create(IMG_SIZE, IMG_BS, &dev));
-	CHECK_OK(cfs_mkfs_bdev(dev, &o));
-	CHECK_OK(cfs_open_bdev(borrow(dev), 0, &fs));
+	CHECK_OK(fixture_mkfs(IMG_SIZE, &o, &dev, &fs));
 	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "shared", 0777, 0, 0, &shared_dir));
 	pin(NULL, shared_dir);
 	pin(NULL, CFS_ROOT_INO);
@@ -994,7 +935,7 @@ static void test_threads(void)
 	CHECK_EQ(problems, 0);
 	CHECK_OK(cfs_close(fs));
 	fs = NULL;
-	CHECK_OK(cfs_open_bdev(borrow(dev), 0, &fs));
+	CHECK_OK(fixture_open(dev, 0, &fs));
 	problems = cfs_check(fs, report, NULL);
 	CHECK_EQ(problems, 0);
 	verify_all("after reopen");

@@ -1,0 +1,126 @@
+/* Test fixtures: filesystems and images on the in-memory fault device.
+ *
+ * Shared by the unit tests (#include "fixture.h") and the fuzz harness
+ * (#include "../fixture.h").  Header-only because tests/fuzz/run.sh builds
+ * the harness from its one source file, outside the Makefile.  The helpers
+ * return 0 or a negative errno and never use test.h's CHECK, which the
+ * harness does not have; unit tests wrap them in CHECK_OK.
+ */
+#ifndef CHUNKFS_TEST_FIXTURE_H
+#define CHUNKFS_TEST_FIXTURE_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdev.h"
+#include "chunkfs.h"
+
+/* cfs_open_bdev takes ownership of its device and cfs_close destroys it.
+ * A borrowed view forwards to another device and leaves it alive when
+ * destroyed, so its bytes can be looked at, damaged or reopened after
+ * cfs_close. */
+struct fixture_borrow {
+	struct cfs_bdev bd;
+	struct cfs_bdev *in;
+};
+
+/* The filesystem sets the view's block size; the device follows it. */
+static inline int fixture_borrow_sync(struct fixture_borrow *w)
+{
+	if (w->in->block_size == w->bd.block_size)
+		return 0;
+	return cfs_bdev_set_block_size(w->in, w->bd.block_size);
+}
+
+static inline int fixture_borrow_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count,
+				      void *buf)
+{
+	struct fixture_borrow *w = (struct fixture_borrow *)bd;
+	int ret = fixture_borrow_sync(w);
+
+	return ret ? ret : cfs_bdev_read(w->in, blk, count, buf);
+}
+
+static inline int fixture_borrow_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count,
+				       const void *buf)
+{
+	struct fixture_borrow *w = (struct fixture_borrow *)bd;
+	int ret = fixture_borrow_sync(w);
+
+	return ret ? ret : cfs_bdev_write(w->in, blk, count, buf);
+}
+
+static inline int fixture_borrow_flush(struct cfs_bdev *bd)
+{
+	return cfs_bdev_flush(((struct fixture_borrow *)bd)->in);
+}
+
+static inline void fixture_borrow_destroy(struct cfs_bdev *bd)
+{
+	free(bd);
+}
+
+/* A borrowed view of in, or NULL when out of memory. */
+static inline struct cfs_bdev *fixture_borrow_new(struct cfs_bdev *in)
+{
+	static const struct cfs_bdev_ops ops = {
+		.read = fixture_borrow_read, .write = fixture_borrow_write,
+		.flush = fixture_borrow_flush, .destroy = fixture_borrow_destroy,
+	};
+	struct fixture_borrow *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->bd.ops = &ops;
+	w->bd.block_size = in->block_size;
+	w->bd.nblocks = in->nblocks;
+	memcpy(w->bd.name, in->name, sizeof(w->bd.name));
+	w->in = in;
+	return &w->bd;
+}
+
+/* Open the filesystem on dev through a borrowed view: dev stays the
+ * caller's. */
+static inline int fixture_open(struct cfs_bdev *dev, int flags, struct cfs_fs **fs)
+{
+	struct cfs_bdev *w = fixture_borrow_new(dev);
+
+	return w ? cfs_open_bdev(w, flags, fs) : -ENOMEM;
+}
+
+/* A new fault device of bytes bytes (blocks of bs) holding a copy of img. */
+static inline int fixture_image_dev(const void *img, uint64_t bytes, uint32_t bs,
+				    struct cfs_bdev **out)
+{
+	uint64_t n;
+	int ret = cfs_bdev_fault_create(bytes, bs, out);
+
+	if (ret < 0)
+		return ret;
+	memcpy(cfs_bdev_fault_bytes(*out, &n), img, bytes);
+	return 0;
+}
+
+/* mkfs o (block_size set) on a new fault device of size bytes, opened
+ * read-write through a borrowed view; the device is the caller's to
+ * destroy after cfs_close. */
+static inline int fixture_mkfs(uint64_t size, const struct cfs_mkfs_opts *o,
+			       struct cfs_bdev **dev, struct cfs_fs **fs)
+{
+	int ret = cfs_bdev_fault_create(size, o->block_size, dev);
+
+	if (ret < 0)
+		return ret;
+	ret = cfs_mkfs_bdev(*dev, o);
+	if (ret == 0)
+		ret = fixture_open(*dev, 0, fs);
+	if (ret < 0) {
+		cfs_bdev_destroy(*dev);
+		*dev = NULL;
+	}
+	return ret;
+}
+
+#endif
