@@ -413,3 +413,55 @@ int cache_read_direct(struct cache *c, uint64_t blk, uint32_t count, uint8_t *ds
 	}
 	return 0;
 }
+
+/* Make the cached copies of [blk, blk+count) agree with src before src
+ * goes to the device.  Under the lock, so a write-back racing with the
+ * device write can only write the new contents, never the old: unused
+ * clean copies are dropped, the others get the new bytes (a dirty one
+ * stays dirty and later writes the same bytes again). */
+static void direct_sync_cached(struct cache *c, uint64_t blk, uint32_t count,
+			       const uint8_t *src)
+{
+	struct buf *b;
+	uint32_t i = 0;
+
+	pthread_mutex_lock(&c->lock);
+	while (i < count) {
+		b = hash_find(c, blk + i);
+		if (b && (b->flags & BF_LOADING)) {
+			/* look again once loaded: the load may have failed */
+			pthread_cond_wait(&c->loaded, &c->lock);
+			continue;
+		}
+		if (b && !b->ref && !(b->flags & BF_DIRTY)) {
+			buf_free(c, b);
+		} else if (b) {
+			memcpy(b->data, src + (size_t)i * c->bsize, c->bsize);
+			/* file data now: no metadata checksum at write-back */
+			b->flags = (b->flags & BF_DIRTY) | BF_VALID;
+		}
+		i++;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* The write-side mirror of cache_read_direct.  The caller's inode lock
+ * keeps other users of these blocks out meanwhile.  The chunks are marked
+ * dirty first, as buf_dirty would (a no-op once a chunk is dirty). */
+int cache_write_direct(struct cache *c, uint64_t blk, uint32_t count, const uint8_t *src)
+{
+	uint32_t i;
+	int ret;
+
+	if (!count)
+		return 0;
+	if (blk >= c->bd->nblocks || count > c->bd->nblocks - blk)
+		return -EUCLEAN;
+	for (i = 0; c->before_dirty && i < count; i++) {
+		ret = c->before_dirty(c->ctx, blk + i);
+		if (ret < 0)
+			return ret;
+	}
+	direct_sync_cached(c, blk, count, src);
+	return cfs_bdev_write(c->bd, blk, count, src);
+}

@@ -62,6 +62,10 @@ int buf_dirty(struct cache *c, struct buf *b);
 int cache_flush(struct cache *c, uint64_t lo, uint64_t hi);
 /* Read file data blocks straight into dst, preferring cached copies. */
 int cache_read_direct(struct cache *c, uint64_t blk, uint32_t count, uint8_t *dst);
+/* Write file data blocks straight from src with one device write.  A
+ * cached copy of any of them is dropped or brought up to date first, so no
+ * stale copy can be written back over the new data. */
+int cache_write_direct(struct cache *c, uint64_t blk, uint32_t count, const uint8_t *src);
 /* The block was freed: forget its contents (dirty or not). */
 void cache_forget(struct cache *c, uint64_t blk);
 

@@ -439,6 +439,28 @@ struct fresh {
 	uint64_t lo, hi;
 };
 
+/* Map lblk, allocating up to left blocks (never past the hole: the blocks
+ * after it are mapped already) when it is a hole.  *run: contiguous
+ * blocks from *abs. */
+static int map_or_alloc(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint64_t left,
+			struct fresh *fr, uint64_t *abs, uint32_t *run)
+{
+	uint64_t want;
+	int ret;
+
+	ret = file_map(fs, ip, lblk, abs, run);
+	if (ret != 0)
+		return ret < 0 ? ret : 0;
+	want = left < *run ? left : *run;
+	ret = file_alloc(fs, ip, lblk, want > 65536 ? 65536 : (uint32_t)want, abs, run);
+	if (ret < 0)
+		return ret;
+	fr->lo = lblk;
+	fr->hi = lblk + *run;
+	return 0;
+}
+
+/* Part of one block, through the cache. */
 static int write_block(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t boff,
 		       const uint8_t *src, size_t len, uint64_t left, struct fresh *fr)
 {
@@ -447,19 +469,9 @@ static int write_block(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint3
 	struct buf *b;
 	int noread, ret;
 
-	ret = file_map(fs, ip, lblk, &abs, &run);
+	ret = map_or_alloc(fs, ip, lblk, left, fr, &abs, &run);
 	if (ret < 0)
 		return ret;
-	if (ret == 0) {
-		/* never past the hole: the blocks after it are mapped already */
-		uint64_t want = left < run ? left : run;
-
-		ret = file_alloc(fs, ip, lblk, want > 65536 ? 65536 : (uint32_t)want, &abs, &run);
-		if (ret < 0)
-			return ret;
-		fr->lo = lblk;
-		fr->hi = lblk + run;
-	}
 	noread = (lblk >= fr->lo && lblk < fr->hi) || len == fs->bsize;
 	ret = cache_get(&fs->cache, abs, noread ? CG_NOREAD : 0, &b);
 	if (ret < 0)
@@ -468,6 +480,40 @@ static int write_block(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint3
 	ret = buf_dirty(&fs->cache, b);
 	buf_put(&fs->cache, b);
 	return ret;
+}
+
+/* Whole blocks from lblk, at most nblk: as many as one mapped (or newly
+ * allocated) run holds, in one device write straight from src.  Returns
+ * the number of blocks written.  Every block it allocates is either
+ * written here or left in *fr for the cached path to zero-fill. */
+static int write_run(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, const uint8_t *src,
+		     uint32_t nblk, uint64_t left, struct fresh *fr)
+{
+	uint64_t abs;
+	uint32_t run;
+	int ret;
+
+	ret = map_or_alloc(fs, ip, lblk, left, fr, &abs, &run);
+	if (ret < 0)
+		return ret;
+	if (run > nblk)
+		run = nblk;
+	ret = cache_write_direct(&fs->cache, abs, run, src);
+	return ret < 0 ? ret : (int)run;
+}
+
+/* A write that failed at byte end may leave blocks it allocated there and
+ * after unwritten: unmap them, or their old contents would show where a
+ * hole reads zeroes.  (Everything before end's block was written whole.) */
+static void drop_unwritten(struct cfs_fs *fs, struct inode *ip, uint64_t end,
+			   const struct fresh *fr)
+{
+	uint64_t from = end / fs->bsize;
+
+	if (from < fr->lo)
+		from = fr->lo;
+	if (from < fr->hi)
+		file_punch(fs, ip, from, fr->hi);   /* best effort: already failing */
 }
 
 ssize_t file_write(struct cfs_fs *fs, struct inode *ip, const void *buf, size_t n,
@@ -497,6 +543,16 @@ ssize_t file_write(struct cfs_fs *fs, struct inode *ip, const void *buf, size_t 
 		size_t len = fs->bsize - boff;
 		uint64_t left_blocks = (n - done + boff + fs->bsize - 1) / fs->bsize;
 
+		if (boff == 0 && n - done >= fs->bsize) {
+			size_t whole = (n - done) / fs->bsize;
+
+			ret = write_run(fs, ip, pos / fs->bsize, src + done,
+					whole > 65536 ? 65536 : (uint32_t)whole, left_blocks, &fr);
+			if (ret < 0)
+				break;
+			done += (size_t)ret * fs->bsize;
+			continue;
+		}
 		if (len > n - done)
 			len = n - done;
 		ret = write_block(fs, ip, pos / fs->bsize, boff, src + done, len, left_blocks,
@@ -505,6 +561,8 @@ ssize_t file_write(struct cfs_fs *fs, struct inode *ip, const void *buf, size_t 
 			break;
 		done += len;
 	}
+	if (ret < 0)
+		drop_unwritten(fs, ip, off + done, &fr);
 	if (done && off + done > ip->d.size)
 		ip->d.size = off + done;
 	if (done) {
