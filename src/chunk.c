@@ -495,6 +495,48 @@ out:
 	return ret;
 }
 
+/* Allocate local inode l of chunk c exactly: fsck makes a reserved inode
+ * (the root, lost+found) again under its own number.  -EEXIST when the
+ * bitmap says it is in use. */
+int chunk_alloc_inode_at(struct cfs_fs *fs, uint32_t c, uint32_t l)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t bit = (uint64_t)l - 1;
+	uint32_t k = (uint32_t)(bit / fs->bits_per_bm);
+	struct buf *b;
+	int ret;
+
+	if (l == 0 || l > fs->sb.inodes_per_chunk)
+		return -EINVAL;
+	ret = chunk_mark_dirty(fs, c);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&ch->lock);
+	if (ch->hdr.free_inodes == 0) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	ret = bm_get(fs, c, BM_INODES, k, &b);
+	if (ret < 0)
+		goto out;
+	if (bit_get(b->data + CFS_BLOCK_HDR, bit % fs->bits_per_bm)) {
+		ret = -EEXIST;
+	} else {
+		bit_set(b->data + CFS_BLOCK_HDR, bit % fs->bits_per_bm, 1);
+		ret = bm_dirty(fs, c, BM_INODES, k, b);
+	}
+	buf_put(&fs->cache, b);
+	if (ret == 0)
+		ret = itable_extend(fs, c, l);
+	if (ret == 0) {
+		ch->hdr.free_inodes--;
+		ch->hdr_dirty = 1;
+	}
+out:
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
 int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino)
 {
 	uint32_t c = CFS_INO_CHUNK(ino);

@@ -34,7 +34,7 @@ struct fk {
 	uint8_t *done_a;        /* step A done */
 	uint32_t next, ndone, ntotal;
 	int step;
-	int escalate;
+	uint8_t *esc_from;      /* chunks whose directories lost remote entries */
 	cfs_ino_t *orphans;     /* to reconnect to lost+found */
 	size_t norphans;
 	uint64_t *chunk_unfixed;
@@ -637,7 +637,7 @@ struct dscan {
 	struct dirent_rec *ok;
 	size_t nok, cap;
 	uint64_t seen, remote_ok, remote_bad;
-	int bad, oom;
+	int bad, oom, unfixed;
 };
 
 static int entry_target_ok(struct ck *x, struct inode *dp, const struct dirent_rec *r)
@@ -691,8 +691,9 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 	    !entry_target_ok(x, d->dp, r)) {
 		d->bad = 1;
 		d->remote_bad += r->stub || CFS_INO_CHUNK(r->ino) != x->c;
-		problem(x, 1, "chunk %u: dir %u: entry '%.*s' -> %u invalid, removed", x->c,
-			d->dp->ino, (int)r->namelen, r->name, r->ino);
+		if (!problem(x, 1, "chunk %u: dir %u: entry '%.*s' -> %u invalid, removed", x->c,
+			     d->dp->ino, (int)r->namelen, r->name, r->ino))
+			d->unfixed = 1;
 		return 0;
 	}
 	if (d->nok == d->cap) {
@@ -730,7 +731,7 @@ static void fix_parent(struct ck *x, cfs_ino_t child, cfs_ino_t parent)
 
 static void check_dir(struct ck *x, struct inode *dp)
 {
-	struct dscan d = { x, dp, NULL, 0, 0, 0, 0, 0, 0, 0 };
+	struct dscan d = { x, dp, NULL, 0, 0, 0, 0, 0, 0, 0, 0 };
 	uint32_t l = CFS_INO_LOCAL(dp->ino) - 1;
 	size_t i;
 	int ret = -1;
@@ -754,7 +755,7 @@ static void check_dir(struct ck *x, struct inode *dp)
 	 * stub behind in a chunk that is not being checked: check them all.
 	 * Lost local entries need nothing more: their inodes are here. */
 	if (d.remote_bad || d.remote_ok < dp->d.hi)
-		x->k->escalate = 1;
+		x->k->esc_from[x->c] = 1;
 	if (!d.bad && (d.nok != dp->d.lo || d.remote_ok != dp->d.hi) &&
 	    problem(x, 1, "chunk %u: dir %u: records %llu entries (%llu remote), has %zu "
 		    "(%llu)", x->c, dp->ino, (unsigned long long)dp->d.lo,
@@ -763,7 +764,8 @@ static void check_dir(struct ck *x, struct inode *dp)
 		dp->d.hi = d.remote_ok;
 		inode_write(x->fs, dp);
 	}
-	if (d.bad && x->k->o->mode != CFS_FSCK_NO &&
+	/* a removal reported as not fixed must not happen anyway */
+	if (d.bad && !d.unfixed && x->k->o->mode != CFS_FSCK_NO &&
 	    !(x->k->o->mode == CFS_FSCK_PREEN && ret < 0))
 		dir_rebuild(x->fs, dp, d.ok, d.nok);
 	pthread_mutex_unlock(&dp->lock);
@@ -836,7 +838,10 @@ static void check_links(struct ck *x, struct inode *ip)
 				inode_free(fs, ip);
 			return;
 		}
-		if (problem(x, 1, "chunk %u: inode %u is in no directory, moved to "
+		if (ip->ino == fs->sb.lpf_ino && x->isdir[l] ?
+		    problem(x, 1, "chunk %u: lost+found (inode %u) is in no directory, "
+			    "named in / again", x->c, ip->ino) :
+		    problem(x, 1, "chunk %u: inode %u is in no directory, moved to "
 			    "/lost+found", x->c, ip->ino)) {
 			if (x->isdir[l] && ip->d.nlink != 2 + x->subdirs[l]) {
 				ip->d.nlink = 2 + x->subdirs[l];
@@ -1040,25 +1045,135 @@ static void run_checks(struct fk *k, int nthreads)
 	run_step(k, 1, nthreads);
 }
 
-static void reconnect_orphans(struct fk *k)
+/* A fix reported as made that could not be made after all. */
+static void fix_failed(struct fk *k, uint32_t c, const char *msg)
+{
+	pthread_mutex_lock(&k->lock);
+	if (k->o->report)
+		k->o->report(k->o->ctx, msg);
+	k->r->unfixed++;
+	k->r->fixed--;
+	k->chunk_unfixed[c]++;
+	pthread_mutex_unlock(&k->lock);
+}
+
+static void reconnect_one(struct fk *k, cfs_ino_t ino)
+{
+	int ret = namei_reconnect(k->fs, ino);
+	char msg[128];
+
+	if (ret < 0) {
+		snprintf(msg, sizeof(msg), "inode %u: cannot reconnect to /lost+found: %s",
+			 ino, strerror(-ret));
+		fix_failed(k, CFS_INO_CHUNK(ino), msg);
+	}
+}
+
+/* The reserved lost+found first, so that it goes back into the root under
+ * its own name instead of a new one being made. */
+static void reconnect_lpf(struct fk *k)
 {
 	size_t i;
 
-	for (i = 0; i < k->norphans; i++) {
-		int ret = namei_reconnect(k->fs, k->orphans[i]);
+	for (i = 0; i < k->norphans; i++)
+		if (k->orphans[i] == k->fs->sb.lpf_ino)
+			reconnect_one(k, k->orphans[i]);
+}
 
-		if (ret < 0 && k->o->report) {
-			char msg[128];
+static void reconnect_others(struct fk *k)
+{
+	size_t i;
 
-			snprintf(msg, sizeof(msg), "inode %u: cannot reconnect to /lost+found: %s",
-				 k->orphans[i], strerror(-ret));
-			k->o->report(k->o->ctx, msg);
-			pthread_mutex_lock(&k->lock);
-			k->r->unfixed++;
-			k->r->fixed--;
-			k->chunk_unfixed[CFS_INO_CHUNK(k->orphans[i])]++;
-			pthread_mutex_unlock(&k->lock);
-		}
+	for (i = 0; i < k->norphans; i++)
+		if (k->orphans[i] != k->fs->sb.lpf_ino)
+			reconnect_one(k, k->orphans[i]);
+}
+
+static int is_root_dir(struct inode *ip)
+{
+	return is_head(ip) && S_ISDIR(ip->d.mode);
+}
+
+/* A root that step A cleared named top-level directories and files in
+ * other chunks, whose stubs and inodes are left there: check them all. */
+static int root_lost(struct cfs_fs *fs)
+{
+	struct inode *ip;
+	int lost;
+
+	if (inode_get(fs, fs->sb.root_ino, &ip) < 0)
+		return 1;
+	lost = !is_root_dir(ip);
+	inode_put(fs, ip);
+	return lost;
+}
+
+/* Preen holds back in a chunk left for a person (see problem()), so that
+ * chunk's losses do not escalate either: other chunks' checks would act on
+ * entries the person has yet to judge, and the next check escalates. */
+static int held(struct fk *k, uint32_t c)
+{
+	return k->o->mode == CFS_FSCK_PREEN && k->chunk_unfixed[c];
+}
+
+static int want_escalation(struct fk *k, const uint8_t *checked)
+{
+	uint32_t c, rc = CFS_INO_CHUNK(k->fs->sb.root_ino);
+
+	for (c = 0; c < k->fs->sb.nchunks; c++)
+		if (k->esc_from[c] && !held(k, c))
+			return 1;
+	return checked[rc] && !held(k, rc) && root_lost(k->fs);
+}
+
+/* Free whatever an inode in the root's slot is, when it is not a directory
+ * head: the root must be made again there. */
+static int release_any(struct cfs_fs *fs, struct inode *ip)
+{
+	uint32_t c = CFS_INO_CHUNK(ip->ino);
+	int ret;
+
+	if (ip->d.flags & CFS_IFL_CONT)
+		return cont_release(fs, ip);
+	ret = file_release_all(fs, ip);
+	if (ret == 0)
+		ret = xattr_release(fs, ip);
+	if (ret == 0)
+		ret = inode_free(fs, ip);
+	if (ret == 0 && (ip->d.flags & CFS_IFL_STUB))
+		chunk_count(fs, c, CNT_STUBS, -1);
+	return ret;
+}
+
+/* The root directory is made again (empty) when step A cleared it or its
+ * slot holds something else; what it named is in the orphans by now. */
+static void check_root(struct fk *k, struct ck *x0)
+{
+	struct cfs_fs *fs = k->fs;
+	struct inode *ip = NULL;
+	int inuse = 0, ret;
+	char msg[128];
+
+	if (inode_get(fs, fs->sb.root_ino, &ip) < 0)
+		return;   /* unreadable: step A has reported it */
+	inuse = ip->d.mode && !ip->deleted;
+	if (is_root_dir(ip)) {
+		inode_put(fs, ip);
+		return;
+	}
+	if (!problem(x0, 0, inuse ? "root inode %u is not a directory, made again" :
+		     "root directory (inode %u) is missing, made again", fs->sb.root_ino)) {
+		inode_put(fs, ip);
+		return;
+	}
+	ret = inuse ? release_any(fs, ip) : 0;
+	inode_put(fs, ip);
+	if (ret == 0)
+		ret = namei_root_make(fs);
+	if (ret < 0) {
+		snprintf(msg, sizeof(msg), "root directory cannot be made again: %s",
+			 strerror(-ret));
+		fix_failed(k, CFS_INO_CHUNK(fs->sb.root_ino), msg);
 	}
 }
 
@@ -1122,7 +1237,8 @@ int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_r
 	k.sel = calloc(n, 1);
 	checked = calloc(n, 1);
 	k.chunk_unfixed = calloc(n, sizeof(*k.chunk_unfixed));
-	if (!k.sel || !checked || !k.chunk_unfixed) {
+	k.esc_from = calloc(n, 1);
+	if (!k.sel || !checked || !k.chunk_unfixed || !k.esc_from) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -1146,7 +1262,7 @@ int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_r
 	run_checks(&k, threads);
 	for (c = 0; c < n; c++)
 		checked[c] |= k.sel[c];
-	if (k.escalate) {
+	if (want_escalation(&k, checked)) {
 		for (c = 0; c < n; c++)
 			k.sel[c] = !checked[c];
 		for (c = 0; c < n && !k.sel[c]; c++)
@@ -1161,10 +1277,18 @@ int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_r
 	if (o->mode != CFS_FSCK_NO) {
 		cfs_ino_t lpf;
 
+		check_root(&k, &x0);
+		reconnect_lpf(&k);
 		if (cfs_lookup(fs, fs->sb.root_ino, "lost+found", &lpf) == -ENOENT &&
-		    problem(&x0, 1, "/lost+found is missing, made again"))
-			namei_lpf_ensure(fs);
-		reconnect_orphans(&k);
+		    problem(&x0, 1, "/lost+found is missing, made again") &&
+		    (ret = namei_lpf_ensure(fs)) < 0) {
+			char msg[128];
+
+			snprintf(msg, sizeof(msg), "/lost+found cannot be made: %s", strerror(-ret));
+			fix_failed(&k, 0, msg);
+		}
+		ret = 0;
+		reconnect_others(&k);
 		finish_chunks(&k, checked);
 	}
 	for (c = 0; c < n; c++)
@@ -1176,6 +1300,7 @@ out:
 	free(k.sel);
 	free(checked);
 	free(k.chunk_unfixed);
+	free(k.esc_from);
 	free(k.orphans);
 	pthread_mutex_destroy(&k.lock);
 	return ret;

@@ -97,6 +97,7 @@ int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t wa
 		       uint32_t *rel);
 int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t count);
 int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino);
+int chunk_alloc_inode_at(struct cfs_fs *fs, uint32_t c, uint32_t l);
 int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino);
 /* Test a bit in a bitmap (for the checker): which 0 = block, 1 = inode. */
 int chunk_test_bit(struct cfs_fs *fs, uint32_t c, int which, uint32_t bit, int *set);
@@ -208,6 +209,8 @@ void fs_op_end(struct cfs_fs *fs);
 int namei_reconnect(struct cfs_fs *fs, cfs_ino_t ino);
 /* fsck: every chunkfs has a /lost+found; make it again if it is gone. */
 int namei_lpf_ensure(struct cfs_fs *fs);
+/* fsck: make the root directory again (empty) under its reserved number. */
+int namei_root_make(struct cfs_fs *fs);
 
 /* xattr.c */
 int xattr_set(struct cfs_fs *fs, struct inode *ip, const char *name, const void *v,

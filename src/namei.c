@@ -771,14 +771,124 @@ int cfs_path_parent(struct cfs_fs *fs, const char *path, cfs_ino_t *dir,
 
 /* ---- fsck support ---- */
 
+/* Make reserved directory ino (the root or lost+found) again under its own
+ * number: FORMAT.md fixes both numbers, so a new inode elsewhere would not
+ * do.  Empty, parent back; counted in its chunk's directories. */
+static int reserved_dir_make(struct cfs_fs *fs, cfs_ino_t ino, uint16_t mode, cfs_ino_t back,
+			     struct inode **out)
+{
+	struct inode *ip;
+	uint32_t gen;
+	int ret = chunk_alloc_inode_at(fs, CFS_INO_CHUNK(ino), CFS_INO_LOCAL(ino));
+
+	if (ret < 0)
+		return ret;
+	ret = inode_get(fs, ino, &ip);
+	if (ret == 0 && ip->d.mode && !ip->deleted) {
+		inode_put(fs, ip);   /* the bitmap said free but the table says in use */
+		ret = -EEXIST;
+	}
+	if (ret < 0) {
+		chunk_free_inode(fs, ino);
+		return ret;
+	}
+	gen = ip->d.generation + 1;
+	memset(&ip->d, 0, sizeof(ip->d));
+	memset(ip->var, 0, fs->varsz);
+	ip->deleted = 0;
+	ip->d.generation = gen;
+	ip->d.mode = mode;
+	ip->d.head = ino;
+	ip->d.nlink = 2;
+	ip->d.back = back;
+	inode_touch(ip, 1, 1, 1);
+	ip->d.crtime = ip->d.mtime;
+	ip->d.crtime_ns = ip->d.mtime_ns;
+	/* counted now, so that the release below on failure balances it */
+	chunk_count(fs, CFS_INO_CHUNK(ino), CNT_DIRS, 1);
+	ret = dir_init(fs, ip);
+	if (ret == 0)
+		ret = inode_write(fs, ip);
+	if (ret < 0) {
+		ip->d.nlink = 0;
+		inode_release(fs, ip);
+		inode_put(fs, ip);
+		return ret;
+	}
+	*out = ip;
+	return 0;
+}
+
+int namei_root_make(struct cfs_fs *fs)
+{
+	struct inode *root;
+	int ret = fs_op_begin(fs);
+
+	if (ret < 0)
+		return ret;
+	ret = reserved_dir_make(fs, fs->sb.root_ino, S_IFDIR | 0755, fs->sb.root_ino, &root);
+	if (ret == 0)
+		inode_put(fs, root);
+	fs_op_end(fs);
+	return ret;
+}
+
+/* Name directory ip "lost+found" in the root.  Both locked by the caller. */
+static int lpf_link(struct cfs_fs *fs, struct inode *root, struct inode *ip)
+{
+	int ret = link_add(fs, root, "lost+found", ip);
+
+	if (ret < 0)
+		return ret;
+	ip->d.back = root->ino;
+	root->d.nlink++;
+	inode_touch(root, 0, 1, 1);
+	ret = inode_write(fs, ip);
+	if (ret == 0)
+		ret = inode_write(fs, root);
+	return ret;
+}
+
+/* lost+found is inode lpf_ino: made again there while that inode is free
+ * (a directory that no longer exists), else as a new directory anywhere. */
+static int lpf_make(struct cfs_fs *fs, cfs_ino_t *lpf)
+{
+	struct inode *root = NULL, *ip = NULL;
+	int ret = fs_op_begin(fs);
+
+	if (ret < 0)
+		return ret;
+	ret = get_dir(fs, fs->sb.root_ino, &root);
+	if (ret < 0)
+		goto out;
+	pthread_mutex_lock(&root->lock);
+	ret = reserved_dir_make(fs, fs->sb.lpf_ino, S_IFDIR | 0700, root->ino, &ip);
+	if (ret == 0) {
+		ret = lpf_link(fs, root, ip);
+		if (ret < 0) {
+			ip->d.nlink = 0;
+			inode_release(fs, ip);
+		}
+		*lpf = ip->ino;
+	}
+	pthread_mutex_unlock(&root->lock);
+out:
+	inode_put(fs, ip);
+	inode_put(fs, root);
+	fs_op_end(fs);
+	if (ret == -EEXIST || ret == -ENOSPC)
+		ret = do_create(fs, fs->sb.root_ino, "lost+found", S_IFDIR | 0700, 0, 0, 0,
+				NULL, lpf);
+	return ret;
+}
+
 static int lpf_get(struct cfs_fs *fs, struct inode **out)
 {
 	cfs_ino_t lpf;
 	int ret = cfs_lookup(fs, fs->sb.root_ino, "lost+found", &lpf);
 
 	if (ret == -ENOENT)
-		ret = do_create(fs, fs->sb.root_ino, "lost+found", S_IFDIR | 0700, 0, 0, 0,
-				NULL, &lpf);
+		ret = lpf_make(fs, &lpf);
 	if (ret < 0)
 		return ret;
 	return get_dir(fs, lpf, out);
@@ -794,12 +904,44 @@ int namei_lpf_ensure(struct cfs_fs *fs)
 	return ret;
 }
 
+/* The reserved lost+found, named by no directory, goes back into the root
+ * under its own name; -EEXIST if the root has a lost+found already. */
+static int lpf_relink(struct cfs_fs *fs)
+{
+	struct inode *root = NULL, *ip = NULL;
+	struct dirent_rec r;
+	int ret = get_dir(fs, fs->sb.root_ino, &root);
+
+	if (ret < 0)
+		return ret;
+	ret = get_dir(fs, fs->sb.lpf_ino, &ip);
+	if (ret < 0)
+		goto out;
+	inode_lock2(root, ip);
+	ret = dir_lookup(fs, root, "lost+found", &r);
+	if (ret == 0)
+		ret = -EEXIST;
+	else if (ret == -ENOENT)
+		ret = lpf_link(fs, root, ip);
+	inode_unlock2(root, ip);
+out:
+	inode_put(fs, ip);
+	inode_put(fs, root);
+	return ret;
+}
+
 int namei_reconnect(struct cfs_fs *fs, cfs_ino_t ino)
 {
 	struct inode *lpf, *ip = NULL;
 	char name[32];
-	int ret = lpf_get(fs, &lpf);
+	int ret;
 
+	if (ino == fs->sb.lpf_ino) {
+		ret = lpf_relink(fs);
+		if (ret != -EEXIST && ret != -ENOTDIR)
+			return ret;
+	}
+	ret = lpf_get(fs, &lpf);
 	if (ret < 0)
 		return ret;
 	ret = get_head(fs, ino, &ip);

@@ -718,25 +718,18 @@ static void report(void *ctx, const char *msg)
  * failed, so that make check stays green while they are open; anything else
  * fails.  CHUNKFS_FSCK_STRICT=1 fails them too. */
 enum known {
-	KB_RECONNECT_ENOSPC, KB_NO_ROOT, KB_SECOND_LPF, KB_UNLOADABLE,
-	KB_STUB_BLOCKS, KB_LPF_GONE, KB_STEP_B_RACE, KB_EMPTY_NODE, KB_SELF_OVERLAP, KB_XATTR_OVER_MAP,
+	KB_RECONNECT_ENOSPC, KB_UNLOADABLE,
+	KB_STUB_BLOCKS, KB_STEP_B_RACE, KB_EMPTY_NODE, KB_SELF_OVERLAP, KB_XATTR_OVER_MAP,
 	KB_XATTR_NUL, KB_DIR_DUP, NKNOWN
 };
 static const char *const known_why[NKNOWN] = {
 	"orphans cannot be reconnected: each needs a stub inode in its own chunk and "
 	"that chunk has none free (ENOSPC), so fsck -y ends with errors, every time",
-	"root directory destroyed: fsck does not recreate it, reconnecting fails (ENOENT) "
-	"every time",
-	"/lost+found ends up as another inode than the reserved 2: made again "
-	"elsewhere when the root's entries or inode 2 were lost (the reserved one, "
-	"if it survived, filed inside the new one)",
 	"an inode slot the library refuses to load (EUCLEAN) is left as it is (a "
 	"free slot with garbage fields): cfs_check reports it, or allocating it "
 	"fails later (fsck's own reconnection, every run); fsck finds nothing",
 	"an inode turned into a stub is freed as a stub: the blocks it owned stay "
 	"allocated (the second run finds the bitmap wrong)",
-	"lost+found (inode 2) destroyed: fsck clears it and does not make it again "
-	"(fixed by 0ceb157, which makes a new one: see the class above)",
 	"step B order: a chunk judges a stub valid against a directory entry that "
 	"another chunk's step B removes afterwards, so the stub and the link count "
 	"it backs stay wrong (the second run finds them)",
@@ -804,13 +797,6 @@ static int classify(const char *desc)
 	if (has(said[0], "cannot reconnect to /lost+found: No space left on device", NULL) &&
 	    strstr(fail_msg, "left") && strstr(fail_msg, "unfixed"))
 		return KB_RECONNECT_ENOSPC;
-	if (has(said[0], "cannot reconnect to /lost+found: No such file or directory", NULL))
-		return KB_NO_ROOT;
-	if (strstr(fail_msg, "/lost+found is inode"))
-		return KB_SECOND_LPF;
-	if (strstr(fail_msg, "no /lost+found after the repair") &&
-	    has(said[0], "inode 2: ", NULL))
-		return KB_LPF_GONE;
 	if (strstr(fail_msg, "cfs_check after the repair") &&
 	    only(said[2], "unreadable (Structure needs cleaning)", NULL))
 		return KB_UNLOADABLE;
