@@ -523,6 +523,8 @@ static int walk_node(struct btree *t, struct bt_node *n, int level,
 		if (ret < 0)
 			return ret;
 		ret = node_check(&ch, level - 1);
+		if (ret == 0 && bt_nrec(&ch) == 0)
+			ret = -EUCLEAN;   /* as load_child: readers refuse it */
 		if (ret == 0)
 			ret = walk_node(t, &ch, level - 1, cb, ctx);
 		t->ops->put(t->ctx, &ch);

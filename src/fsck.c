@@ -94,6 +94,14 @@ static int bget(const uint8_t *b, uint64_t i)
 	return (b[i >> 3] >> (i & 7)) & 1;
 }
 
+static void bunset_run(uint8_t *b, uint64_t start, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = start; i < start + n; i++)
+		b[i >> 3] &= (uint8_t)~(1u << (i & 7));
+}
+
 static int type_ok(uint16_t mode)
 {
 	switch (mode & S_IFMT) {
@@ -119,6 +127,31 @@ static int dinode_plausible(struct cfs_fs *fs, const struct cfs_dinode *d)
 }
 
 /* ---- step A: inodes ---- */
+
+/* A slot with mode 0 must be a free inode as FORMAT.md 10.2 has it: every
+ * field zero but the generation (the library refuses to load, and so to
+ * allocate, anything else).  Rewritten as one, keeping the generation. */
+static void free_slot_check(struct ck *x, cfs_ino_t ino, uint8_t *raw,
+			    const struct cfs_dinode *d, struct buf *b)
+{
+	struct cfs_fs *fs = x->fs;
+	struct cfs_dinode f;
+	uint8_t *want = calloc(1, fs->isz);
+
+	if (!want)
+		return;
+	memset(&f, 0, sizeof(f));
+	f.generation = d->generation;
+	cfs_dinode_encode(&f, want);
+	cfs_dinode_csum_set(want, fs->isz, fs->seed, ino);
+	if (memcmp(want, raw, fs->isz) &&
+	    problem(x, 1, "chunk %u: inode %u: free inode with stale fields, cleared", x->c,
+		    ino)) {
+		memcpy(raw, want, fs->isz);
+		buf_dirty(&fs->cache, b);
+	}
+	free(want);
+}
 
 static void scan_inode_slot(struct ck *x, uint32_t l)
 {
@@ -161,8 +194,19 @@ static void scan_inode_slot(struct ck *x, uint32_t l)
 		}
 		goto out;
 	}
-	if (!d.mode)
+	if (!d.mode) {
+		free_slot_check(x, ino, raw, &d, b);
 		goto out;
+	}
+	if ((d.flags & CFS_IFL_STUB) && d.head == ino &&
+	    problem(x, 1, "chunk %u: inode %u: stub flag on a head inode, cleared", x->c, ino)) {
+		/* a stub names another inode: one naming itself is a file or
+		 * directory that got the flag, with its data and names intact */
+		d.flags &= (uint16_t)~CFS_IFL_STUB;
+		cfs_dinode_encode(&d, raw);
+		cfs_dinode_csum_set(raw, fs->isz, fs->seed, ino);
+		buf_dirty(&fs->cache, b);
+	}
 	x->kind[l - 1] = (d.flags & CFS_IFL_CONT) ? K_CONT :
 			 (d.flags & CFS_IFL_STUB) ? K_STUB : K_HEAD;
 	x->isdir[l - 1] = S_ISDIR(d.mode);
@@ -177,6 +221,16 @@ struct claims {
 	int bad;
 };
 
+static int claimed_by(const struct claims *cl, uint32_t blk)
+{
+	size_t i;
+
+	for (i = 0; i < cl->n; i++)
+		if (blk >= cl->blk[i] && blk - cl->blk[i] < cl->len[i])
+			return 1;
+	return 0;
+}
+
 static int claim_cb(void *vc, const struct extent *e, int is_node, uint32_t node)
 {
 	struct claims *cl = vc;
@@ -189,20 +243,26 @@ static int claim_cb(void *vc, const struct extent *e, int is_node, uint32_t node
 	}
 	for (i = 0; i < n; i++)
 		if (bget(cl->x->bbits, (uint64_t)start + i)) {
-			cl->bad = 2;
+			cl->bad = claimed_by(cl, start + i) ? 4 : 2;
 			return 1;
 		}
+	/* marked now, so that the inode's own extents overlapping each other
+	 * are caught too; undone if the map is dropped */
+	for (i = 0; i < n; i++)
+		bset(cl->x->bbits, (uint64_t)start + i);
 	if (cl->n == cl->cap) {
 		size_t nc = cl->cap ? cl->cap * 2 : 64;
 		uint32_t *a = realloc(cl->blk, nc * 4), *b;
 
 		if (!a) {
+			bunset_run(cl->x->bbits, start, n);
 			cl->bad = 3;
 			return 1;
 		}
 		cl->blk = a;
 		b = realloc(cl->len, nc * 4);
 		if (!b) {
+			bunset_run(cl->x->bbits, start, n);
 			cl->bad = 3;
 			return 1;
 		}
@@ -302,7 +362,7 @@ static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 {
 	struct claims cl = { x, NULL, NULL, 0, 0, 0 };
 	uint64_t total = 0;
-	size_t i, j;
+	size_t i;
 	int ret = 0;
 
 	if (x->loser[CFS_INO_LOCAL(ip->ino) - 1])
@@ -310,36 +370,85 @@ static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 	else
 		ret = ext_walk(x->fs, ip, claim_cb, &cl);
 	if (ret < 0 || cl.bad) {
+		for (i = 0; i < cl.n; i++)
+			bunset_run(x->bbits, cl.blk[i], cl.len[i]);
 		if (problem(x, 1, "chunk %u: inode %u: block map %s, dropped", x->c, ip->ino,
 			    cl.bad == 2 ? "shares blocks with another inode" :
+			    cl.bad == 4 ? "maps a block twice" :
 			    cl.bad == 1 ? "points outside the chunk" : "unreadable")) {
 			ext_init_root(x->fs, ip);
 			*changed = 1;
 		}
 		goto out;
 	}
-	for (i = 0; i < cl.n; i++) {
-		for (j = 0; j < cl.len[i]; j++)
-			bset(x->bbits, (uint64_t)cl.blk[i] + j);
+	for (i = 0; i < cl.n; i++)
 		total += cl.len[i];
-	}
 out:
 	free(cl.blk);
 	free(cl.len);
 	return total;
 }
 
+/* Where the in-inode attributes may start: after the extent root or the
+ * inline data (FORMAT.md 15, the 56-byte reservation). */
+static uint32_t xattr_floor(struct cfs_fs *fs, struct inode *ip)
+{
+	uint64_t data = CFS_EXT_ROOT_SIZE;
+
+	if ((ip->d.flags & CFS_IFL_INLINE) && ip->d.size > data)
+		data = ip->d.size;
+	return data >= fs->varsz ? fs->varsz : (uint32_t)data;
+}
+
+/* Drop the in-inode attributes: zero their area, but never the extent root
+ * or inline data that a length running over them would reach. */
+static void xattr_area_drop(struct cfs_fs *fs, struct inode *ip)
+{
+	uint32_t from = fs->varsz - ip->d.xattr_len, floor = xattr_floor(fs, ip);
+
+	if (from < floor)
+		from = floor;
+	memset(ip->var + from, 0, fs->varsz - from);
+	ip->d.xattr_len = 0;
+}
+
+/* Every attribute listed can be read back by its name, and is listed once:
+ * a name holding a NUL byte (listed as two names, or an empty one) or a
+ * repeated name is damage the parser alone does not see. */
+static int xattrs_readable(struct cfs_fs *fs, struct inode *ip)
+{
+	ssize_t n = xattr_list(fs, ip, NULL, 0), i, j;
+	char *buf;
+	int ok = 1;
+
+	if (n <= 0)
+		return n == 0;
+	buf = malloc((size_t)n);
+	if (!buf)
+		return 1;   /* cannot tell: keep them */
+	n = xattr_list(fs, ip, buf, (size_t)n);
+	ok = n >= 0;
+	for (i = 0; ok && i < n; i += (ssize_t)strlen(buf + i) + 1) {
+		ok = xattr_get(fs, ip, buf + i, NULL, 0) >= 0;
+		for (j = 0; ok && j < i; j += (ssize_t)strlen(buf + j) + 1)
+			ok = strcmp(buf + i, buf + j) != 0;
+	}
+	free(buf);
+	return ok;
+}
+
 static uint64_t scan_xattrs(struct ck *x, struct inode *ip, int *changed)
 {
 	uint32_t xb = ip->d.xattr_block;
-	int ok = 1;
+	int ok = 1, area_ok;
 
 	if (!ip->d.xattr_len && !xb)
 		return 0;
-	if (xb && (xb < x->fs->sb.data_start || xb >= x->fs->sb.chunk_blocks ||
-		   bget(x->bbits, xb)))
+	area_ok = ip->d.xattr_len <= x->fs->varsz - xattr_floor(x->fs, ip);
+	if (!area_ok || (xb && (xb < x->fs->sb.data_start || xb >= x->fs->sb.chunk_blocks ||
+				bget(x->bbits, xb))))
 		ok = 0;
-	if (ok && xattr_list(x->fs, ip, NULL, 0) < 0)
+	if (ok && !xattrs_readable(x->fs, ip))
 		ok = 0;
 	if (ok) {
 		if (xb)
@@ -348,14 +457,12 @@ static uint64_t scan_xattrs(struct ck *x, struct inode *ip, int *changed)
 	}
 	/* the attributes kept in the inode may be intact on their own */
 	ip->d.xattr_block = 0;
-	ok = xb && xattr_list(x->fs, ip, NULL, 0) >= 0;
+	ok = xb && area_ok && xattrs_readable(x->fs, ip);
 	ip->d.xattr_block = xb;
 	if (problem(x, 0, "chunk %u: inode %u: %s corrupt, dropped", x->c, ip->ino,
 		    ok ? "extended attribute block" : "extended attributes")) {
-		if (!ok) {
-			memset(ip->var + x->fs->varsz - ip->d.xattr_len, 0, ip->d.xattr_len);
-			ip->d.xattr_len = 0;
-		}
+		if (!ok)
+			xattr_area_drop(x->fs, ip);
 		ip->d.xattr_block = 0;
 		*changed = 1;
 	} else if (xb && xb >= x->fs->sb.data_start && xb < x->fs->sb.chunk_blocks) {
@@ -638,6 +745,7 @@ struct dscan {
 	size_t nok, cap;
 	uint64_t seen, remote_ok, remote_bad;
 	int bad, oom, unfixed;
+	int salvaging, disorder;        /* reading leaves by block; index inconsistent */
 };
 
 static int entry_target_ok(struct ck *x, struct inode *dp, const struct dirent_rec *r)
@@ -677,6 +785,22 @@ static int name_ok(const struct dirent_rec *r)
 	       strlen(r->name) == r->namelen && strcmp(r->name, ".") && strcmp(r->name, "..");
 }
 
+static int same_name(const struct dirent_rec *a, const struct dirent_rec *b)
+{
+	return a->namelen == b->namelen && !memcmp(a->name, b->name, a->namelen);
+}
+
+/* In hash order a name met before is among the last records, of its hash. */
+static int seen_name(const struct dscan *d, const struct dirent_rec *r)
+{
+	size_t i;
+
+	for (i = d->nok; i > 0 && d->ok[i - 1].hash == r->hash; i--)
+		if (same_name(&d->ok[i - 1], r))
+			return 1;
+	return 0;
+}
+
 static int dscan_entry(void *vc, const struct dirent_rec *r)
 {
 	struct dscan *d = vc;
@@ -684,9 +808,19 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 	size_t i;
 
 	d->seen++;
-	for (i = 0; i < d->nok; i++)   /* salvage may see a record twice */
-		if (d->ok[i].namelen == r->namelen && !memcmp(d->ok[i].name, r->name, r->namelen))
-			return 0;
+	if (!d->salvaging) {
+		/* the index walk returns records in hash order, each once: a
+		 * step back or a name met again means a node reached twice or
+		 * out of place, and the leaves must be read instead */
+		if (d->nok && (r->hash < d->ok[d->nok - 1].hash || seen_name(d, r))) {
+			d->disorder = 1;
+			return 1;
+		}
+	} else {
+		for (i = 0; i < d->nok; i++)   /* salvage may see a record twice */
+			if (same_name(&d->ok[i], r))
+				return 0;
+	}
 	if (!name_ok(r) || r->hash != dir_hash(x->fs, r->name, r->namelen) ||
 	    !entry_target_ok(x, d->dp, r)) {
 		d->bad = 1;
@@ -731,7 +865,7 @@ static void fix_parent(struct ck *x, cfs_ino_t child, cfs_ino_t parent)
 
 static void check_dir(struct ck *x, struct inode *dp)
 {
-	struct dscan d = { x, dp, NULL, 0, 0, 0, 0, 0, 0, 0, 0 };
+	struct dscan d = { x, dp, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 	uint32_t l = CFS_INO_LOCAL(dp->ino) - 1;
 	size_t i;
 	int ret = -1;
@@ -739,6 +873,8 @@ static void check_dir(struct ck *x, struct inode *dp)
 	pthread_mutex_lock(&dp->lock);
 	if (!x->dirbad[l])
 		ret = dir_iterate(x->fs, dp, 0, dscan_entry, &d);
+	if (ret == 0 && d.disorder)
+		ret = -EUCLEAN;
 	if (ret < 0) {
 		problem(x, 0, "chunk %u: dir %u: index damaged, rebuilt from its leaves", x->c,
 			dp->ino);
@@ -748,6 +884,8 @@ static void check_dir(struct ck *x, struct inode *dp)
 		d.nok = 0;
 		d.remote_ok = d.remote_bad = 0;
 		d.bad = 1;
+		d.unfixed = 0;   /* the leaves' entries are judged again */
+		d.salvaging = 1;
 		if (dp->d.flags & CFS_IFL_EXTENTS)
 			dir_salvage(x->fs, dp, dscan_entry, &d);
 	}
@@ -779,6 +917,61 @@ static void check_dir(struct ck *x, struct inode *dp)
 	free(d.ok);
 }
 
+struct stub_find {
+	cfs_ino_t ino, stub;
+	uint64_t hash;
+	struct dirent_rec r;
+	int found;
+};
+
+static int stub_find_cb(void *vc, const struct dirent_rec *r)
+{
+	struct stub_find *f = vc;
+
+	if (r->hash != f->hash)
+		return 1;
+	if (r->ino != f->ino || r->stub != f->stub)
+		return 0;
+	f->r = *r;
+	f->found = 1;
+	return 1;
+}
+
+/* The entry stub s backs, judged by the rules check_dir() applies to it in
+ * the directory's chunk: whichever of the two chunks is checked first, an
+ * entry that one removes is not counted by the other. */
+static int stub_entry_ok(struct ck *x, struct inode *s, struct inode *dp)
+{
+	struct stub_find f = { s->d.head, s->ino, s->d.lo, { 0 }, 0 };
+	struct inode *t;
+	int ok;
+
+	pthread_mutex_lock(&dp->lock);
+	ok = dir_iterate(x->fs, dp, s->d.lo, stub_find_cb, &f) == 0 && f.found;
+	pthread_mutex_unlock(&dp->lock);
+	if (!ok || !name_ok(&f.r) || f.r.hash != dir_hash(x->fs, f.r.name, f.r.namelen))
+		return 0;
+	if (inode_get(x->fs, s->d.head, &t) < 0)
+		return 0;
+	ok = ((t->d.mode & S_IFMT) >> 12) == f.r.type;
+	inode_put(x->fs, t);
+	return ok;
+}
+
+/* What a stub owns, which only damage gives it, goes with it. */
+static int stub_release(struct cfs_fs *fs, struct inode *s)
+{
+	int ret = (s->d.flags & CFS_IFL_EXTENTS) ? ext_remove(fs, s, 0, UINT64_MAX) : 0;
+
+	if (ret == 0)
+		ret = xattr_release(fs, s);
+	if (ret == 0)
+		ret = inode_free(fs, s);
+	if (ret == 0)
+		chunk_count(fs, CFS_INO_CHUNK(s->ino), CNT_STUBS, -1);
+	return ret;
+}
+
 /* A stub is valid when its directory has the entry it backs. */
 static void check_stub(struct ck *x, struct inode *s)
 {
@@ -789,12 +982,7 @@ static void check_stub(struct ck *x, struct inode *s)
 
 	if (ok) {
 		ok = ino_valid(fs, s->d.back) && inode_get(fs, s->d.back, &dp) == 0 &&
-		     is_head(dp) && S_ISDIR(dp->d.mode);
-		if (ok) {
-			pthread_mutex_lock(&dp->lock);
-			ok = dir_has_entry(fs, dp, s->d.lo, s->d.head, s->ino) == 1;
-			pthread_mutex_unlock(&dp->lock);
-		}
+		     is_head(dp) && S_ISDIR(dp->d.mode) && stub_entry_ok(x, s, dp);
 		inode_put(fs, dp);
 	}
 	if (ok) {
@@ -805,9 +993,8 @@ static void check_stub(struct ck *x, struct inode *s)
 			fix_parent(x, s->d.head, s->d.back);
 		return;
 	}
-	if (problem(x, 1, "chunk %u: stub %u backs no directory entry, freed", x->c, s->ino) &&
-	    inode_free(fs, s) == 0)
-		chunk_count(fs, x->c, CNT_STUBS, -1);
+	if (problem(x, 1, "chunk %u: stub %u backs no directory entry, freed", x->c, s->ino))
+		stub_release(fs, s);
 }
 
 static void add_orphan(struct ck *x, cfs_ino_t ino)

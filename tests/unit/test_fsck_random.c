@@ -718,32 +718,11 @@ static void report(void *ctx, const char *msg)
  * failed, so that make check stays green while they are open; anything else
  * fails.  CHUNKFS_FSCK_STRICT=1 fails them too. */
 enum known {
-	KB_RECONNECT_ENOSPC, KB_UNLOADABLE,
-	KB_STUB_BLOCKS, KB_STEP_B_RACE, KB_EMPTY_NODE, KB_SELF_OVERLAP, KB_XATTR_OVER_MAP,
-	KB_XATTR_NUL, KB_DIR_DUP, NKNOWN
+	KB_RECONNECT_ENOSPC, NKNOWN
 };
 static const char *const known_why[NKNOWN] = {
 	"orphans cannot be reconnected: each needs a stub inode in its own chunk and "
 	"that chunk has none free (ENOSPC), so fsck -y ends with errors, every time",
-	"an inode slot the library refuses to load (EUCLEAN) is left as it is (a "
-	"free slot with garbage fields): cfs_check reports it, or allocating it "
-	"fails later (fsck's own reconnection, every run); fsck finds nothing",
-	"an inode turned into a stub is freed as a stub: the blocks it owned stay "
-	"allocated (the second run finds the bitmap wrong)",
-	"step B order: a chunk judges a stub valid against a directory entry that "
-	"another chunk's step B removes afterwards, so the stub and the link count "
-	"it backs stay wrong (the second run finds them)",
-	"an extent node fsck accepts but reads refuse (e.g. nrec 0 in a non-root "
-	"node): fsck frees the blocks it mapped and leaves the file unreadable",
-	"extents of one file overlapping each other are not seen by fsck (claims "
-	"are checked against other inodes only); cfs_check reports them",
-	"dropping corrupt in-inode xattrs zeroes xattr_len bytes even when that "
-	"overlaps the extent root: the block map fsck just validated is destroyed",
-	"an xattr name containing a NUL byte is accepted: listxattr returns a name "
-	"getxattr cannot find",
-	"a directory index reaching a leaf twice: fsck skips the repeated names "
-	"without rebuilding the tree, so readers still see them twice (cfs_check: "
-	"link count 1, counted 2)",
 };
 static long known_hits[NKNOWN];
 static int strict;
@@ -761,63 +740,12 @@ static int has(const char *log, const char *a, const char *b)
 	return 0;
 }
 
-/* Every line of log contains one of the needles. */
-static int only(const char *log, const char *n1, const char *n2)
-{
-	const char *p = log;
-	int lines = 0;
-
-	while (*p) {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol ? (size_t)(eol - p) : strlen(p);
-		char line[600];
-
-		snprintf(line, sizeof(line), "%.*s", (int)len, p);
-		if (!strstr(line, n1) && (!n2 || !strstr(line, n2)))
-			return 0;
-		lines++;
-		p += len + (eol != NULL);
-	}
-	return lines > 0;
-}
-
 /* Which known bug explains this round's failure, or -1. */
-static int classify(const char *desc)
+static int classify(void)
 {
-	if (strstr(fail_msg, "second fsck") && has(said[0], "invalid, removed", NULL) &&
-	    has(said[1], "stub ", "backs no directory entry") &&
-	    only(said[1], "backs no directory entry", "link count"))
-		return KB_STEP_B_RACE;
-	if (!strncmp(fail_msg, "getxattr ", 9) && strstr(fail_msg, "No data available") &&
-	    strstr(desc, "xattr"))
-		return KB_XATTR_NUL;
-	if (!strncmp(fail_msg, "read ", 5) && strstr(fail_msg, "Structure needs cleaning") &&
-	    strstr(desc, "extent node"))
-		return KB_EMPTY_NODE;
 	if (has(said[0], "cannot reconnect to /lost+found: No space left on device", NULL) &&
 	    strstr(fail_msg, "left") && strstr(fail_msg, "unfixed"))
 		return KB_RECONNECT_ENOSPC;
-	if (strstr(fail_msg, "cfs_check after the repair") &&
-	    only(said[2], "unreadable (Structure needs cleaning)", NULL))
-		return KB_UNLOADABLE;
-	if (strstr(fail_msg, "unfixed") &&
-	    only(said[0], "cannot reconnect to /lost+found: Structure needs cleaning",
-		 "(fixed)"))
-		return KB_UNLOADABLE;
-	if (strstr(fail_msg, "cfs_check after the repair") &&
-	    only(said[2], "claimed twice", NULL))
-		return KB_SELF_OVERLAP;
-	if (strstr(fail_msg, "cfs_check after the repair") &&
-	    has(said[2], "link count 1, counted 2", NULL) &&
-	    only(said[2], "link count 1, counted 2", "entries (0 remote), has"))
-		return KB_DIR_DUP;
-	if (strstr(fail_msg, "second fsck") &&
-	    has(said[0], "extended attributes corrupt, dropped", NULL) &&
-	    has(said[1], "block map", NULL))
-		return KB_XATTR_OVER_MAP;
-	if (strstr(fail_msg, "second fsck") && has(said[0], "stub ", "backs no directory entry") &&
-	    only(said[1], "block bitmap differs", "is free but bitmap says used"))
-		return KB_STUB_BLOCKS;
 	return -1;
 }
 
@@ -991,7 +919,7 @@ static void test_random_damage(void)
 		t.one_dirty += mode == M_ONE_DIRTY;
 		alarm(0);
 		t.rounds++;
-		kb = fail_msg[0] && !strict ? classify(desc) : -1;
+		kb = fail_msg[0] && !strict ? classify() : -1;
 		if (kb >= 0) {
 			known_hits[kb]++;
 			if (verbose || keep_going)
