@@ -263,17 +263,24 @@ int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t wa
 		if (ret != -ENOSPC)
 			return ret;
 	}
-	/* Every chunk the file lives in is full: continue elsewhere. */
-	ret = chunk_pick(fs, (CFS_INO_CHUNK(head->ino) + 1) % fs->sb.nchunks, 1, 2, &c);
-	if (ret < 0)
-		return ret;
-	ret = cont_create(fs, head, c, lblk, &ip);
-	if (ret < 0)
-		return ret;
-	ret = alloc_in(fs, ip, lblk, want, 0, abs, got);
-	if (ret < 0)
-		chain_prune(fs, head);   /* the new continuation maps nothing */
-	return ret;
+	/* Every chunk the file lives in is full: continue elsewhere.  Other
+	 * files allocate meanwhile, so the chunk picked for having room can
+	 * be full by the time the continuation is made in it: then the next. */
+	c = CFS_INO_CHUNK(head->ino);
+	for (i = 0; i < (int)fs->sb.nchunks; i++) {
+		ret = chunk_pick(fs, (c + 1) % fs->sb.nchunks, 1, 2, &c);
+		if (ret < 0)
+			return ret;
+		ret = cont_create(fs, head, c, lblk, &ip);
+		if (ret == 0) {
+			ret = alloc_in(fs, ip, lblk, want, 0, abs, got);
+			if (ret < 0)
+				chain_prune(fs, head);   /* the new continuation maps nothing */
+		}
+		if (ret != -ENOSPC)
+			return ret;
+	}
+	return -ENOSPC;
 }
 
 /* Drop continuations that map nothing and have no successors. */
