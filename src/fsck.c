@@ -1244,16 +1244,21 @@ static void fix_failed(struct fk *k, uint32_t c, const char *msg)
 	pthread_mutex_unlock(&k->lock);
 }
 
-static void reconnect_one(struct fk *k, cfs_ino_t ino)
+static void reconnect_one(struct fk *k, cfs_ino_t ino, int hold)
 {
-	int ret = namei_reconnect(k->fs, ino);
-	char msg[128];
+	int ret = namei_reconnect(k->fs, ino, hold);
+	char msg[160];
 
-	if (ret < 0) {
+	if (ret == -ENOSPC && hold)
+		ret = namei_reconnect(k->fs, ino, 0);
+	if (ret == -ENOSPC)
+		snprintf(msg, sizeof(msg), "inode %u: cannot reconnect to /lost+found: chunk %u "
+			 "has no free inode for the stub its entry needs", ino, CFS_INO_CHUNK(ino));
+	else if (ret < 0)
 		snprintf(msg, sizeof(msg), "inode %u: cannot reconnect to /lost+found: %s",
 			 ino, strerror(-ret));
+	if (ret < 0)
 		fix_failed(k, CFS_INO_CHUNK(ino), msg);
-	}
 }
 
 /* The reserved lost+found first, so that it goes back into the root under
@@ -1264,16 +1269,35 @@ static void reconnect_lpf(struct fk *k)
 
 	for (i = 0; i < k->norphans; i++)
 		if (k->orphans[i] == k->fs->sb.lpf_ino)
-			reconnect_one(k, k->orphans[i]);
+			reconnect_one(k, k->orphans[i], 0);
 }
 
+/* Each orphan's entry in lost+found needs a stub in the orphan's chunk.
+ * The orphans of a chunk with fewer free inodes than that go into a
+ * directory of their own chunk inside lost+found instead, which needs two
+ * inodes there once. */
 static void reconnect_others(struct fk *k)
 {
+	uint32_t n = k->fs->sb.nchunks, c;
+	uint32_t *count = calloc(n, sizeof(*count));
 	size_t i;
 
+	for (i = 0; count && i < k->norphans; i++)
+		if (k->orphans[i] != k->fs->sb.lpf_ino)
+			count[CFS_INO_CHUNK(k->orphans[i])]++;
+	/* decided once per chunk, before any stub or holder takes an inode */
+	for (c = 0; count && c < n; c++) {
+		struct chunk *ch = &k->fs->chunks[c];
+
+		pthread_mutex_lock(&ch->lock);
+		count[c] = ch->hdr.free_inodes < count[c];
+		pthread_mutex_unlock(&ch->lock);
+	}
 	for (i = 0; i < k->norphans; i++)
 		if (k->orphans[i] != k->fs->sb.lpf_ino)
-			reconnect_one(k, k->orphans[i]);
+			reconnect_one(k, k->orphans[i],
+				      count && count[CFS_INO_CHUNK(k->orphans[i])]);
+	free(count);
 }
 
 static int is_root_dir(struct inode *ip)

@@ -205,8 +205,10 @@ int super_write_primary(struct cfs_fs *fs);
 int fs_op_begin(struct cfs_fs *fs);    /* -EROFS on a read-only fs */
 void fs_op_end(struct cfs_fs *fs);
 
-/* namei.c: fsck puts an unreferenced inode into /lost+found as "#ino" */
-int namei_reconnect(struct cfs_fs *fs, cfs_ino_t ino);
+/* namei.c: fsck puts an unreferenced inode into /lost+found as "#ino"; with
+ * hold, into /lost+found/#chunk-N, a directory in the inode's own chunk N,
+ * so that it needs no stub there (for a chunk short of free inodes). */
+int namei_reconnect(struct cfs_fs *fs, cfs_ino_t ino, int hold);
 /* fsck: every chunkfs has a /lost+found; make it again if it is gone. */
 int namei_lpf_ensure(struct cfs_fs *fs);
 /* fsck: make the root directory again (empty) under its reserved number. */

@@ -930,9 +930,56 @@ out:
 	return ret;
 }
 
-int namei_reconnect(struct cfs_fs *fs, cfs_ino_t ino)
+/* A directory in lost+found whose head is in chunk c ("#chunk-c"), for the
+ * orphans of a chunk with too few free inodes to give each a stub: its
+ * entries name inodes of its own chunk, so they need none.  It costs chunk
+ * c two inodes once (itself and its own stub). */
+static int lpf_holder(struct cfs_fs *fs, struct inode *lpf, uint32_t c, struct inode **out)
 {
-	struct inode *lpf, *ip = NULL;
+	struct inode *ip = NULL;
+	struct dirent_rec r;
+	char name[32];
+	int ret;
+
+	snprintf(name, sizeof(name), "#chunk-%u", c);
+	pthread_mutex_lock(&lpf->lock);
+	ret = dir_lookup(fs, lpf, name, &r);
+	if (ret == 0) {
+		ret = CFS_INO_CHUNK(r.ino) == c ? get_dir(fs, r.ino, &ip) : -EEXIST;
+		goto out;
+	}
+	if (ret != -ENOENT)
+		goto out;
+	ret = inode_alloc(fs, c, 1, S_IFDIR | 0700, &ip);
+	if (ret < 0)
+		goto out;
+	/* counted now, so that the release below on failure balances it */
+	chunk_count(fs, c, CNT_DIRS, 1);
+	ret = init_new(fs, lpf, ip, 0, 0, 0, NULL);
+	if (ret == 0)
+		ret = link_add(fs, lpf, name, ip);
+	if (ret == 0) {
+		lpf->d.nlink++;
+		ret = inode_write(fs, ip);
+		if (ret == 0)
+			ret = inode_write(fs, lpf);
+	} else {
+		ip->d.nlink = 0;
+		inode_release(fs, ip);
+	}
+out:
+	pthread_mutex_unlock(&lpf->lock);
+	if (ret < 0) {
+		inode_put(fs, ip);
+		ip = NULL;
+	}
+	*out = ip;
+	return ret;
+}
+
+int namei_reconnect(struct cfs_fs *fs, cfs_ino_t ino, int hold)
+{
+	struct inode *lpf, *ip = NULL, *h;
 	char name[32];
 	int ret;
 
@@ -944,6 +991,13 @@ int namei_reconnect(struct cfs_fs *fs, cfs_ino_t ino)
 	ret = lpf_get(fs, &lpf);
 	if (ret < 0)
 		return ret;
+	if (hold && CFS_INO_CHUNK(ino) != CFS_INO_CHUNK(lpf->ino)) {
+		ret = lpf_holder(fs, lpf, CFS_INO_CHUNK(ino), &h);
+		inode_put(fs, lpf);
+		if (ret < 0)
+			return ret;
+		lpf = h;
+	}
 	ret = get_head(fs, ino, &ip);
 	if (ret < 0)
 		goto out;

@@ -847,6 +847,20 @@ static void d_extent_node(const char *img)
 	img_save(&m);
 }
 
+/* /d2/tree's extent root emptied (a valid empty tree, resealed): its 64
+ * entries are lost, more orphans than chunk 2 has free inodes (48) for a
+ * stub each under /lost+found */
+static void d_orphans_full_chunk(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d2/tree");
+	struct img m;
+
+	img_load(&m, img);
+	memset(iraw(&m, ino) + CFS_INODE_FIXED, 0, CFS_EXT_ROOT_SIZE);
+	cfs_dinode_csum_set(iraw(&m, ino), m.sb.inode_size, m.seed, ino);
+	img_save(&m);
+}
+
 /* 64 chunks: /t5/a's link count wrong in its (dirty) chunk */
 static void d_c64_link_count(const char *img)
 {
@@ -1115,6 +1129,7 @@ static const struct damage damages[] = {
 	{ "lpf-garbage", "lost+found inode overwritten", d_lpf_garbage },
 	{ "root-garbage", "root inode overwritten", d_root_garbage },
 	{ "dir-huge-size", "directory size 2^40 with a damaged node", d_dir_huge_size },
+	{ "orphans-full-chunk", "64 orphans in a chunk with 48 free inodes", d_orphans_full_chunk },
 	{ "stub-with-blocks", "a file with data blocks flagged as a stub",
 	  d_stub_with_blocks },
 	{ "extent-node-empty", "extent node with no records (checksum valid)",

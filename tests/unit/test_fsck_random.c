@@ -33,9 +33,8 @@
  * CHUNKFS_FSCK_ROUNDS=N sets the number of rounds (default 600: about 15 s
  * with sanitizers; make crash-long uses thousands);
  * CHUNKFS_FSCK_VERBOSE=1 prints every round and fsck's messages;
- * CHUNKFS_FSCK_KEEP_GOING=1 reports every failing round and fails at the end;
- * CHUNKFS_FSCK_STRICT=1 also fails the rounds that only show a known fsck bug
- * (see known_why[]: those are counted and printed, not failed, otherwise). */
+ * CHUNKFS_FSCK_KEEP_GOING=1 reports every failing round and fails at the end.
+ * No known fsck bug is tolerated: every failing round fails the test. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -713,42 +712,6 @@ static void report(void *ctx, const char *msg)
 	}
 }
 
-/* ---- known fsck bugs ----------------------------------------------------------------
- * Rounds that fail only in one of these ways are counted and reported, not
- * failed, so that make check stays green while they are open; anything else
- * fails.  CHUNKFS_FSCK_STRICT=1 fails them too. */
-enum known {
-	KB_RECONNECT_ENOSPC, NKNOWN
-};
-static const char *const known_why[NKNOWN] = {
-	"orphans cannot be reconnected: each needs a stub inode in its own chunk and "
-	"that chunk has none free (ENOSPC), so fsck -y ends with errors, every time",
-};
-static long known_hits[NKNOWN];
-static int strict;
-
-static int has(const char *log, const char *a, const char *b)
-{
-	const char *p;
-
-	for (p = strstr(log, a); p; p = strstr(p + 1, a)) {
-		const char *eol = strchr(p, '\n');
-
-		if (!b || (strstr(p, b) && (!eol || strstr(p, b) < eol)))
-			return 1;
-	}
-	return 0;
-}
-
-/* Which known bug explains this round's failure, or -1. */
-static int classify(void)
-{
-	if (has(said[0], "cannot reconnect to /lost+found: No space left on device", NULL) &&
-	    strstr(fail_msg, "left") && strstr(fail_msg, "unfixed"))
-		return KB_RECONNECT_ENOSPC;
-	return -1;
-}
-
 static void save(const uint8_t *img, const char *to)
 {
 	int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -904,7 +867,7 @@ static void test_random_damage(void)
 	signal(SIGALRM, on_alarm);
 	for (i = 0; i < rounds; i++) {
 		cfs_ino_t lpf;
-		int mode, kb;
+		int mode;
 
 		cur_round = (int)i;
 		rng = mix(seed + (uint64_t)i);
@@ -919,14 +882,7 @@ static void test_random_damage(void)
 		t.one_dirty += mode == M_ONE_DIRTY;
 		alarm(0);
 		t.rounds++;
-		kb = fail_msg[0] && !strict ? classify() : -1;
-		if (kb >= 0) {
-			known_hits[kb]++;
-			if (verbose || keep_going)
-				printf("    round %ld (seed %llu): %s: KNOWN BUG: %s\n", i,
-				       (unsigned long long)(seed + (uint64_t)i), desc,
-				       known_why[kb]);
-		} else if (fail_msg[0] && keep_going) {
+		if (fail_msg[0] && keep_going) {
 			printf("    FAILED round %ld (seed %llu): %s: %s\n", i,
 			       (unsigned long long)(seed + (uint64_t)i), desc, fail_msg);
 			nfailed++;
@@ -938,11 +894,6 @@ static void test_random_damage(void)
 				  keep_path);
 		}
 	}
-	for (i = 0; i < NKNOWN; i++)
-		if (known_hits[i])
-			printf("    KNOWN FSCK BUG in %ld rounds (tolerated; "
-			       "CHUNKFS_FSCK_STRICT=1 fails them): %s\n", known_hits[i],
-			       known_why[i]);
 	if (nfailed)
 		TEST_FAIL("%ld of %ld rounds failed", nfailed, rounds);
 	printf("    %ld rounds: fsck found damage in %ld (%ld problems), %ld escalated "
@@ -971,7 +922,6 @@ int main(void)
 	const char *tmp = getenv("TMPDIR");
 
 	verbose = getenv("CHUNKFS_FSCK_VERBOSE") != NULL;
-	strict = getenv("CHUNKFS_FSCK_STRICT") != NULL;
 	snprintf(path, sizeof(path), "%s/cfs_fsck_random_%d.img",
 		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : tmp && *tmp ? tmp : "/tmp",
 		 (int)getpid());
