@@ -108,7 +108,7 @@ static const struct command commands[] = {
 	  "  clean_after=SECS  mark a chunk clean after SECS idle (default 5)\n"
 	  "  nocheck           skip that check (at your own risk)\n"
 	  "  noatime, relatime (default), strictatime, nodiratime\n"
-	  "  max_threads=N     FUSE worker threads (default 16)\n"
+	  "  max_threads=N     FUSE worker threads (default: number of CPUs, 2-16)\n"
 	  "  and the usual FUSE and mount options (see README.md).\n" },
 };
 
