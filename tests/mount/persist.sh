@@ -104,7 +104,9 @@ if [ -d "$mnt/tree/.git" ]; then
 else
 	skip git_status_in_mount "the source tree is not a git checkout"
 fi
-if timeout 200 make -C "$mnt/tree" -j2 CFLAGS=-O0 build/libchunkfs.a build/chunkfs \
+# The outer make's variables (B=..., through MAKEFLAGS) must not reach this
+# build of the copied tree: it builds into its own build/.
+if timeout 200 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$mnt/tree" -j2 CFLAGS=-O0 build/libchunkfs.a build/chunkfs \
 	>"$TESTDIR/make.out" 2>&1 && "$mnt/tree/build/chunkfs" --version >/dev/null; then
 	pass make_in_mount
 else
