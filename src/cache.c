@@ -194,6 +194,85 @@ static struct buf *buf_steal(struct cache *c)
 	return NULL;
 }
 
+/* A buffer for blk, not yet read: referenced, BF_LOADING, in the hash.
+ * Called with the lock held and blk not cached. */
+static struct buf *buf_new(struct cache *c, uint64_t blk)
+{
+	struct buf *b = c->nbufs >= c->max_bufs ? buf_steal(c) : NULL;
+
+	if (!b) {
+		if (c->nbufs >= c->max_bufs)
+			cache_shrink(c);
+		b = calloc(1, sizeof(*b));
+		if (b)
+			b->data = malloc(c->bsize);
+		if (!b || !b->data) {
+			free(b);
+			return NULL;
+		}
+		c->nbufs++;
+	}
+	b->blk = blk;
+	b->ref = 1;
+	b->flags = BF_LOADING;
+	b->hnext = c->hash[hash_slot(c, blk)];
+	c->hash[hash_slot(c, blk)] = b;
+	return b;
+}
+
+/* Read the uncached blocks at the start of [blk, blk+n) with one device
+ * read: a scan that then gets them one by one makes one system call
+ * instead of n.  Only a hint: on failure the blocks are left uncached and
+ * cache_get reads (and reports) them itself. */
+void cache_readahead(struct cache *c, uint64_t blk, uint32_t n)
+{
+	struct buf **bs;
+	uint8_t *tmp;
+	uint32_t i, got = 0;
+	int ret;
+
+	if (blk >= c->bd->nblocks)
+		return;
+	if (n > c->bd->nblocks - blk)
+		n = (uint32_t)(c->bd->nblocks - blk);
+	if (n > c->max_bufs / 4)
+		n = (uint32_t)(c->max_bufs / 4);
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < n && !hash_find(c, blk + i); i++)
+		;
+	pthread_mutex_unlock(&c->lock);
+	if (i < 2)
+		return;   /* cached already, or nothing to gain over cache_get */
+	n = i;
+	bs = calloc(n, sizeof(*bs));
+	tmp = malloc((size_t)n * c->bsize);
+	if (!bs || !tmp)
+		goto out;
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < n && !hash_find(c, blk + i); i++) {
+		bs[got] = buf_new(c, blk + i);
+		if (!bs[got])
+			break;
+		got++;
+	}
+	pthread_mutex_unlock(&c->lock);
+	ret = got ? cfs_bdev_read(c->bd, blk, got, tmp) : 0;
+	for (i = 0; i < got; i++) {
+		if (ret == 0)
+			memcpy(bs[i]->data, tmp + (size_t)i * c->bsize, c->bsize);
+		pthread_mutex_lock(&c->lock);
+		bs[i]->flags &= ~BF_LOADING;
+		if (ret == 0)
+			bs[i]->flags |= BF_VALID;
+		pthread_cond_broadcast(&c->loaded);
+		pthread_mutex_unlock(&c->lock);
+		buf_put(c, bs[i]);
+	}
+out:
+	free(bs);
+	free(tmp);
+}
+
 int cache_get(struct cache *c, uint64_t blk, int flags, struct buf **out)
 {
 	struct buf *b;
@@ -228,26 +307,11 @@ again:
 		}
 		goto out;
 	}
-	b = c->nbufs >= c->max_bufs ? buf_steal(c) : NULL;
+	b = buf_new(c, blk);
 	if (!b) {
-		if (c->nbufs >= c->max_bufs)
-			cache_shrink(c);
-		b = calloc(1, sizeof(*b));
-		if (b)
-			b->data = malloc(c->bsize);
-		if (!b || !b->data) {
-			free(b);
-			ret = -ENOMEM;
-			b = NULL;
-			goto out;
-		}
-		c->nbufs++;
+		ret = -ENOMEM;
+		goto out;
 	}
-	b->blk = blk;
-	b->ref = 1;
-	b->flags = BF_LOADING;
-	b->hnext = c->hash[hash_slot(c, blk)];
-	c->hash[hash_slot(c, blk)] = b;
 	pthread_mutex_unlock(&c->lock);
 	ret = buf_load(c, b, flags);
 	if (ret < 0) {

@@ -52,6 +52,9 @@ int cache_init(struct cache *c, struct cfs_bdev *bd, size_t max_bytes, uint32_t 
 size_t cache_set_limit(struct cache *c, size_t max_bytes);
 void cache_destroy(struct cache *c);   /* drops everything, dirty or not */
 int cache_get(struct cache *c, uint64_t blk, int flags, struct buf **out);
+/* Read up to n blocks from blk that are not cached yet in one device read
+ * (a hint for scans; errors are left for cache_get to report). */
+void cache_readahead(struct cache *c, uint64_t blk, uint32_t n);
 /* Get a metadata block and verify magic, checksum and block number. */
 int cache_get_meta(struct cache *c, uint64_t blk, uint32_t magic, struct buf **out);
 /* A new metadata block: zeroed, header initialised, not read. */

@@ -48,6 +48,8 @@ struct ck {
 	uint32_t *refs, *subdirs;
 	uint8_t *bbits, *ibits;
 	uint32_t nconts, nstubs, ndirs;
+	/* step B: inodes in use, loaded once for all its passes (or NULL) */
+	struct inode **held;
 };
 
 /* Record a problem; returns 1 if it is to be fixed now. */
@@ -318,6 +320,45 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The inode-table passes go block by block: at the start of each group
+ * of FSCK_RA blocks, one device read brings the group into the cache. */
+#define FSCK_RA 16
+
+static void itable_ahead(struct ck *x, uint32_t l, uint64_t limit)
+{
+	uint64_t per = (uint64_t)x->fs->ipb * FSCK_RA, left;
+	uint32_t off;
+
+	if ((l - 1) % per)
+		return;
+	left = (limit - (l - 1) + x->fs->ipb - 1) / x->fs->ipb;
+	cache_readahead(&x->fs->cache, inode_location(x->fs, CFS_INO_MAKE(x->c, l), &off),
+			left < FSCK_RA ? (uint32_t)left : FSCK_RA);
+}
+
+/* A read-only view of inode slot l straight from the inode table (the
+ * table block stays held in *b across calls): enough to walk its extents
+ * without loading the inode, for a slot step A found valid. */
+static int raw_view(struct ck *x, uint32_t l, struct buf **b, struct inode *tmp)
+{
+	struct cfs_fs *fs = x->fs;
+	uint32_t off;
+	uint64_t blk = inode_location(fs, CFS_INO_MAKE(x->c, l), &off);
+
+	if (!*b || (*b)->blk != blk) {
+		buf_put(&fs->cache, *b);
+		if (cache_get(&fs->cache, blk, 0, b) < 0) {
+			*b = NULL;
+			return -EIO;
+		}
+	}
+	memset(tmp, 0, sizeof(*tmp));
+	tmp->ino = CFS_INO_MAKE(x->c, l);
+	cfs_dinode_decode((*b)->data + off, &tmp->d);
+	tmp->var = (*b)->data + off + CFS_INODE_FIXED;
+	return 0;
+}
+
 /* Before any block is claimed, find the maps that overlap and, of each
  * overlapping pair, the one to blame: the inode that overlaps more others
  * (one damaged extent lands on several files, each of which overlaps only
@@ -326,17 +367,17 @@ static void find_losers(struct ck *x, uint64_t limit)
 {
 	struct overlap o = { x, calloc(x->fs->sb.chunk_blocks, 4), 0, NULL, 0, 0 };
 	uint32_t *deg = calloc(x->ipc, 4);
+	struct buf *b = NULL;
 	size_t i, m = 0;
 
 	for (o.l = 1; o.owner && deg && o.l <= x->ipc && o.l <= limit; o.l++) {
-		struct inode *ip;
+		struct inode tmp;
 
-		if (x->kind[o.l - 1] == K_FREE ||
-		    inode_get(x->fs, CFS_INO_MAKE(x->c, o.l), &ip) < 0)
-			continue;
-		ext_walk(x->fs, ip, overlap_cb, &o);
-		inode_put(x->fs, ip);
+		itable_ahead(x, o.l, limit);
+		if (x->kind[o.l - 1] != K_FREE && raw_view(x, o.l, &b, &tmp) == 0)
+			ext_walk(x->fs, &tmp, overlap_cb, &o);
 	}
+	buf_put(&x->fs->cache, b);
 	if (o.n)
 		qsort(o.pairs, o.n, sizeof(*o.pairs), cmp_u64);
 	for (i = 0; i < o.n; i++)
@@ -576,14 +617,18 @@ static void step_a(struct ck *x)
 
 	if (fs->chunks[x->c].hdr_bad)
 		problem(x, 0, "chunk %u: chunk header destroyed, rebuilt from contents", x->c);
-	for (l = 1; l <= x->ipc && l <= limit; l++)
+	for (l = 1; l <= x->ipc && l <= limit; l++) {
+		itable_ahead(x, l, limit);
 		scan_inode_slot(x, l);
+	}
 	for (b = 0; b < fs->sb.data_start; b++)
 		bset(x->bbits, b);
 	find_losers(x, limit);
-	for (l = 1; l <= x->ipc && l <= limit; l++)
+	for (l = 1; l <= x->ipc && l <= limit; l++) {
+		itable_ahead(x, l, limit);
 		if (x->kind[l - 1] != K_FREE)
 			scan_inode_blocks(x, l);
+	}
 	sync_bitmaps(x);
 }
 
@@ -1059,11 +1104,15 @@ static void each_inode(struct ck *x, int kind, int dirs_only,
 
 		if (x->kind[l - 1] != kind || (dirs_only && !x->isdir[l - 1]))
 			continue;
-		if (inode_get(x->fs, CFS_INO_MAKE(x->c, l), &ip) < 0)
+		ip = x->held[l - 1];
+		if (!ip)
+			itable_ahead(x, l, (uint64_t)x->ipc);
+		if (!ip && inode_get(x->fs, CFS_INO_MAKE(x->c, l), &ip) < 0)
 			continue;
 		if (ip->d.mode && !ip->deleted)
 			fn(x, ip);
-		inode_put(x->fs, ip);
+		if (ip != x->held[l - 1])
+			inode_put(x->fs, ip);
 	}
 }
 
@@ -1102,12 +1151,18 @@ static int ck_init(struct ck *x, struct fk *k, uint32_t c)
 	x->subdirs = calloc(ipc, 4);
 	x->bbits = calloc((fs->sb.chunk_blocks + 7) / 8, 1);
 	x->ibits = calloc(ipc / 8 + 1, 1);
+	x->held = calloc(ipc, sizeof(*x->held));
 	return x->kind && x->isdir && x->dirbad && x->loser && x->refs && x->subdirs && x->bbits &&
-	       x->ibits ? 0 : -ENOMEM;
+	       x->ibits && x->held ? 0 : -ENOMEM;
 }
 
 static void ck_free(struct ck *x)
 {
+	uint32_t l;
+
+	for (l = 0; x->held && l < x->ipc; l++)
+		inode_put(x->fs, x->held[l]);
+	free(x->held);
 	free(x->kind);
 	free(x->isdir);
 	free(x->dirbad);
@@ -1118,27 +1173,52 @@ static void ck_free(struct ck *x)
 	free(x->ibits);
 }
 
-/* Step B starts from the inodes as step A left them. */
+/* Step B starts from the inodes as step A left them.  Free slots are
+ * told apart in the inode table itself; the others are loaded once and
+ * held until the chunk's step B is over, for all of its passes: up to
+ * FSCK_HELD_MAX of them (about 400 KiB), so that memory stays bounded; the
+ * rest are loaded again by each pass. */
+#define FSCK_HELD_MAX 512
+
 static void load_kinds(struct ck *x)
 {
-	uint64_t limit = (uint64_t)x->fs->chunks[x->c].hdr.itable_init * x->fs->ipb;
-	uint32_t l;
+	struct cfs_fs *fs = x->fs;
+	uint64_t limit = (uint64_t)fs->chunks[x->c].hdr.itable_init * fs->ipb;
+	uint32_t l, off, nheld = 0;
+	struct buf *b = NULL;
 
 	for (l = 1; l <= x->ipc && l <= limit; l++) {
+		cfs_ino_t ino = CFS_INO_MAKE(x->c, l);
+		itable_ahead(x, l, limit);
+		uint64_t blk = inode_location(fs, ino, &off);
 		struct inode *ip;
 
-		if (inode_get(x->fs, CFS_INO_MAKE(x->c, l), &ip) < 0)
-			continue;
-		if (ip->d.mode && !ip->deleted) {
-			x->kind[l - 1] = (ip->d.flags & CFS_IFL_CONT) ? K_CONT :
-					 (ip->d.flags & CFS_IFL_STUB) ? K_STUB : K_HEAD;
-			x->isdir[l - 1] = S_ISDIR(ip->d.mode);
-			x->dirbad[l - 1] = x->isdir[l - 1] &&
-					   (!(ip->d.flags & CFS_IFL_EXTENTS) ||
-					    ip->d.size < x->fs->bsize);
+		if (!b || b->blk != blk) {
+			buf_put(&fs->cache, b);
+			if (cache_get(&fs->cache, blk, 0, &b) < 0)
+				b = NULL;
 		}
-		inode_put(x->fs, ip);
+		if (b && cfs_dinode_is_zero(b->data + off, fs->isz))
+			continue;
+		if (inode_get(fs, ino, &ip) < 0)
+			continue;
+		if (!ip->d.mode || ip->deleted) {
+			inode_put(fs, ip);
+			continue;
+		}
+		x->kind[l - 1] = (ip->d.flags & CFS_IFL_CONT) ? K_CONT :
+				 (ip->d.flags & CFS_IFL_STUB) ? K_STUB : K_HEAD;
+		x->isdir[l - 1] = S_ISDIR(ip->d.mode);
+		x->dirbad[l - 1] = x->isdir[l - 1] &&
+				   (!(ip->d.flags & CFS_IFL_EXTENTS) || ip->d.size < fs->bsize);
+		if (nheld < FSCK_HELD_MAX) {
+			x->held[l - 1] = ip;
+			nheld++;
+		} else {
+			inode_put(fs, ip);
+		}
 	}
+	buf_put(&fs->cache, b);
 }
 
 static void check_one(struct fk *k, uint32_t c)
@@ -1418,7 +1498,7 @@ static void finish_chunks(struct fk *k, const uint8_t *checked)
 	}
 }
 
-#define FSCK_CACHE_BYTES (1u << 20)
+#define FSCK_CACHE_BYTES (512u << 10)
 
 static int cpu_count(void)
 {

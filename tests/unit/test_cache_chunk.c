@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "bdev.h"
 #include "cache.h"
@@ -469,6 +470,74 @@ static void test_read_failure(void)
 	env_free(e);
 }
 
+/* Readahead: the uncached run at the start is read with one device call
+ * and then served from memory, contents exact; a cached first block or a
+ * failed read leave the work to cache_get, which still gets it right; a
+ * run past the device's end is clamped; the cache's bound holds. */
+static void test_readahead(void)
+{
+	struct env *e = env_new(0);   /* 64 buffers: runs capped at 16 */
+	struct cfs_bdev_fault_stats st;
+	struct buf *b;
+	uint64_t i;
+
+	for (i = 0; i < NBLK; i++)
+		pattern(devblk(e, i), BS, (uint32_t)i);
+	cfs_bdev_fault_config(e->bd, &(struct cfs_bdev_fault_cfg){ 0 });
+	cache_readahead(&e->c, 10, 8);
+	cfs_bdev_fault_stats(e->bd, &st);
+	CHECK_EQ(st.reads, 1);
+	for (i = 10; i < 18; i++) {
+		CHECK_OK(cache_get(&e->c, i, 0, &b));
+		CHECK(is_pattern(b->data, BS, (uint32_t)i));
+		buf_put(&e->c, b);
+	}
+	cfs_bdev_fault_stats(e->bd, &st);
+	CHECK_EQ(st.reads, 1);
+
+	/* first block cached: nothing to do */
+	cache_readahead(&e->c, 12, 8);
+	cfs_bdev_fault_stats(e->bd, &st);
+	CHECK_EQ(st.reads, 1);
+	/* stops at the first cached block: 8 and 9 are read, 10 is cached */
+	cache_readahead(&e->c, 8, 8);
+	cfs_bdev_fault_stats(e->bd, &st);
+	CHECK_EQ(st.reads, 2);
+	CHECK_OK(cache_get(&e->c, 9, 0, &b));
+	CHECK(is_pattern(b->data, BS, 9));
+	buf_put(&e->c, b);
+	cfs_bdev_fault_stats(e->bd, &st);
+	CHECK_EQ(st.reads, 2);
+
+	/* capped at a quarter of the cache, clamped at the end */
+	cache_readahead(&e->c, 100, 1000);
+	cache_readahead(&e->c, NBLK - 3, 100);
+	cache_readahead(&e->c, NBLK, 4);
+	cfs_bdev_fault_stats(e->bd, &st);
+	CHECK_EQ(st.reads, 4);
+	CHECK(e->c.nbufs <= e->c.max_bufs);
+	CHECK_OK(cache_get(&e->c, NBLK - 1, 0, &b));
+	CHECK(is_pattern(b->data, BS, NBLK - 1));
+	buf_put(&e->c, b);
+	CHECK_OK(cache_get(&e->c, 100 + 15, 0, &b));
+	CHECK(is_pattern(b->data, BS, 115));
+	buf_put(&e->c, b);
+	cfs_bdev_fault_stats(e->bd, &st);
+	CHECK_EQ(st.reads, 4);
+
+	/* a failed read caches nothing wrong: cache_get reads it again */
+	cfs_bdev_fault_config(e->bd, &(struct cfs_bdev_fault_cfg){ .fail_read_at = 1 });
+	cache_readahead(&e->c, 300, 8);
+	for (i = 300; i < 308; i++) {
+		CHECK_OK(cache_get(&e->c, i, 0, &b));
+		CHECK(is_pattern(b->data, BS, (uint32_t)i));
+		buf_put(&e->c, b);
+	}
+	cfs_bdev_fault_stats(e->bd, &st);
+	CHECK_EQ(st.reads, 9);
+	env_free(e);
+}
+
 /* Many threads getting the same and different blocks: one buffer per
  * block, loaded once, contents as on the device. */
 struct cthr {
@@ -767,6 +836,7 @@ static void test_chunk_inode_alloc(void)
 		struct inode *ip;
 
 		CHECK_OK(inode_alloc(fs, c, 0, S_IFREG | 0644, &ip));
+		pthread_mutex_unlock(&ip->lock);
 		CHECK(CFS_INO_CHUNK(ip->ino) != c);
 		CHECK_ERR(chunk_alloc_inode(fs, c, &(cfs_ino_t){ 0 }), ENOSPC);
 		CHECK_OK(inode_free(fs, ip));
@@ -863,6 +933,105 @@ static void test_fill_public_api(void)
 	finish(fs);
 }
 
+/* A new inode is found by number before its creator has finished it: by
+ * anyone holding the number from before it was freed (a readdir listing,
+ * a stale handle).  mkdir reuses the number of a removed directory; while
+ * it is paused right after inode_alloc wrote the new inode (a directory,
+ * no root block yet), a reader lists the number.  It must wait for the
+ * directory to be complete, not fail with -EUCLEAN (test_threads saw this
+ * about once in 100 runs from its observer). */
+static struct {
+	struct cfs_fs *fs;
+	cfs_ino_t ino;                  /* the number mkdir reuses */
+	uint64_t itable_blk;            /* the table block holding it */
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	int armed, go, done, ret;
+} hm = { .m = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static int hm_fill(void *ctx, const char *name, size_t len, cfs_ino_t ino, uint32_t type,
+		   uint64_t next)
+{
+	(void)ctx; (void)name; (void)len; (void)ino; (void)type; (void)next;
+	return 0;
+}
+
+static void *hm_reader(void *arg)
+{
+	int ret;
+
+	(void)arg;
+	pthread_mutex_lock(&hm.m);
+	while (!hm.go)
+		pthread_cond_wait(&hm.cv, &hm.m);
+	pthread_mutex_unlock(&hm.m);
+	ret = cfs_readdir(hm.fs, hm.ino, 0, hm_fill, NULL);
+	pthread_mutex_lock(&hm.m);
+	hm.ret = ret;
+	hm.done = 1;
+	pthread_cond_broadcast(&hm.cv);
+	pthread_mutex_unlock(&hm.m);
+	return NULL;
+}
+
+/* The first write of the new inode's table block: let the reader run, and
+ * give it 300 ms (it waits for the inode's lock when all is well). */
+static int hm_before_dirty(void *ctx, uint64_t blk)
+{
+	struct timespec dl;
+
+	pthread_mutex_lock(&hm.m);
+	if (hm.armed && blk == hm.itable_blk) {
+		hm.armed = 0;
+		hm.go = 1;
+		pthread_cond_broadcast(&hm.cv);
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_nsec += 300 * 1000000L;
+		dl.tv_sec += dl.tv_nsec / 1000000000L;
+		dl.tv_nsec %= 1000000000L;
+		while (!hm.done && pthread_cond_timedwait(&hm.cv, &hm.m, &dl) == 0)
+			;
+	}
+	pthread_mutex_unlock(&hm.m);
+	return chunk_before_dirty(ctx, blk);
+}
+
+static void test_new_dir_hidden_until_made(void)
+{
+	struct cfs_fs *fs = make_fs();
+	cfs_ino_t p, d;
+	pthread_t th;
+	uint32_t off;
+	int ret, missed;
+
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "p", 0755, 0, 0, &p));
+	CHECK_OK(cfs_mkdir(fs, p, "old", 0755, 0, 0, &hm.ino));
+	CHECK_OK(cfs_rmdir(fs, p, "old"));
+	/* clean, so that the new inode's write calls the hook */
+	CHECK_OK(cfs_sync(fs));
+	hm.fs = fs;
+	hm.itable_blk = inode_location(fs, hm.ino, &off);
+	hm.armed = 1;
+	hm.go = hm.done = 0;
+	hm.ret = 1;
+	fs->cache.before_dirty = hm_before_dirty;
+	CHECK_EQ(pthread_create(&th, NULL, hm_reader, NULL), 0);
+	ret = cfs_mkdir(fs, p, "new", 0755, 0, 0, &d);
+	pthread_mutex_lock(&hm.m);
+	missed = hm.armed;      /* the hook never ran: the reader still waits */
+	hm.armed = 0;
+	hm.go = 1;
+	pthread_cond_broadcast(&hm.cv);
+	pthread_mutex_unlock(&hm.m);
+	pthread_join(th, NULL);
+	fs->cache.before_dirty = chunk_before_dirty;
+	CHECK_OK(ret);
+	if (d != hm.ino || missed)
+		TEST_SKIP("mkdir did not reuse the removed directory's number");
+	CHECK_OK(hm.ret);
+	finish(fs);
+}
+
 int main(void)
 {
 	TEST_RUN(test_roundtrip);
@@ -875,11 +1044,13 @@ int main(void)
 	TEST_RUN(test_write_failure_at_flush);
 	TEST_RUN(test_write_failure_at_eviction);
 	TEST_RUN(test_read_failure);
+	TEST_RUN(test_readahead);
 	TEST_RUN(test_concurrent_gets);
 	TEST_RUN(test_chunk_block_alloc);
 	TEST_RUN(test_chunk_bad_free);
 	TEST_RUN(test_known_bug_double_free_count);
 	TEST_RUN(test_chunk_inode_alloc);
 	TEST_RUN(test_fill_public_api);
+	TEST_RUN(test_new_dir_hidden_until_made);
 	return TEST_DONE();
 }
