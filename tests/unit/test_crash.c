@@ -90,8 +90,18 @@ static void workload(struct cfs_fs *fs, struct durable *dur)
 	if (cfs_mknod(fs, c, "big", S_IFREG | 0644, 0, 0, 0, &g) < 0)
 		return;
 	fill(buf, sizeof(buf), 99);
-	if (cfs_write(fs, g, buf, sizeof(buf), 0) < 0)
+	/* the first half in one call (whole blocks go straight to the device),
+	 * the rest in unaligned pieces: partial blocks go through the cache
+	 * and push metadata out of it, so write-back interleaves with the
+	 * workload */
+	if (cfs_write(fs, g, buf, sizeof(buf) / 2, 0) < 0)
 		return;
+	for (size_t off = sizeof(buf) / 2; off < sizeof(buf); off += 1001) {
+		size_t n = sizeof(buf) - off < 1001 ? sizeof(buf) - off : 1001;
+
+		if (cfs_write(fs, g, buf + off, n, off) < 0)
+			return;
+	}
 	if (cfs_mknod(fs, b, "synced", S_IFREG | 0600, 0, 0, 0, &h) < 0)
 		return;
 	fill(buf, 5000, 7);
