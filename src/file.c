@@ -159,6 +159,9 @@ static int cont_create(struct cfs_fs *fs, struct inode *head, uint32_t c, uint64
 	ci->d.lo = ci->d.hi = lblk;
 	ci->d.nlink = 1;
 	ret = inode_write(fs, ci);
+	/* flagged a continuation: head lookups refuse it from now on, and
+	 * the head's lock covers the rest */
+	pthread_mutex_unlock(&ci->lock);
 	if (ret == 0) {
 		p->d.cont[s] = ci->ino;
 		ret = inode_write(fs, p);

@@ -120,7 +120,9 @@ void inode_put(struct cfs_fs *fs, struct inode *ip);
 int inode_get_head(struct cfs_fs *fs, cfs_ino_t ino, int lock, struct inode **out);
 int inode_write(struct cfs_fs *fs, struct inode *ip);
 /* Allocate and initialise a new inode in chunk c (or another chunk if c
- * is full, unless exact); returns it referenced. */
+ * is full, unless exact); returns it referenced and locked: the caller
+ * unlocks it once the inode is complete (a directory has its root block,
+ * a continuation or stub its flags), so that nobody finds it half made. */
 int inode_alloc(struct cfs_fs *fs, uint32_t c, int exact, uint16_t mode,
 		struct inode **out);
 /* Free the inode on disk (its blocks must already be released). */

@@ -248,8 +248,15 @@ int inode_alloc(struct cfs_fs *fs, uint32_t c, int exact, uint16_t mode,
 	ret = inode_get(fs, ino, &ip);
 	if (ret < 0)
 		goto fail;
+	/* The number can be looked up by anyone holding it from before it
+	 * was freed (a readdir listing, a stale handle): they take the lock
+	 * and check the inode under it, so it is held until the caller has
+	 * finished the inode, or they would find e.g. a directory without
+	 * its root block. */
+	pthread_mutex_lock(&ip->lock);
 	if (ip->d.mode != 0) {
 		/* the bitmap said free but the table says in use */
+		pthread_mutex_unlock(&ip->lock);
 		inode_put(fs, ip);
 		ret = -EUCLEAN;
 		goto fail;
@@ -269,6 +276,7 @@ int inode_alloc(struct cfs_fs *fs, uint32_t c, int exact, uint16_t mode,
 	ip->d.crtime_ns = ip->d.mtime_ns;
 	ret = inode_write(fs, ip);
 	if (ret < 0) {
+		pthread_mutex_unlock(&ip->lock);
 		inode_put(fs, ip);
 		goto fail;
 	}

@@ -231,6 +231,8 @@ static int do_create(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_
 	if (out)
 		*out = ip->ino;
 out:
+	if (ip)
+		pthread_mutex_unlock(&ip->lock);   /* from inode_alloc */
 	pthread_mutex_unlock(&dp->lock);
 	inode_put(fs, ip);
 	inode_put(fs, dp);
@@ -967,6 +969,7 @@ static int lpf_holder(struct cfs_fs *fs, struct inode *lpf, uint32_t c, struct i
 		ip->d.nlink = 0;
 		inode_release(fs, ip);
 	}
+	pthread_mutex_unlock(&ip->lock);   /* from inode_alloc */
 out:
 	pthread_mutex_unlock(&lpf->lock);
 	if (ret < 0) {

@@ -188,6 +188,10 @@ static int mkfs_root(struct cfs_fs *fs)
 		ret = inode_write(fs, root);
 	chunk_count(fs, 0, CNT_DIRS, 2);
 out:
+	if (lpf)
+		pthread_mutex_unlock(&lpf->lock);
+	if (root)
+		pthread_mutex_unlock(&root->lock);
 	inode_put(fs, lpf);
 	inode_put(fs, root);
 	return ret;

@@ -31,6 +31,8 @@ int xref_add(struct cfs_fs *fs, struct inode *dp, cfs_ino_t target, uint16_t mod
 	s->d.back = dp->ino;
 	s->d.lo = dir_hash(fs, name, len);
 	ret = inode_write(fs, s);
+	/* flagged a stub: head lookups refuse it from now on */
+	pthread_mutex_unlock(&s->lock);
 	if (ret == 0) {
 		chunk_count(fs, CFS_INO_CHUNK(target), CNT_STUBS, 1);
 		*stub = s->ino;
