@@ -273,7 +273,7 @@ if sizes:
           "a few", ", ".join(sorted({meta.get("A.%d.crash_method" % i, "?") for i in sizes}))))
     w("")
     w("| data set | files | dirs | data | image | e2fsck -f -n | chunkfs fsck -f -n | "
-      "chunkfs fsck -f -n -j 1 | chunkfs fsck -n after crash | dirty chunks | "
+      "chunkfs fsck -f -n -j 1 | chunkfs fsck -n after crash | dirty chunk(s) after crash (index) | "
       "e2fsck / after-crash | chunkfs -f / e2fsck |")
     w("| --- | ---: | ---: | ---: | ---: | --- | --- | --- | --- | --- | ---: | ---: |")
     for i in sizes:
