@@ -15,6 +15,7 @@ static size_t hash_slot(const struct cache *c, uint64_t blk)
 
 int cache_init(struct cache *c, struct cfs_bdev *bd, size_t max_bytes, uint32_t seed)
 {
+	pthread_mutexattr_t ma;
 	size_t hs = 1024;
 
 	memset(c, 0, sizeof(*c));
@@ -31,7 +32,12 @@ int cache_init(struct cache *c, struct cfs_bdev *bd, size_t max_bytes, uint32_t 
 		return -ENOMEM;
 	c->hmask = hs - 1;
 	c->lru.next = c->lru.prev = &c->lru;
-	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutexattr_init(&ma);
+	/* held for a few instructions at a time by every block access: spin a
+	 * little before sleeping, so fsck's workers do not trade futex calls */
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&c->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&c->loaded, NULL);
 	return 0;
 }

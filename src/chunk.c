@@ -615,9 +615,14 @@ static uint64_t bm_merge(uint8_t *have, const uint8_t *truth, uint64_t first, ui
 	for (; i + 64 <= m; i += 64) {
 		memcpy(&h, have + i / 8, 8);
 		memcpy(&w, t + i / 8, 8);
-		*nfree += 64 - (uint64_t)__builtin_popcountll(w);
-		d += (uint64_t)__builtin_popcountll(h ^ w);
-		memcpy(have + i / 8, &w, 8);
+		/* most words are all used or all free, and agree: no popcount
+		 * (a library call without -mpopcnt) for those */
+		if (w != ~(uint64_t)0)
+			*nfree += w ? 64 - (uint64_t)__builtin_popcountll(w) : 64;
+		if (h != w) {
+			d += (uint64_t)__builtin_popcountll(h ^ w);
+			memcpy(have + i / 8, &w, 8);
+		}
 	}
 	for (; i < nbits && (i < m || (i & 7)); i++) {
 		int want = i >= m || bit_get(t, i);
@@ -629,8 +634,10 @@ static uint64_t bm_merge(uint8_t *have, const uint8_t *truth, uint64_t first, ui
 		}
 	}
 	for (; i < nbits; i += 8) {
-		d += 8 - (uint64_t)__builtin_popcount(have[i / 8]);
-		have[i / 8] = 0xff;
+		if (have[i / 8] != 0xff) {
+			d += 8 - (uint64_t)__builtin_popcount(have[i / 8]);
+			have[i / 8] = 0xff;
+		}
 	}
 	return d;
 }

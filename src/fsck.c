@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bdev.h"
 #include "fsint.h"
 
 #define K_FREE 0
@@ -50,6 +51,7 @@ struct ck {
 	uint32_t nconts, nstubs, ndirs;
 	/* step B: inodes in use, loaded once for all its passes (or NULL) */
 	struct inode **held;
+	uint32_t *used, nused;          /* step B: the slots in use, in order */
 };
 
 /* Record a problem; returns 1 if it is to be fixed now. */
@@ -324,16 +326,22 @@ static int cmp_u64(const void *a, const void *b)
  * of FSCK_RA blocks, one device read brings the group into the cache. */
 #define FSCK_RA 16
 
-static void itable_ahead(struct ck *x, uint32_t l, uint64_t limit)
+static void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit)
 {
-	uint64_t per = (uint64_t)x->fs->ipb * FSCK_RA, left;
+	uint64_t left;
 	uint32_t off;
 
-	if ((l - 1) % per)
+	if (l > limit)
 		return;
-	left = (limit - (l - 1) + x->fs->ipb - 1) / x->fs->ipb;
+	left = (limit - 1) / x->fs->ipb - (l - 1) / x->fs->ipb + 1;
 	cache_readahead(&x->fs->cache, inode_location(x->fs, CFS_INO_MAKE(x->c, l), &off),
 			left < FSCK_RA ? (uint32_t)left : FSCK_RA);
+}
+
+static void itable_ahead(struct ck *x, uint32_t l, uint64_t limit)
+{
+	if ((l - 1) % ((uint64_t)x->fs->ipb * FSCK_RA) == 0)
+		itable_read_ahead(x, l, limit);
 }
 
 /* A read-only view of inode slot l straight from the inode table (the
@@ -424,6 +432,12 @@ static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 	}
 	for (i = 0; i < cl.n; i++)
 		total += cl.len[i];
+	/* step B will read every directory block: start those reads now, into
+	 * the page cache (not our memory), long before they are needed */
+	if (S_ISDIR(ip->d.mode))
+		for (i = 0; i < cl.n; i++)
+			cfs_bdev_prefetch(x->fs->bd, chunk_base(x->fs, x->c) + cl.blk[i],
+					  cl.len[i]);
 out:
 	free(cl.blk);
 	free(cl.len);
@@ -1097,16 +1111,18 @@ static void check_links(struct ck *x, struct inode *ip)
 static void each_inode(struct ck *x, int kind, int dirs_only,
 		       void (*fn)(struct ck *x, struct inode *ip))
 {
-	uint32_t l;
+	uint64_t limit = (uint64_t)x->fs->chunks[x->c].hdr.itable_init * x->fs->ipb;
+	uint32_t i, l;
 
-	for (l = 1; l <= x->ipc; l++) {
+	for (i = 0; i < x->nused; i++) {
 		struct inode *ip;
 
+		l = x->used[i];
 		if (x->kind[l - 1] != kind || (dirs_only && !x->isdir[l - 1]))
 			continue;
 		ip = x->held[l - 1];
 		if (!ip)
-			itable_ahead(x, l, (uint64_t)x->ipc);
+			itable_read_ahead(x, l, limit);   /* a no-op once cached */
 		if (!ip && inode_get(x->fs, CFS_INO_MAKE(x->c, l), &ip) < 0)
 			continue;
 		if (ip->d.mode && !ip->deleted)
@@ -1146,14 +1162,20 @@ static int ck_init(struct ck *x, struct fk *k, uint32_t c)
 	x->kind = calloc(ipc, 1);
 	x->isdir = calloc(ipc, 1);
 	x->dirbad = calloc(ipc, 1);
-	x->loser = calloc(ipc, 1);
+	if (!x->kind || !x->isdir || !x->dirbad)
+		return -ENOMEM;
+	/* each step allocates (and zeroes) only what it uses */
+	if (k->step == 0) {
+		x->loser = calloc(ipc, 1);
+		x->bbits = calloc((fs->sb.chunk_blocks + 7) / 8, 1);
+		x->ibits = calloc(ipc / 8 + 1, 1);
+		return x->loser && x->bbits && x->ibits ? 0 : -ENOMEM;
+	}
 	x->refs = calloc(ipc, 4);
 	x->subdirs = calloc(ipc, 4);
-	x->bbits = calloc((fs->sb.chunk_blocks + 7) / 8, 1);
-	x->ibits = calloc(ipc / 8 + 1, 1);
 	x->held = calloc(ipc, sizeof(*x->held));
-	return x->kind && x->isdir && x->dirbad && x->loser && x->refs && x->subdirs && x->bbits &&
-	       x->ibits && x->held ? 0 : -ENOMEM;
+	x->used = malloc(sizeof(*x->used) * ipc);
+	return x->refs && x->subdirs && x->held && x->used ? 0 : -ENOMEM;
 }
 
 static void ck_free(struct ck *x)
@@ -1163,6 +1185,7 @@ static void ck_free(struct ck *x)
 	for (l = 0; x->held && l < x->ipc; l++)
 		inode_put(x->fs, x->held[l]);
 	free(x->held);
+	free(x->used);
 	free(x->kind);
 	free(x->isdir);
 	free(x->dirbad);
@@ -1211,6 +1234,7 @@ static void load_kinds(struct ck *x)
 		x->isdir[l - 1] = S_ISDIR(ip->d.mode);
 		x->dirbad[l - 1] = x->isdir[l - 1] &&
 				   (!(ip->d.flags & CFS_IFL_EXTENTS) || ip->d.size < fs->bsize);
+		x->used[x->nused++] = l;
 		if (nheld < FSCK_HELD_MAX) {
 			x->held[l - 1] = ip;
 			nheld++;

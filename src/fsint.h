@@ -116,6 +116,8 @@ int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t 
 uint64_t inode_location(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *off);
 int inode_get(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out);
 void inode_put(struct cfs_fs *fs, struct inode *ip);
+/* Free an in-memory inode that nobody references any more. */
+void inode_destroy(struct inode *ip);
 /* A head inode in use, else -ENOENT; locked when lock is set. */
 int inode_get_head(struct cfs_fs *fs, cfs_ino_t ino, int lock, struct inode **out);
 int inode_write(struct cfs_fs *fs, struct inode *ip);

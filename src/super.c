@@ -441,9 +441,7 @@ static void fs_free(struct cfs_fs *fs)
 			struct inode *ip = fs->icache[i];
 
 			fs->icache[i] = ip->hnext;
-			free(ip->chain);
-			free(ip->var);
-			free(ip);
+			inode_destroy(ip);
 		}
 	cache_destroy(&fs->cache);
 	free(fs->chunks);
@@ -456,6 +454,7 @@ static void fs_free(struct cfs_fs *fs)
 static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out)
 {
 	struct cfs_fs *fs = calloc(1, sizeof(*fs));
+	pthread_mutexattr_t ma;
 	int ret;
 
 	if (!fs) {
@@ -466,7 +465,11 @@ static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out)
 	fs->bd = bd;
 	fs->own_bd = own;
 	fs->rdonly = (flags & CFS_OPEN_RDONLY) || bd->read_only;
-	pthread_mutex_init(&fs->icache_lock, NULL);
+	pthread_mutexattr_init(&ma);
+	/* as the cache's lock: taken for every inode lookup */
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&fs->icache_lock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&fs->icache_cond, NULL);
 	pthread_rwlock_init(&fs->op_lock, NULL);
 	pthread_mutex_init(&fs->rename_lock, NULL);
