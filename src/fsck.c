@@ -1199,7 +1199,7 @@ static void ck_free(struct ck *x)
 /* Step B starts from the inodes as step A left them.  Free slots are
  * told apart in the inode table itself; the others are loaded once and
  * held until the chunk's step B is over, for all of its passes: up to
- * FSCK_HELD_MAX of them (about 400 KiB), so that memory stays bounded; the
+ * FSCK_HELD_MAX of them (about 180 KiB), so that memory stays bounded; the
  * rest are loaded again by each pass. */
 #define FSCK_HELD_MAX 512
 
