@@ -334,14 +334,19 @@ out:
 int cache_get_meta(struct cache *c, uint64_t blk, uint32_t magic, struct buf **out)
 {
 	struct buf *b;
+	unsigned flags;
 	int ret = cache_get(c, blk, 0, &b);
 
 	if (ret < 0)
 		return ret;
+	/* the flags change under the lock (a write-back clears BF_DIRTY) */
+	pthread_mutex_lock(&c->lock);
+	flags = b->flags;
+	pthread_mutex_unlock(&c->lock);
 	/* Verified once per load; BF_META marks it for checksumming later. */
-	if (!(b->flags & BF_VERIFIED)) {
+	if (!(flags & BF_VERIFIED)) {
 		ret = cfs_meta_verify(b->data, c->bsize, c->seed, magic, blk);
-		if (ret < 0 && !(b->flags & BF_DIRTY)) {
+		if (ret < 0 && !(flags & BF_DIRTY)) {
 			buf_put(c, b);
 			return ret;
 		}
