@@ -39,6 +39,7 @@ struct fk {
 	cfs_ino_t *orphans;     /* to reconnect to lost+found */
 	size_t norphans;
 	uint64_t *chunk_unfixed;
+	uint32_t held_max;      /* step B: inodes each worker may hold */
 };
 
 struct ck {
@@ -1199,9 +1200,10 @@ static void ck_free(struct ck *x)
 /* Step B starts from the inodes as step A left them.  Free slots are
  * told apart in the inode table itself; the others are loaded once and
  * held until the chunk's step B is over, for all of its passes: up to
- * FSCK_HELD_MAX of them (about 180 KiB), so that memory stays bounded; the
- * rest are loaded again by each pass. */
-#define FSCK_HELD_MAX 512
+ * k->held_max of them, so that memory stays bounded; the rest are loaded
+ * again by each pass.  All workers together hold at most FSCK_HELD_TOTAL
+ * (about 370 KiB): a check of one dirty chunk may hold that many. */
+#define FSCK_HELD_TOTAL 1024
 
 static void load_kinds(struct ck *x)
 {
@@ -1235,7 +1237,7 @@ static void load_kinds(struct ck *x)
 		x->dirbad[l - 1] = x->isdir[l - 1] &&
 				   (!(ip->d.flags & CFS_IFL_EXTENTS) || ip->d.size < fs->bsize);
 		x->used[x->nused++] = l;
-		if (nheld < FSCK_HELD_MAX) {
+		if (nheld < x->k->held_max) {
 			x->held[l - 1] = ip;
 			nheld++;
 		} else {
@@ -1326,12 +1328,16 @@ static void run_step(struct fk *k, int step, int nthreads)
 
 static void run_checks(struct fk *k, int nthreads)
 {
-	uint32_t c;
+	uint32_t c, workers;
 
 	k->ntotal = 0;
 	for (c = 0; c < k->fs->sb.nchunks; c++)
 		k->ntotal += k->sel[c];
 	k->ndone = 0;
+	workers = nthreads > 0 ? (uint32_t)nthreads : 1;
+	if (k->ntotal && k->ntotal < workers)
+		workers = k->ntotal;
+	k->held_max = FSCK_HELD_TOTAL / workers;
 	run_step(k, 0, nthreads);
 	run_step(k, 1, nthreads);
 }
