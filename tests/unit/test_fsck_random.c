@@ -47,6 +47,7 @@
 #include "bdev.h"
 #include "chunkfs.h"
 #include "crc32c.h"
+#include "fixture.h"
 #include "format.h"
 #include "le.h"
 #include "test.h"
@@ -84,62 +85,6 @@ static uint64_t mix(uint64_t x)
 static uint64_t below(uint64_t n)
 {
 	return n ? rnd() % n : 0;
-}
-
-/* ---- a borrowed device, so the bytes outlive cfs_close ---------------------- */
-
-struct borrow {
-	struct cfs_bdev bd;
-	struct cfs_bdev *in;
-};
-
-static int br_sync(struct borrow *w)
-{
-	return w->in->block_size == w->bd.block_size ? 0 :
-	       cfs_bdev_set_block_size(w->in, w->bd.block_size);
-}
-
-static int br_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf)
-{
-	struct borrow *w = (struct borrow *)bd;
-	int ret = br_sync(w);
-
-	return ret ? ret : cfs_bdev_read(w->in, blk, count, buf);
-}
-
-static int br_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf)
-{
-	struct borrow *w = (struct borrow *)bd;
-	int ret = br_sync(w);
-
-	return ret ? ret : cfs_bdev_write(w->in, blk, count, buf);
-}
-
-static int br_flush(struct cfs_bdev *bd)
-{
-	return cfs_bdev_flush(((struct borrow *)bd)->in);
-}
-
-static void br_destroy(struct cfs_bdev *bd)
-{
-	free(bd);
-}
-
-static const struct cfs_bdev_ops borrow_ops = {
-	.read = br_read, .write = br_write, .flush = br_flush, .destroy = br_destroy,
-};
-
-static struct cfs_bdev *borrow(struct cfs_bdev *in)
-{
-	struct borrow *w = calloc(1, sizeof(*w));
-
-	CHECK(w);
-	w->bd.ops = &borrow_ops;
-	w->bd.block_size = in->block_size;
-	w->bd.nblocks = in->nblocks;
-	memcpy(w->bd.name, in->name, sizeof(w->bd.name));
-	w->in = in;
-	return &w->bd;
 }
 
 /* ---- the populated image ------------------------------------------------------ */
@@ -186,7 +131,7 @@ static void build_pristine(void)
 
 	CHECK_OK(cfs_bdev_fault_create(IMG_SIZE, BS, &dev));
 	CHECK_OK(cfs_mkfs_bdev(dev, &o));
-	CHECK_OK(cfs_open_bdev(borrow(dev), 0, &fs));
+	CHECK_OK(fixture_open(dev, 0, &fs));
 	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d1", 0755, 0, 0, &d1));
 	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d2", 0755, 0, 0, &d2));
 	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d3", 0755, 0, 0, &d3));
