@@ -345,10 +345,10 @@ static void itable_ahead(struct ck *x, uint32_t l, uint64_t limit)
 		itable_read_ahead(x, l, limit);
 }
 
-/* A read-only view of inode slot l straight from the inode table (the
- * table block stays held in *b across calls): enough to walk its extents
- * without loading the inode, for a slot step A found valid. */
-static int raw_view(struct ck *x, uint32_t l, struct buf **b, struct inode *tmp)
+/* Inode slot l's bytes in the inode table, or NULL if unreadable.  The
+ * table block stays held in *b across calls, so a pass over the slots
+ * gets each block once; the caller puts *b at the end. */
+static uint8_t *itable_slot(struct ck *x, uint32_t l, struct buf **b)
 {
 	struct cfs_fs *fs = x->fs;
 	uint32_t off;
@@ -356,15 +356,25 @@ static int raw_view(struct ck *x, uint32_t l, struct buf **b, struct inode *tmp)
 
 	if (!*b || (*b)->blk != blk) {
 		buf_put(&fs->cache, *b);
-		if (cache_get(&fs->cache, blk, 0, b) < 0) {
+		if (cache_get(&fs->cache, blk, 0, b) < 0)
 			*b = NULL;
-			return -EIO;
-		}
 	}
+	return *b ? (*b)->data + off : NULL;
+}
+
+/* A read-only view of inode slot l straight from the inode table: enough
+ * to walk its extents without loading the inode, for a slot step A found
+ * valid. */
+static int raw_view(struct ck *x, uint32_t l, struct buf **b, struct inode *tmp)
+{
+	uint8_t *raw = itable_slot(x, l, b);
+
+	if (!raw)
+		return -EIO;
 	memset(tmp, 0, sizeof(*tmp));
 	tmp->ino = CFS_INO_MAKE(x->c, l);
-	cfs_dinode_decode((*b)->data + off, &tmp->d);
-	tmp->var = (*b)->data + off + CFS_INODE_FIXED;
+	cfs_dinode_decode(raw, &tmp->d);
+	tmp->var = raw + CFS_INODE_FIXED;
 	return 0;
 }
 
@@ -1209,23 +1219,18 @@ static void load_kinds(struct ck *x)
 {
 	struct cfs_fs *fs = x->fs;
 	uint64_t limit = (uint64_t)fs->chunks[x->c].hdr.itable_init * fs->ipb;
-	uint32_t l, off, nheld = 0;
+	uint32_t l, nheld = 0;
 	struct buf *b = NULL;
 
 	for (l = 1; l <= x->ipc && l <= limit; l++) {
-		cfs_ino_t ino = CFS_INO_MAKE(x->c, l);
-		itable_ahead(x, l, limit);
-		uint64_t blk = inode_location(fs, ino, &off);
 		struct inode *ip;
+		uint8_t *raw;
 
-		if (!b || b->blk != blk) {
-			buf_put(&fs->cache, b);
-			if (cache_get(&fs->cache, blk, 0, &b) < 0)
-				b = NULL;
-		}
-		if (b && cfs_dinode_is_zero(b->data + off, fs->isz))
+		itable_ahead(x, l, limit);
+		raw = itable_slot(x, l, &b);
+		if (raw && cfs_dinode_is_zero(raw, fs->isz))
 			continue;
-		if (inode_get(fs, ino, &ip) < 0)
+		if (inode_get(fs, CFS_INO_MAKE(x->c, l), &ip) < 0)
 			continue;
 		if (!ip->d.mode || ip->deleted) {
 			inode_put(fs, ip);
