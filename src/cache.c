@@ -161,6 +161,16 @@ static struct buf *hash_find(struct cache *c, uint64_t blk)
 	return b;
 }
 
+/* The read of b is over (ok: its data is valid): wake whoever waits for
+ * it.  Called with the lock held. */
+static void buf_loaded(struct cache *c, struct buf *b, int ok)
+{
+	b->flags &= ~BF_LOADING;
+	if (ok)
+		b->flags |= BF_VALID;
+	pthread_cond_broadcast(&c->loaded);
+}
+
 static int buf_load(struct cache *c, struct buf *b, int flags)
 {
 	int ret = 0;
@@ -170,10 +180,7 @@ static int buf_load(struct cache *c, struct buf *b, int flags)
 	else
 		ret = cfs_bdev_read(c->bd, b->blk, 1, b->data);
 	pthread_mutex_lock(&c->lock);
-	b->flags &= ~BF_LOADING;
-	if (ret == 0)
-		b->flags |= BF_VALID;
-	pthread_cond_broadcast(&c->loaded);
+	buf_loaded(c, b, ret == 0);
 	return ret;
 }
 
@@ -267,10 +274,7 @@ void cache_readahead(struct cache *c, uint64_t blk, uint32_t n)
 		if (ret == 0)
 			memcpy(bs[i]->data, tmp + (size_t)i * c->bsize, c->bsize);
 		pthread_mutex_lock(&c->lock);
-		bs[i]->flags &= ~BF_LOADING;
-		if (ret == 0)
-			bs[i]->flags |= BF_VALID;
-		pthread_cond_broadcast(&c->loaded);
+		buf_loaded(c, bs[i], ret == 0);
 		pthread_mutex_unlock(&c->lock);
 		buf_put(c, bs[i]);
 	}
