@@ -13,6 +13,7 @@
 
 #include "bdev.h"
 #include "chunkfs.h"
+#include "fixture.h"
 #include "test.h"
 
 #define IMG_SIZE  (3u << 20)
@@ -132,10 +133,8 @@ static void workload(struct cfs_fs *fs, struct durable *dur)
 static struct cfs_bdev *fresh_dev(void)
 {
 	struct cfs_bdev *bd;
-	uint64_t size;
 
-	CHECK_OK(cfs_bdev_fault_create(IMG_SIZE, BSIZE, &bd));
-	memcpy(cfs_bdev_fault_bytes(bd, &size), pristine, IMG_SIZE);
+	CHECK_OK(fixture_image_dev(pristine, IMG_SIZE, BSIZE, &bd));
 	return bd;
 }
 
