@@ -218,6 +218,23 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libchunkfs.so
 	rm -f $(DESTDIR)$(INCLUDEDIR)/chunkfs.h $(DESTDIR)$(PKGCONFIGDIR)/chunkfs.pc
 
+# ---- admin: manual pages, completion, Debian package -----------------------
+# Their own block: `install` and `uninstall` gain prerequisites here.
+MANDIR   := $(PREFIX)/share/man
+MAN_PAGES := $(sort $(wildcard man/*.[1-8]))
+
+.PHONY: install-man uninstall-man
+install: install-man
+uninstall: uninstall-man
+
+install-man:
+	for p in $(MAN_PAGES); do s=$${p##*.}; \
+		$(INSTALL) -d $(DESTDIR)$(MANDIR)/man$$s && \
+		$(INSTALL) -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
+
+uninstall-man:
+	for p in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; done
+
 clean:
 	rm -rf $(B)
 

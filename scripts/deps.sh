@@ -16,6 +16,7 @@ packages=(
 	e2fsprogs       # reference tools for comparisons
 	fuse2fs         # ext4 over FUSE, a baseline for the mount
 	python3         # tests validate `chunkfs info --json` with it
+	mandoc          # make check lints the manual pages (man/)
 	clang           # the libFuzzer harness (tests/fuzz)
 	libclang-rt-14-dev # libFuzzer's runtime for clang 14
 	"$@"

@@ -109,7 +109,10 @@ static const struct command commands[] = {
 	  "  nocheck           skip that check (at your own risk)\n"
 	  "  noatime, relatime (default), strictatime, nodiratime\n"
 	  "  max_threads=N     FUSE worker threads (default: number of CPUs, 2-16)\n"
-	  "  and the usual FUSE and mount options (see README.md).\n" },
+	  "  and the usual FUSE and mount options (see mount.chunkfs(8)).\n"
+	  "As mount.chunkfs (mount(8)'s helper conventions, IMAGE DIR first):\n"
+	  "  -f  fake: all but the mount     -r, -w  read-only, read-write\n"
+	  "  -n, -s, -v, -t TYPE  ignored    -o OPTIONS  as above\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
