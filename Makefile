@@ -222,10 +222,12 @@ uninstall:
 # Their own block: `install` and `uninstall` gain prerequisites here.
 MANDIR   := $(PREFIX)/share/man
 MAN_PAGES := $(sort $(wildcard man/*.[1-8]))
+COMPDIR  := $(PREFIX)/share/bash-completion/completions
+COMP_NAMES := mkfs.chunkfs fsck.chunkfs mount.chunkfs mount.fuse.chunkfs
 
-.PHONY: install-man uninstall-man
-install: install-man
-uninstall: uninstall-man
+.PHONY: install-man uninstall-man install-completion uninstall-completion
+install: install-man install-completion
+uninstall: uninstall-man uninstall-completion
 
 install-man:
 	for p in $(MAN_PAGES); do s=$${p##*.}; \
@@ -234,6 +236,16 @@ install-man:
 
 uninstall-man:
 	for p in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; done
+
+# bash-completion loads completions/NAME for command NAME: one file, and a
+# link for each other name the command is called by.
+install-completion:
+	$(INSTALL) -d $(DESTDIR)$(COMPDIR)
+	$(INSTALL) -m 644 completion/chunkfs $(DESTDIR)$(COMPDIR)/chunkfs
+	for n in $(COMP_NAMES); do ln -sfn chunkfs $(DESTDIR)$(COMPDIR)/$$n || exit 1; done
+
+uninstall-completion:
+	rm -f $(DESTDIR)$(COMPDIR)/chunkfs $(COMP_NAMES:%=$(DESTDIR)$(COMPDIR)/%)
 
 clean:
 	rm -rf $(B)
