@@ -46,9 +46,12 @@ static const struct command commands[] = {
 	  "                 \"random\" or \"nil\")\n"
 	  "  -F             overwrite an existing chunkfs filesystem\n"
 	  "  -q             quiet: print nothing on success\n" },
-	{ "info", cmd_info, "[--json] IMAGE",
+	{ "info", cmd_info, "[--json | --map | --svg FILE] IMAGE",
 	  "Show geometry, features and the state of every chunk.\n"
-	  "  --json         machine-readable output\n" },
+	  "  --json         machine-readable output\n"
+	  "  --map          a grid of the chunks: clean/dirty/error, how full in\n"
+	  "                 blocks and inodes, continuations, cross-chunk refs\n"
+	  "  --svg FILE     the same picture as an SVG file (\"-\": stdout)\n" },
 	{ "ls", cmd_ls, "[-l] [-a] [-i] [-d] [-R] IMAGE [PATH...]",
 	  "List directory contents inside the image.\n"
 	  "  -l  long listing     -a  include dot files   -i  inode numbers\n"

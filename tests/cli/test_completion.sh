@@ -85,6 +85,8 @@ for m in "${modes[@]}"; do
 	expect_only "get_src_in_image_$m" "$m" "chunkfs get -r imgs/disk.img /pu" /pub/
 	expect_only "get_dest_on_host_$m" "$m" "chunkfs get -r imgs/disk.img /pub ho" host
 	expect_only "put_dest_in_image_$m" "$m" "chunkfs put imgs/disk.img host /ph" /photos/
+	expect_only "info_svg_file_$m" "$m" "chunkfs info --svg imgs/d" imgs/disk.img
+	expect_only "info_after_svg_$m" "$m" "chunkfs info --svg x.svg imgs/d" imgs/disk.img
 	expect_only "mkfs_blocksize_$m" "$m" "chunkfs mkfs -b 6" 64K
 done
 finish
