@@ -37,6 +37,8 @@ uint32_t cfs_fs_seed(const uint8_t uuid[16])
 #define SB_IBM_BLOCKS   172  /* u32 */
 #define SB_ITABLE       176  /* u32 */
 #define SB_DATA_START   180  /* u32 */
+#define SB_META_UUID    188  /* u8[16], with INCOMPAT_META_UUID */
+#define SB_MOUNT_OPTS   204  /* char[64], NUL padded, with COMPAT_MOUNT_OPTS */
 #define SB_HASH_SEED    184  /* u32 */
 
 static uint32_t sb_crc(const uint8_t *buf)
@@ -65,7 +67,15 @@ void cfs_super_encode(const struct cfs_super *sb, uint8_t *buf)
 	put_le32(buf + SB_ROOT, sb->root_ino);
 	put_le32(buf + SB_LPF, sb->lpf_ino);
 	put_le64(buf + SB_CREATED, (uint64_t)sb->created);
-	memcpy(buf + SB_UUID, sb->uuid, 16);
+	if (sb->feat_incompat & CFS_FEAT_INCOMPAT_META_UUID) {
+		memcpy(buf + SB_UUID, sb->user_uuid, 16);
+		memcpy(buf + SB_META_UUID, sb->uuid, 16);
+	} else {
+		memcpy(buf + SB_UUID, sb->uuid, 16);
+	}
+	if (sb->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
+		memcpy(buf + SB_MOUNT_OPTS, sb->mount_opts,
+		       strnlen(sb->mount_opts, 63));
 	memcpy(buf + SB_LABEL, sb->label, strnlen(sb->label, 63));
 	put_le32(buf + SB_BBM_BLOCKS, sb->bbm_blocks);
 	put_le32(buf + SB_IBM_BLOCKS, sb->ibm_blocks);
@@ -97,7 +107,11 @@ int cfs_super_decode(const uint8_t *buf, struct cfs_super *sb)
 	sb->root_ino = get_le32(buf + SB_ROOT);
 	sb->lpf_ino = get_le32(buf + SB_LPF);
 	sb->created = (int64_t)get_le64(buf + SB_CREATED);
-	memcpy(sb->uuid, buf + SB_UUID, 16);
+	memcpy(sb->user_uuid, buf + SB_UUID, 16);
+	memcpy(sb->uuid, buf + (sb->feat_incompat & CFS_FEAT_INCOMPAT_META_UUID ?
+				SB_META_UUID : SB_UUID), 16);
+	if (sb->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
+		memcpy(sb->mount_opts, buf + SB_MOUNT_OPTS, 63);
 	memcpy(sb->label, buf + SB_LABEL, 63);
 	sb->label[63] = 0;
 	sb->bbm_blocks = get_le32(buf + SB_BBM_BLOCKS);

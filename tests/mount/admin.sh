@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The admin tools on a mounted image: info --map / --svg show the live
-# state and say the image is mounted.
+# state and say the image is mounted; tune is refused while mounted, and
+# the default mount options it stores are applied by the mount.
 . "$(dirname "$0")/lib.sh"
 
 need_fuse admin_mount
@@ -36,4 +37,42 @@ if mount_fs "$img" "$mnt" -o clean_after=600; then
 else
 	fail map_live_dirty "mount failed"
 fi
+# ---- tune ------------------------------------------------------------------
+if mount_fs "$img" "$mnt"; then
+	cp "$img" sb-before.img 2>/dev/null
+	if expect_exit 1 "$CHUNKFS" tune -L busy -U random "$img" &&
+	   grep -q 'in use by another process (mounted?).*unmount it first' "$ERR" &&
+	   cmp -s -n 4096 sb-before.img "$img"; then
+		pass tune_refused_mounted
+	else
+		fail tune_refused_mounted "$(cat "$ERR")"
+	fi
+	unmount_fs "$mnt"
+else
+	fail tune_refused_mounted "mount failed"
+fi
+# default mount options: ro from the superblock, rw on the command line wins
+"$CHUNKFS" tune -o ro,noatime "$img" >/dev/null
+if mount_fs "$img" "$mnt"; then
+	if ! touch "$mnt/new" 2>err && grep -q 'Read-only file system' err &&
+	   awk -v d="$mnt" '$2 == d && $4 ~ /(^|,)ro(,|$)/ { f = 1 } END { exit !f }' /proc/self/mounts; then
+		pass tune_default_ro_applied
+	else
+		fail tune_default_ro_applied "touch: $(cat err)"
+	fi
+	unmount_fs "$mnt"
+else
+	fail tune_default_ro_applied "mount failed"
+fi
+if mount_fs "$img" "$mnt" -o rw; then
+	if echo x >"$mnt/new" && [ "$(cat "$mnt/new")" = x ]; then
+		pass tune_command_line_wins
+	else
+		fail tune_command_line_wins "could not write with -o rw"
+	fi
+	unmount_fs "$mnt"
+else
+	fail tune_command_line_wins "mount failed"
+fi
+"$CHUNKFS" tune -o "" "$img" >/dev/null
 finish
