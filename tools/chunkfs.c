@@ -26,6 +26,8 @@ bool mount_helper_call(int argc, char **argv);
 /* admin commands: tools/cmd_tune.c */
 int cmd_tune(int argc, char **argv);
 int cmd_mount_defaults(int argc, char **argv);
+/* tools/cmd_trim.c */
+int cmd_trim(int argc, char **argv);
 
 struct command {
 	const char *name;
@@ -130,6 +132,11 @@ static const struct command commands[] = {
 	  "  -o OPTIONS  default mount options, comma-separated, applied before\n"
 	  "              those given to the mount (\"\" for none)\n"
 	  "  -l          list them (after any change)\n" },
+	{ "trim", cmd_trim, "[-m MINLEN] [-v] IMAGE",
+	  "Give the free blocks of an unmounted image back to the storage, as\n"
+	  "fstrim does: holes punched in an image file, discards on a device.\n"
+	  "  -m MINLEN  only free runs of at least MINLEN bytes (K, M, G suffixes)\n"
+	  "  -v         say how much was trimmed\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
