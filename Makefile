@@ -111,7 +111,9 @@ ifeq ($(FUSE_CFLAGS),)
 $(warning pkg-config finds no fuse3: install libfuse3-dev (bash scripts/deps.sh))
 endif
 endif
-$(B)/obj/tools/cmd_mount.o $(SAN)/obj/tools/cmd_mount.o: EXTRA_CPPFLAGS := $(FUSE_CFLAGS)
+# The daemon is tools/cmd_mount.c (the launcher) and tools/mount_*.c.
+FUSE_SRCS := $(wildcard tools/cmd_mount.c tools/mount_*.c)
+$(FUSE_SRCS:%.c=$(B)/obj/%.o) $(FUSE_SRCS:%.c=$(SAN)/obj/%.o): EXTRA_CPPFLAGS := $(FUSE_CFLAGS)
 
 # ---- libraries ------------------------------------------------------------
 # The archive is rebuilt from scratch so removed sources leave no stale
