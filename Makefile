@@ -14,7 +14,7 @@
 # chunkfs command, tests/unit/test_*.c one test binary each), so new files
 # need no change here.  Header dependencies are tracked with -MMD -MP.
 # The library needs only libc and pthreads; the command also links libfuse3
-# (for chunkfs mount) and libm.
+# (for chunkfs mount), libblkid (mkfs) and libm.
 
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -106,12 +106,17 @@ $(TEST_OBJS) $(SAN_TEST_OBJS): EXTRA_CPPFLAGS := $(TEST_CPPFLAGS)
 # installed by scripts/deps.sh).
 FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
 FUSE_LIBS   := $(or $(shell pkg-config --libs fuse3 2>/dev/null),-lfuse3) -lm
+# mkfs probes and wipes old signatures with libblkid (Debian libblkid-dev);
+# FUSE_LIBS is what the command links besides the library.
+FUSE_LIBS   += $(or $(shell pkg-config --libs blkid 2>/dev/null),-lblkid)
 ifneq ($(wildcard tools/cmd_mount.c),)
 ifeq ($(FUSE_CFLAGS),)
 $(warning pkg-config finds no fuse3: install libfuse3-dev (bash scripts/deps.sh))
 endif
 endif
-$(B)/obj/tools/cmd_mount.o $(SAN)/obj/tools/cmd_mount.o: EXTRA_CPPFLAGS := $(FUSE_CFLAGS)
+# The daemon is tools/cmd_mount.c (the launcher) and tools/mount_*.c.
+FUSE_SRCS := $(wildcard tools/cmd_mount.c tools/mount_*.c)
+$(FUSE_SRCS:%.c=$(B)/obj/%.o) $(FUSE_SRCS:%.c=$(SAN)/obj/%.o): EXTRA_CPPFLAGS := $(FUSE_CFLAGS)
 
 # ---- libraries ------------------------------------------------------------
 # The archive is rebuilt from scratch so removed sources leave no stale

@@ -12,6 +12,7 @@ packages=(
 	build-essential # gcc, make, ar; gcc brings libasan and libubsan
 	pkg-config      # chunkfs.pc, and finding fuse3
 	libfuse3-dev    # the FUSE mount (mount.chunkfs)
+	libblkid-dev    # mkfs: what is on a device before writing over it
 	fuse3           # fusermount3, /dev/fuse helpers
 	e2fsprogs       # reference tools for comparisons
 	fuse2fs         # ext4 over FUSE, a baseline for the mount

@@ -68,6 +68,18 @@ int usage_error(const char *cmd, const char *fmt, ...)
 /* Report what getopt_long rejected; returns EX_USAGE. */
 int bad_option(const char *cmd, char **argv, int opt);
 
+/* ---- devices (tools/device.c) ---- */
+/* Refuse (reported, -1) a block device that is mounted or in use, or an
+ * image file mounted through a loop device; else 0, with *fd an exclusive
+ * descriptor of a block device (to keep until done) or -1. */
+int dev_claim(const char *path, int *fd);
+/* 1 and a description ("an ext4 file system labelled 'data'") when
+ * libblkid finds a filesystem or partition table on path, 0 if none. */
+int dev_signature(const char *path, char *out, size_t len);
+/* Erase every signature libblkid finds on path (after mkfs, so that
+ * blkid and mount no longer see the old filesystem). */
+int dev_wipe(const char *path);
+
 /* ---- parsing ---- */
 /* Size with optional K/M/G/T suffix (powers of 1024, either case). */
 int parse_size(const char *s, uint64_t *out);
