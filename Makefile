@@ -10,7 +10,7 @@
 #   make install      PREFIX (default /usr/local) and DESTDIR are honoured
 #   make uninstall, make clean
 #
-# Sources are found by wildcard (src/*.c is the library, tools/*.c the
+# Sources are found by wildcard (src/*.c and src/fsck/*.c are the library, tools/*.c the
 # chunkfs command, tests/unit/test_*.c one test binary each), so new files
 # need no change here.  Header dependencies are tracked with -MMD -MP.
 # The library needs only libc and pthreads; the command also links libfuse3
@@ -48,7 +48,7 @@ LDFLAGS     ?=
 LDLIBS      ?=
 TEST_CPPFLAGS := -Itests
 
-LIB_SRCS  := $(sort $(wildcard src/*.c))
+LIB_SRCS  := $(sort $(wildcard src/*.c src/fsck/*.c))
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_NAMES := $(basename $(notdir $(TEST_SRCS)))
