@@ -63,6 +63,8 @@ struct cfs_fs {
 	pthread_mutex_t spread_lock;
 	uint32_t spread_next;           /* next chunk for a top-level dir */
 	int error;                      /* sticky write-back error */
+	double idle_flushed;            /* monotonic time of cfs_clean_idle's
+					   last flush of every change */
 };
 
 static inline uint64_t chunk_base(const struct cfs_fs *fs, uint32_t c)

@@ -112,13 +112,13 @@ const char *type_name(uint32_t mode);
 void fmt_time(const struct timespec *ts, char *buf, size_t len);
 
 /* ---- directory iteration ---- */
-struct dirent_rec {
+struct dir_entry {
 	char *name;
 	cfs_ino_t ino;
 	uint32_t dtype;
 };
 struct dir_list {
-	struct dirent_rec *ent;
+	struct dir_entry *ent;
 	size_t n, cap;
 };
 /* Read all entries of dir (with "." and ".." unless skip_dots). */
