@@ -290,7 +290,7 @@ static void test_meta_checksum(void)
 
 	CHECK_OK(cache_new_meta(&e->c, 40, MAGIC_T, &b));
 	CHECK_EQ(cfs_meta_magic(b->data), MAGIC_T);
-	CHECK_EQ(get_le64(b->data + 8), 40);
+	CHECK_EQ(get_le64(b->data + CFS_OFF_MB_BLOCKNR), 40);
 	CHECK(b->flags & BF_META);
 	pattern(b->data + CFS_BLOCK_HDR, BS - CFS_BLOCK_HDR, 40);
 	CHECK_OK(buf_dirty(&e->c, b));
@@ -300,7 +300,7 @@ static void test_meta_checksum(void)
 	buf_put(&e->c, b);
 	CHECK_OK(cache_flush(&e->c, 0, UINT64_MAX));
 	CHECK_OK(cfs_meta_verify(devblk(e, 40), BS, SEED, MAGIC_T, 40));
-	CHECK(get_le32(devblk(e, 40) + 4) != 0);
+	CHECK(get_le32(devblk(e, 40) + CFS_OFF_MB_CRC) != 0);
 
 	/* re-read through a fresh cache: verified */
 	env_recache(e);
@@ -314,12 +314,13 @@ static void test_meta_checksum(void)
 
 	/* one flipped byte anywhere in the block: checksum mismatch */
 	{
-		size_t where[] = { 4, 8, CFS_BLOCK_HDR, BS / 2, BS - 1 };
+		size_t where[] = { CFS_OFF_MB_CRC, CFS_OFF_MB_BLOCKNR, CFS_BLOCK_HDR, BS / 2,
+				  BS - 1 };
 
 		for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
 			devblk(e, 40)[where[i]] ^= 0x01;
 			env_recache(e);
-			if (where[i] == 8) {
+			if (where[i] == CFS_OFF_MB_BLOCKNR) {
 				/* the block number is checked after the sum */
 				CHECK(cache_get_meta(&e->c, 40, MAGIC_T, &b) < 0);
 			} else {
