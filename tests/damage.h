@@ -252,19 +252,12 @@ struct damage_field {
 
 static inline void damage_put(uint8_t *p, int w, uint64_t v)
 {
-	if (w == 1)
-		p[0] = (uint8_t)v;
-	else if (w == 2)
-		put_le16(p, (uint16_t)v);
-	else if (w == 4)
-		put_le32(p, (uint32_t)v);
-	else
-		put_le64(p, v);
+	put_le(p, (unsigned)w, v);
 }
 
 static inline uint64_t damage_get(const uint8_t *p, int w)
 {
-	return w == 1 ? p[0] : w == 2 ? get_le16(p) : w == 4 ? get_le32(p) : get_le64(p);
+	return get_le(p, (unsigned)w);
 }
 
 #endif

@@ -518,6 +518,66 @@ struct damage {
 	void (*fn)(const char *img);
 };
 
+/* Change the fixed fields of inode ino of img through edit(d, v) and
+ * reseal it: a damage that passes checksums. */
+static void edit_inode(const char *img, cfs_ino_t ino,
+		       void (*edit)(struct cfs_dinode *d, uint64_t v), uint64_t v)
+{
+	struct cfs_dinode d;
+	struct img m;
+
+	img_load(&m, img);
+	iget(&m, ino, &d);
+	edit(&d, v);
+	iput(&m, ino, &d);
+	img_save(&m);
+}
+
+static void set_nlink(struct cfs_dinode *d, uint64_t v)
+{
+	d->nlink = (uint32_t)v;
+}
+
+static void set_back(struct cfs_dinode *d, uint64_t v)
+{
+	d->back = (uint32_t)v;
+}
+
+static void set_head(struct cfs_dinode *d, uint64_t v)
+{
+	d->head = (uint32_t)v;
+}
+
+static void set_xattr_len(struct cfs_dinode *d, uint64_t v)
+{
+	d->xattr_len = (uint16_t)v;
+}
+
+static void set_cont0(struct cfs_dinode *d, uint64_t v)
+{
+	d->cont[0] = (uint32_t)v;
+}
+
+/* the STUB flag on an inode that owns blocks */
+static void set_stub(struct cfs_dinode *d, uint64_t v)
+{
+	(void)v;
+	if (!d->nblocks)
+		die("the inode to flag a stub owns no block");
+	d->flags |= CFS_IFL_STUB;
+}
+
+/* entry count lo (v = 0: one more, and one more with a stub) */
+static void set_entries(struct cfs_dinode *d, uint64_t v)
+{
+	if (v) {
+		d->lo = v;
+	} else {
+		d->hi += 1;
+		d->lo += 1;
+	}
+}
+
 /* one byte of /d1/multi's inode (its mtime) changed, checksum not updated */
 static void d_inode_csum(const char *img)
 {
@@ -529,10 +589,9 @@ static void d_inode_csum(const char *img)
 	img_save(&m);
 }
 
-/* /d1/sub/f3's inode overwritten with garbage (no valid checksum) */
-static void d_inode_garbage(const char *img)
+/* Inode ino overwritten with garbage (no valid checksum). */
+static void garbage_inode(const char *img, cfs_ino_t ino)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/sub/f3");
 	struct img m;
 	uint8_t *raw;
 	uint32_t i;
@@ -542,6 +601,12 @@ static void d_inode_garbage(const char *img)
 	for (i = 0; i < m.d.sb.inode_size; i++)
 		raw[i] = (uint8_t)(i * 37 + 11);
 	img_save(&m);
+}
+
+/* /d1/sub/f3's inode overwritten with garbage (no valid checksum) */
+static void d_inode_garbage(const char *img)
+{
+	garbage_inode(img, lookup_ro(img, "/d1/sub/f3"));
 }
 
 /* The first record's inode number in a directory's root node: a byte of
@@ -562,10 +627,11 @@ static void d_dirnode_csum(const char *img)
 	img_save(&m);
 }
 
-/* /d1/multi2's first extent made to point at /d1/multi's first block */
-static void d_dup_block(const char *img)
+/* The first extent of the file at to made to point at the first block of
+ * the file at from (resealed). */
+static void share_first_block(const char *img, const char *from, const char *to)
 {
-	cfs_ino_t a = lookup_ro(img, "/d1/multi"), b = lookup_ro(img, "/d1/multi2");
+	cfs_ino_t a = lookup_ro(img, from), b = lookup_ro(img, to);
 	struct img m;
 	uint64_t l;
 
@@ -574,31 +640,23 @@ static void d_dup_block(const char *img)
 	img_save(&m);
 }
 
+/* /d1/multi2's first extent made to point at /d1/multi's first block */
+static void d_dup_block(const char *img)
+{
+	share_first_block(img, "/d1/multi", "/d1/multi2");
+}
+
 /* the other way round: /d1/multi's first extent (an inode checked before
  * /d1/multi2) made to point at /d1/multi2's first block */
 static void d_dup_block_first(const char *img)
 {
-	cfs_ino_t a = lookup_ro(img, "/d1/multi"), b = lookup_ro(img, "/d1/multi2");
-	struct img m;
-	uint64_t l;
-
-	img_load(&m, img);
-	set_first_pblk(&m, a, first_pblk(&m, b, &l));
-	img_save(&m);
+	share_first_block(img, "/d1/multi2", "/d1/multi");
 }
 
 /* /d1/multi (two names) says nlink 7 */
 static void d_link_count(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/multi");
-	struct cfs_dinode d;
-	struct img m;
-
-	img_load(&m, img);
-	iget(&m, ino, &d);
-	d.nlink = 7;
-	iput(&m, ino, &d);
-	img_save(&m);
+	edit_inode(img, lookup_ro(img, "/d1/multi"), set_nlink, 7);
 }
 
 /* the same, on a chunk that stays marked clean */
@@ -625,16 +683,20 @@ static void d_entry_freed_inode(const char *img)
 	OK(cfs_close(fs));
 }
 
-static cfs_ino_t first_cont(struct img *m, cfs_ino_t head)
+/* The first continuation of the file at path. */
+static cfs_ino_t first_cont(const char *img, const char *path)
 {
+	cfs_ino_t head = lookup_ro(img, path);
 	struct cfs_dinode d;
+	struct img m;
 
-	iget(m, head, &d);
+	img_load(&m, img);
+	iget(&m, head, &d);
+	free(m.d.p);
 	if (!d.cont[0])
-		die("inode %u has no continuation", head);
+		die("%s has no continuation", path);
 	return d.cont[0];
 }
-
 /* /d3/big's head loses its forward pointer to its first continuation.
  * Every operation that changes a chain changes the continuation's chunk
  * too, so a crash leaves both chunks dirty.  (With the continuation's
@@ -642,50 +704,20 @@ static cfs_ino_t first_cont(struct img *m, cfs_ino_t head)
  * chunk names it any more.) */
 static void d_cont_broken(const char *img)
 {
-	cfs_ino_t big = lookup_ro(img, "/d3/big");
-	struct cfs_dinode d;
-	struct img m;
-
-	img_load(&m, img);
-	iget(&m, big, &d);
-	if (!d.cont[0])
-		die("/d3/big has no continuation");
-	also_dirty[CFS_INO_CHUNK(d.cont[0])] = 1;
-	d.cont[0] = 0;
-	iput(&m, big, &d);
-	img_save(&m);
+	also_dirty[CFS_INO_CHUNK(first_cont(img, "/d3/big"))] = 1;
+	edit_inode(img, lookup_ro(img, "/d3/big"), set_cont0, 0);
 }
 
 /* /d3/big's first continuation: back pointer names another inode */
 static void d_cont_wrong_back(const char *img)
 {
-	cfs_ino_t big = lookup_ro(img, "/d3/big"), other = lookup_ro(img, "/d1/multi");
-	struct cfs_dinode d;
-	struct img m;
-	cfs_ino_t c;
-
-	img_load(&m, img);
-	c = first_cont(&m, big);
-	iget(&m, c, &d);
-	d.back = other;
-	iput(&m, c, &d);
-	img_save(&m);
+	edit_inode(img, first_cont(img, "/d3/big"), set_back, lookup_ro(img, "/d1/multi"));
 }
 
 /* /d3/big's first continuation: head names another file */
 static void d_cont_wrong_head(const char *img)
 {
-	cfs_ino_t big = lookup_ro(img, "/d3/big"), other = lookup_ro(img, "/d1/multi");
-	struct cfs_dinode d;
-	struct img m;
-	cfs_ino_t c;
-
-	img_load(&m, img);
-	c = first_cont(&m, big);
-	iget(&m, c, &d);
-	d.head = other;
-	iput(&m, c, &d);
-	img_save(&m);
+	edit_inode(img, first_cont(img, "/d3/big"), set_head, lookup_ro(img, "/d1/multi"));
 }
 
 /* Stub of an entry: the one backing dir/name. */
@@ -794,83 +826,88 @@ static void d_inode_bitmap(const char *img)
 	img_save(&m);
 }
 
-/* /d1's chunk header: free block and free inode counts off by a few */
-static void d_free_counts(const char *img)
+/* Change chunk c's header through edit (resealed). */
+static void edit_header(const char *img, uint32_t c, void (*edit)(struct cfs_chunk_hdr *h))
 {
-	uint32_t c = chunk_of_path(img, "/d1");
 	struct cfs_chunk_hdr h;
 	struct img m;
 
 	img_load(&m, img);
 	hdr_get(&m, c, &h);
-	h.free_blocks += 5;
-	h.free_inodes -= 2;
+	edit(&h);
 	hdr_put(&m, c, &h);
 	img_save(&m);
+}
+
+static void wrong_free_counts(struct cfs_chunk_hdr *h)
+{
+	h->free_blocks += 5;
+	h->free_inodes -= 2;
+}
+
+static void wrong_counters(struct cfs_chunk_hdr *h)
+{
+	h->nconts += 1;
+	h->nstubs += 2;
+	h->ndirs += 3;
+}
+
+/* /d1's chunk header: free block and free inode counts off by a few */
+static void d_free_counts(const char *img)
+{
+	edit_header(img, chunk_of_path(img, "/d1"), wrong_free_counts);
 }
 
 /* /d1's chunk header: continuation, stub and directory counts wrong */
 static void d_header_counts(const char *img)
 {
-	uint32_t c = chunk_of_path(img, "/d1");
-	struct cfs_chunk_hdr h;
-	struct img m;
-
-	img_load(&m, img);
-	hdr_get(&m, c, &h);
-	h.nconts += 1;
-	h.nstubs += 2;
-	h.ndirs += 3;
-	hdr_put(&m, c, &h);
-	img_save(&m);
+	edit_header(img, chunk_of_path(img, "/d1"), wrong_counters);
 }
 
 /* /d1/sub says it has 5 entries (it has 3) */
 static void d_dir_count(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/sub");
-	struct cfs_dinode d;
-	struct img m;
-
-	img_load(&m, img);
-	iget(&m, ino, &d);
-	d.lo = 5;
-	iput(&m, ino, &d);
-	img_save(&m);
+	edit_inode(img, lookup_ro(img, "/d1/sub"), set_entries, 5);
 }
 
 /* /d2 says one more of its entries names another chunk than do: entries
  * with stubs may have been lost, so every chunk must be checked */
 static void d_dir_remote_count(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d2");
-	struct cfs_dinode d;
-	struct img m;
+	edit_inode(img, lookup_ro(img, "/d2"), set_entries, 0);
+}
 
-	img_load(&m, img);
-	iget(&m, ino, &d);
-	d.hi += 1;
-	d.lo += 1;
-	iput(&m, ino, &d);
-	img_save(&m);
+/* The entries of /d1/small's (inode ino) xattr overflow block, which
+ * start with user.big (e); its absolute block in *b. */
+static uint8_t *small_user_big(struct img *m, cfs_ino_t ino, uint64_t *b,
+			       struct cfs_xattr_ent *e)
+{
+	struct cfs_dinode d;
+	uint8_t *p;
+
+	iget(m, ino, &d);
+	if (!d.xattr_block)
+		die("/d1/small has no xattr block");
+	*b = damage_cbase(&m->d, CFS_INO_CHUNK(ino)) + d.xattr_block;
+	p = cfs_xattr_blk_data(blk(m, *b));
+	if (cfs_xattr_ent_decode(p, cfs_xattr_blk_cap(BS), e) < 0 || e->ns != 1 ||
+	    e->nlen != 3 || memcmp(e->name, "big", 3))
+		die("/d1/small's xattr block does not start with user.big");
+	return p;
 }
 
 /* the xattr overflow block of /d1/small: a byte flipped */
 static void d_xattr_block(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/small");
 	struct cfs_xattr_ent e;
-	struct cfs_dinode d;
 	struct img m;
 	uint8_t *p;
+	uint64_t b;
 
 	img_load(&m, img);
-	iget(&m, ino, &d);
-	if (!d.xattr_block)
-		die("/d1/small has no xattr block");
-	p = cfs_xattr_blk_data(blk(&m, damage_cbase(&m.d, CFS_INO_CHUNK(ino)) + d.xattr_block));
-	if (cfs_xattr_ent_decode(p, cfs_xattr_blk_cap(BS), &e) < 0 || e.vlen < 62)
-		die("/d1/small's xattr block does not start with user.big");
+	p = small_user_big(&m, lookup_ro(img, "/d1/small"), &b, &e);
+	if (e.vlen < 62)
+		die("/d1/small's user.big is too short");
 	p[e.value - p + 61] ^= 0x20;            /* a byte of its value */
 	img_save(&m);
 }
@@ -905,15 +942,7 @@ static void d_orphans_full_chunk(const char *img)
 /* 64 chunks: /t5/a's link count wrong in its (dirty) chunk */
 static void d_c64_link_count(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/t5/a");
-	struct cfs_dinode d;
-	struct img m;
-
-	img_load(&m, img);
-	iget(&m, ino, &d);
-	d.nlink = 3;
-	iput(&m, ino, &d);
-	img_save(&m);
+	edit_inode(img, lookup_ro(img, "/t5/a"), set_nlink, 3);
 }
 
 /* 64 chunks: /t2/link-a removed, leaving its stub in /t1/a's chunk; the
@@ -933,19 +962,6 @@ static void d_root_dirnode(const char *img)
 
 	img_load(&m, img);
 	memset(blk(&m, dir_root_block(&m, CFS_ROOT_INO)), 0, BS);
-	img_save(&m);
-}
-
-static void garbage_inode(const char *img, cfs_ino_t ino)
-{
-	struct img m;
-	uint8_t *raw;
-	uint32_t i;
-
-	img_load(&m, img);
-	raw = iraw(&m, ino);
-	for (i = 0; i < m.d.sb.inode_size; i++)
-		raw[i] = (uint8_t)(i * 37 + 11);
 	img_save(&m);
 }
 
@@ -980,17 +996,7 @@ static void d_dir_huge_size(const char *img)
 /* /d2/many/n03 (3 data blocks) gets the STUB flag */
 static void d_stub_with_blocks(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d2/many/n03");
-	struct cfs_dinode d;
-	struct img m;
-
-	img_load(&m, img);
-	iget(&m, ino, &d);
-	if (!d.nblocks)
-		die("/d2/many/n03 owns no block");
-	d.flags |= CFS_IFL_STUB;
-	iput(&m, ino, &d);
-	img_save(&m);
+	edit_inode(img, lookup_ro(img, "/d2/many/n03"), set_stub, 0);
 }
 
 /* /d1/frag's extent node says it holds no record (resealed) */
@@ -1014,23 +1020,15 @@ static void d_extent_node_empty(const char *img)
  * takes the value's first byte, made a NUL (resealed) */
 static void d_xattr_name_nul(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/small");
 	struct cfs_xattr_ent e;
-	struct cfs_dinode d;
 	uint8_t *p, old[BS];
 	struct img m;
 	uint64_t b;
 
 	img_load(&m, img);
-	iget(&m, ino, &d);
-	if (!d.xattr_block)
-		die("/d1/small has no xattr block");
-	b = damage_cbase(&m.d, CFS_INO_CHUNK(ino)) + d.xattr_block;
-	p = cfs_xattr_blk_data(blk(&m, b));
+	p = small_user_big(&m, lookup_ro(img, "/d1/small"), &b, &e);
 	memcpy(old, p, cfs_xattr_blk_cap(BS));
-	if (cfs_xattr_ent_decode(old, cfs_xattr_blk_cap(BS), &e) < 0 || e.ns != 1 ||
-	    e.nlen != 3 || memcmp(e.name, "big", 3))
-		die("/d1/small's xattr block does not start with user.big");
+	cfs_xattr_ent_decode(old, cfs_xattr_blk_cap(BS), &e);
 	old[e.value - old] = 0;                 /* the value's first byte */
 	e.nlen = 4;
 	e.vlen--;
@@ -1068,15 +1066,7 @@ static void d_free_slot_garbage(const char *img)
  * variable area leaves beside the extent root, so they overlap it */
 static void d_xattr_len_overlap(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/multi");
-	struct cfs_dinode d;
-	struct img m;
-
-	img_load(&m, img);
-	iget(&m, ino, &d);
-	d.xattr_len = 100;
-	iput(&m, ino, &d);
-	img_save(&m);
+	edit_inode(img, lookup_ro(img, "/d1/multi"), set_xattr_len, 100);
 }
 
 /* /d1/frag's extent node: the second record maps the first one's block too */

@@ -62,40 +62,18 @@ static void reseal_all(uint8_t *img, size_t size)
 
 /* ---- the walk --------------------------------------------------------------------- */
 
-struct ents {
-	char name[64][CFS_NAME_MAX + 1];
-	cfs_ino_t ino[64];
-	int n;
-};
-
-static int ent_cb(void *ctx, const char *name, size_t len, cfs_ino_t ino, uint32_t t,
-		  uint64_t next)
-{
-	struct ents *e = ctx;
-
-	(void)t;
-	(void)next;
-	if (e->n >= 64 || len > CFS_NAME_MAX)
-		return 1;
-	memcpy(e->name[e->n], name, len);
-	e->name[e->n][len] = 0;
-	e->ino[e->n++] = ino;
-	return 0;
-}
-
 static void walk(struct cfs_fs *fs, cfs_ino_t dir, int depth, int *budget)
 {
 	static uint8_t buf[1 << 14];
-	struct ents *e;
+	struct fixture_ents *e;
 	int i;
 
 	if (depth > 8 || *budget <= 0)
 		return;
-	e = malloc(sizeof(*e));
+	e = fixture_ents_new(64, 0);
 	if (!e)
 		return;
-	e->n = 0;
-	cfs_readdir(fs, dir, 0, ent_cb, e);
+	fixture_readdir(fs, dir, 0, e);
 	for (i = 0; i < e->n && *budget > 0; i++) {
 		struct cfs_stat st;
 		char names[512], lnk[512];

@@ -394,33 +394,6 @@ struct walk {
 	int ndirs;
 };
 
-struct ents {
-	char name[128][CFS_NAME_MAX + 1];
-	cfs_ino_t ino[128];
-	int n;
-};
-
-static int ent_cb(void *ctx, const char *name, size_t len, cfs_ino_t ino, uint32_t t,
-		  uint64_t next)
-{
-	struct ents *e = ctx;
-
-	(void)t;
-	(void)next;
-	if (len > CFS_NAME_MAX) {
-		bad_results++;
-		fprintf(stderr, "  round %d: readdir name length %zu\n", (int)cur_round, len);
-		return 1;
-	}
-	if (e->n >= 128)
-		return 1;
-	memcpy(e->name[e->n], name, len);
-	e->name[e->n][len] = 0;
-	e->ino[e->n] = ino;
-	e->n++;
-	return 0;
-}
-
 static void walk_dir(struct walk *w, cfs_ino_t dir, int depth);
 
 static long known_bug_hits;
@@ -512,16 +485,19 @@ static void visit(struct walk *w, cfs_ino_t dir, const char *name, cfs_ino_t ino
 
 static void walk_dir(struct walk *w, cfs_ino_t dir, int depth)
 {
-	struct ents *e = malloc(sizeof(*e));
+	struct fixture_ents *e = fixture_ents_new(128, 0);
 	long r;
 	int i;
 
 	if (!e)
 		return;
-	e->n = 0;
-	r = RV(cfs_readdir(w->fs, dir, 0, ent_cb, e));
+	r = RV(fixture_readdir(w->fs, dir, 0, e));
 	if (r < 0)
 		w->errors++;
+	if (e->bad_len) {
+		bad_results++;
+		fprintf(stderr, "  round %d: readdir name length %zu\n", (int)cur_round, e->bad_len);
+	}
 	for (i = 0; i < e->n; i++) {
 		if (!strcmp(e->name[i], ".") || !strcmp(e->name[i], ".."))
 			continue;
@@ -529,11 +505,10 @@ static void walk_dir(struct walk *w, cfs_ino_t dir, int depth)
 	}
 	/* resuming from a cookie in the middle */
 	if (e->n > 4) {
-		struct ents *e2 = malloc(sizeof(*e2));
+		struct fixture_ents *e2 = fixture_ents_new(128, 0);
 
 		if (e2) {
-			e2->n = 0;
-			RV(cfs_readdir(w->fs, dir, 3, ent_cb, e2));
+			RV(fixture_readdir(w->fs, dir, 3, e2));
 			free(e2);
 		}
 	}

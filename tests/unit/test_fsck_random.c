@@ -356,31 +356,6 @@ static void damage(uint8_t *img, char *d, size_t dn, int *mode)
 
 /* ---- after the repair ----------------------------------------------------------------- */
 
-struct ents {
-	char name[96][CFS_NAME_MAX + 1];
-	cfs_ino_t ino[96];
-	int n, overflow;
-};
-
-static int ent_cb(void *ctx, const char *name, size_t len, cfs_ino_t ino, uint32_t t,
-		  uint64_t next)
-{
-	struct ents *e = ctx;
-
-	(void)t;
-	(void)next;
-	if ((len == 1 && name[0] == '.') || (len == 2 && !memcmp(name, "..", 2)))
-		return 0;
-	if (e->n >= 96) {
-		e->overflow = 1;
-		return 1;
-	}
-	memcpy(e->name[e->n], name, len);
-	e->name[e->n][len] = 0;
-	e->ino[e->n++] = ino;
-	return 0;
-}
-
 static char fail_msg[2048];
 
 #define ROUND_FAIL(...)                                                              \
@@ -393,17 +368,16 @@ static char fail_msg[2048];
 static int walk(struct cfs_fs *fs, cfs_ino_t dir, const char *p, int depth)
 {
 	static uint8_t buf[1 << 16];
-	struct ents *e = malloc(sizeof(*e));
+	struct fixture_ents *e = fixture_ents_new(96, 1);
 	int i, n = 0, ret;
 
 	CHECK(e);
-	e->n = e->overflow = 0;
 	if (depth > 16) {
 		ROUND_FAIL("%s: directories nested deeper than 16", p);
 		free(e);
 		return 0;
 	}
-	ret = cfs_readdir(fs, dir, 0, ent_cb, e);
+	ret = fixture_readdir(fs, dir, 0, e);
 	if (ret < 0)
 		ROUND_FAIL("readdir %s: %s", p, strerror(-ret));
 	for (i = 0; i < e->n; i++) {
@@ -462,13 +436,12 @@ static int walk(struct cfs_fs *fs, cfs_ino_t dir, const char *p, int depth)
 /* Delete everything below dir (and, unless top, dir's entries). */
 static void delete_all(struct cfs_fs *fs, cfs_ino_t dir, const char *p, int depth)
 {
-	struct ents *e = malloc(sizeof(*e));
+	struct fixture_ents *e = fixture_ents_new(96, 1);
 	int i, ret, pass;
 
 	CHECK(e);
 	for (pass = 0; pass < 8; pass++) {   /* > 96 entries: again */
-		e->n = e->overflow = 0;
-		ret = cfs_readdir(fs, dir, 0, ent_cb, e);
+		ret = fixture_readdir(fs, dir, 0, e);
 		if (ret < 0) {
 			ROUND_FAIL("readdir %s before deleting: %s", p, strerror(-ret));
 			break;
