@@ -166,6 +166,21 @@ static int ask_repair(void)
 	return line[0] == 'y' || line[0] == 'Y';
 }
 
+/* -n, -p (or -a) and -y each say what to do with a problem: two of them
+ * together are a mistake, refused as e2fsck does rather than one of them
+ * silently winning (-n -y used to repair). */
+static int set_mode(struct cfs_fsck_opts *o, int opt)
+{
+	int mode = opt == 'n' ? CFS_FSCK_NO : opt == 'y' ? CFS_FSCK_YES : CFS_FSCK_PREEN;
+
+	if (o->mode >= 0 && o->mode != mode) {
+		usage_error("fsck", "only one of the options -p/-a, -n or -y may be specified");
+		return -1;
+	}
+	o->mode = mode;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct cfs_fsck_opts *o, struct fsck_ui *u)
 {
 	static const struct option lo[] = {
@@ -179,9 +194,10 @@ static int parse_args(int argc, char **argv, struct cfs_fsck_opts *o, struct fsc
 	o->mode = -1;
 	while ((opt = getopt_long(argc, argv, "npayfj:C:vVh", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'n': o->mode = CFS_FSCK_NO; break;
-		case 'p': case 'a': o->mode = CFS_FSCK_PREEN; break;
-		case 'y': o->mode = CFS_FSCK_YES; break;
+		case 'n': case 'p': case 'a': case 'y':
+			if (set_mode(o, opt) < 0)
+				return -1;
+			break;
 		case 'f': o->force = 1; break;
 		case 'v': u->verbose = 1; break;
 		case 'J': u->json = 1; break;

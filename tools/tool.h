@@ -37,6 +37,20 @@ int cmd_mv(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_put(int argc, char **argv);
 
+/* ---- chunk map (tools/chunkmap.c, for chunkfs info --map / --svg) ---- */
+struct chunk_row {
+	struct cfs_chunk_info ci;
+	int err;                        /* cfs_get_chunk_info failure */
+};
+/* Grid of the chunks as text on out. */
+int chunkmap_text(FILE *out, const char *img, const struct cfs_info *in,
+		  const struct chunk_row *rows);
+/* The same as an SVG file at path ("-": stdout); a negative errno. */
+int chunkmap_svg(const char *path, const char *img, const struct cfs_info *in,
+		 const struct chunk_row *rows);
+/* A writer (a mount) holds img. */
+bool chunkmap_image_in_use(const char *img);
+
 /* ---- messages ---- */
 void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warn_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -53,6 +67,18 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Report what getopt_long rejected; returns EX_USAGE. */
 int bad_option(const char *cmd, char **argv, int opt);
+
+/* ---- devices (tools/device.c) ---- */
+/* Refuse (reported, -1) a block device that is mounted or in use, or an
+ * image file mounted through a loop device; else 0, with *fd an exclusive
+ * descriptor of a block device (to keep until done) or -1. */
+int dev_claim(const char *path, int *fd);
+/* 1 and a description ("an ext4 file system labelled 'data'") when
+ * libblkid finds a filesystem or partition table on path, 0 if none. */
+int dev_signature(const char *path, char *out, size_t len);
+/* Erase every signature libblkid finds on path (after mkfs, so that
+ * blkid and mount no longer see the old filesystem). */
+int dev_wipe(const char *path);
 
 /* ---- parsing ---- */
 /* Size with optional K/M/G/T suffix (powers of 1024, either case). */
