@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "btree.h"
 #include "format.h"
@@ -529,90 +530,61 @@ static size_t ref_upper(const struct model *md, uint64_t k)
 	return lo;
 }
 
-/* bt_seek(q, GE) lands on the first record >= q and, with next, sees
- * every duplicate of that key; bt_seek(q, LE) lands on the last record
- * <= q and, with prev, sees every duplicate of that key. */
+/* bt_seek(q, mode) lands on the record the model says (index want, or none
+ * when want is -1) and, stepping on (next for GE, prev for LE), sees
+ * every duplicate of its key, no more. */
+static void check_seek_mode(struct tree *tr, uint64_t q, int mode, ssize_t want)
+{
+	struct model *md = &tr->md;
+	const char *m = mode == BT_GE ? "GE" : "LE";
+	int (*step)(struct bt_cur *) = mode == BT_GE ? bt_next : bt_prev;
+	struct bt_cur c;
+	size_t dups, i;
+	uint64_t k;
+	int ret = bt_seek(&tr->t, q, mode, &c);
+
+	if (want < 0) {
+		bt_release(&c);
+		if (ret != 0)
+			TEST_FAIL("seek %s %llu: %d, expected 0 (no record that side)", m,
+				  (unsigned long long)q, ret);
+		return;
+	}
+	if (ret != 1) {
+		bt_release(&c);
+		TEST_FAIL("seek %s %llu: %d, expected a record", m, (unsigned long long)q, ret);
+	}
+	k = bt_key(&c);
+	if (k != md->r[want].key) {
+		bt_release(&c);
+		TEST_FAIL("seek %s %llu: key %llu, expected %llu", m, (unsigned long long)q,
+			  (unsigned long long)k, (unsigned long long)md->r[want].key);
+	}
+	dups = ref_upper(md, k) - ref_lower(md, k);
+	for (i = 1; i < dups; i++) {
+		ret = step(&c);
+		if (ret != 1 || bt_key(&c) != k) {
+			bt_release(&c);
+			TEST_FAIL("seek %s %llu + step: duplicate %zu of %zu missing", m,
+				  (unsigned long long)k, i + 1, dups);
+		}
+	}
+	ret = step(&c);
+	ret = ret == 1 && bt_key(&c) == k;
+	bt_release(&c);
+	if (ret)
+		TEST_FAIL("seek %s %llu: more than %zu duplicates", m, (unsigned long long)k,
+			  dups);
+}
+
+/* GE lands on the first record >= q, LE on the last record <= q. */
 static void check_seek(struct tree *tr, uint64_t q)
 {
 	struct model *md = &tr->md;
-	size_t lo = ref_lower(md, q), hi = ref_upper(md, q), dups;
-	struct bt_cur c;
-	uint64_t k;
-	int ret;
+	size_t lo = ref_lower(md, q), hi = ref_upper(md, q);
 
-	ret = bt_seek(&tr->t, q, BT_GE, &c);
-	if (lo == md->n) {
-		bt_release(&c);
-		if (ret != 0)
-			TEST_FAIL("seek GE %llu: %d, expected 0 (past the last record)",
-				  (unsigned long long)q, ret);
-	} else {
-		if (ret != 1) {
-			bt_release(&c);
-			TEST_FAIL("seek GE %llu: %d, expected a record",
-				  (unsigned long long)q, ret);
-		}
-		k = bt_key(&c);
-		if (k != md->r[lo].key) {
-			bt_release(&c);
-			TEST_FAIL("seek GE %llu: key %llu, expected %llu",
-				  (unsigned long long)q, (unsigned long long)k,
-				  (unsigned long long)md->r[lo].key);
-		}
-		dups = ref_upper(md, k) - lo;
-		for (size_t i = 1; i < dups; i++) {
-			ret = bt_next(&c);
-			if (ret != 1 || bt_key(&c) != k) {
-				bt_release(&c);
-				TEST_FAIL("seek GE %llu + next: duplicate %zu of %zu missing",
-					  (unsigned long long)k, i + 1, dups);
-			}
-		}
-		ret = bt_next(&c);
-		if (ret == 1 && bt_key(&c) == k) {
-			bt_release(&c);
-			TEST_FAIL("seek GE %llu: more than %zu duplicates",
-				  (unsigned long long)k, dups);
-		}
-		bt_release(&c);
-	}
-
-	ret = bt_seek(&tr->t, q, BT_LE, &c);
-	if (hi == 0) {
-		bt_release(&c);
-		if (ret != 0)
-			TEST_FAIL("seek LE %llu: %d, expected 0 (before the first record)",
-				  (unsigned long long)q, ret);
-	} else {
-		if (ret != 1) {
-			bt_release(&c);
-			TEST_FAIL("seek LE %llu: %d, expected a record",
-				  (unsigned long long)q, ret);
-		}
-		k = bt_key(&c);
-		if (k != md->r[hi - 1].key) {
-			bt_release(&c);
-			TEST_FAIL("seek LE %llu: key %llu, expected %llu",
-				  (unsigned long long)q, (unsigned long long)k,
-				  (unsigned long long)md->r[hi - 1].key);
-		}
-		dups = hi - ref_lower(md, k);
-		for (size_t i = 1; i < dups; i++) {
-			ret = bt_prev(&c);
-			if (ret != 1 || bt_key(&c) != k) {
-				bt_release(&c);
-				TEST_FAIL("seek LE %llu + prev: duplicate %zu of %zu missing",
-					  (unsigned long long)k, i + 1, dups);
-			}
-		}
-		ret = bt_prev(&c);
-		if (ret == 1 && bt_key(&c) == k) {
-			bt_release(&c);
-			TEST_FAIL("seek LE %llu: more than %zu duplicates",
-				  (unsigned long long)k, dups);
-		}
-		bt_release(&c);
-	}
+	check_seek_mode(tr, q, BT_GE, lo == md->n ? -1 : (ssize_t)lo);
+	check_seek_mode(tr, q, BT_LE, hi == 0 ? -1 : (ssize_t)hi - 1);
 }
 
 /* Seek at every distinct key and both its neighbours, so every leaf and

@@ -160,19 +160,49 @@ static void test_roundtrip(void)
 	env_free(e);
 }
 
+/* Blocks [from, to) get the pattern of blk + add in the cache, dirty. */
+static void dirty_patterns(struct env *e, uint64_t from, uint64_t to, uint32_t add)
+{
+	struct buf *b;
+	uint64_t blk;
+
+	for (blk = from; blk < to; blk++) {
+		CHECK_OK(cache_get(&e->c, blk, 0, &b));
+		pattern(b->data, BS, (uint32_t)blk + add);
+		CHECK_OK(buf_dirty(&e->c, b));
+		buf_put(&e->c, b);
+	}
+}
+
+/* The device holds those patterns. */
+static void check_patterns(struct env *e, uint64_t from, uint64_t to, uint32_t add)
+{
+	uint64_t blk;
+
+	for (blk = from; blk < to; blk++)
+		CHECK(is_pattern(devblk(e, blk), BS, (uint32_t)blk + add));
+}
+
+/* Getting blocks [from, to) through the cache gives their patterns. */
+static void check_cached(struct env *e, uint64_t from, uint64_t to)
+{
+	struct buf *b;
+	uint64_t blk;
+
+	for (blk = from; blk < to; blk++) {
+		CHECK_OK(cache_get(&e->c, blk, 0, &b));
+		CHECK(is_pattern(b->data, BS, (uint32_t)blk));
+		buf_put(&e->c, b);
+	}
+}
+
 /* cache_flush(lo, hi) writes only blocks in [lo, hi). */
 static void test_flush_range(void)
 {
 	struct env *e = env_new(0);
-	struct buf *b;
 	uint64_t blk;
 
-	for (blk = 10; blk < 20; blk++) {
-		CHECK_OK(cache_get(&e->c, blk, 0, &b));
-		pattern(b->data, BS, (uint32_t)blk);
-		CHECK_OK(buf_dirty(&e->c, b));
-		buf_put(&e->c, b);
-	}
+	dirty_patterns(e, 10, 20, 0);
 	CHECK_OK(cache_flush(&e->c, 12, 15));
 	for (blk = 10; blk < 20; blk++)
 		CHECK_EQ(is_pattern(devblk(e, blk), BS, (uint32_t)blk), blk >= 12 && blk < 15);
@@ -397,23 +427,15 @@ static void test_before_dirty_hook(void)
 static void test_write_failure_at_flush(void)
 {
 	struct env *e = env_new(0);
-	struct buf *b;
-	uint64_t blk;
 
-	for (blk = 100; blk < 104; blk++) {
-		CHECK_OK(cache_get(&e->c, blk, 0, &b));
-		pattern(b->data, BS, (uint32_t)blk);
-		CHECK_OK(buf_dirty(&e->c, b));
-		buf_put(&e->c, b);
-	}
+	dirty_patterns(e, 100, 104, 0);
 	cfs_bdev_fault_config(e->bd, &(struct cfs_bdev_fault_cfg){ .fail_write_at = 2 });
 	CHECK_ERR(cache_flush(&e->c, 0, UINT64_MAX), EIO);
 	/* the failed buffer is still dirty, the others were written */
 	CHECK_EQ(e->c.ndirty, 1);
 	cfs_bdev_fault_config(e->bd, &(struct cfs_bdev_fault_cfg){ 0 });
 	CHECK_OK(cache_flush(&e->c, 0, UINT64_MAX));
-	for (blk = 100; blk < 104; blk++)
-		CHECK(is_pattern(devblk(e, blk), BS, (uint32_t)blk));
+	check_patterns(e, 100, 104, 0);
 	env_free(e);
 }
 
@@ -425,12 +447,7 @@ static void test_write_failure_at_eviction(void)
 	struct buf *b;
 	uint64_t blk;
 
-	for (blk = 0; blk < 64; blk++) {
-		CHECK_OK(cache_get(&e->c, blk, 0, &b));
-		pattern(b->data, BS, (uint32_t)blk + 5000);
-		CHECK_OK(buf_dirty(&e->c, b));
-		buf_put(&e->c, b);
-	}
+	dirty_patterns(e, 0, 64, 5000);
 	cfs_bdev_fault_config(e->bd, &(struct cfs_bdev_fault_cfg){ .fail_write_at = 1 });
 	for (blk = 200; blk < 220; blk++) {
 		CHECK_OK(cache_get(&e->c, blk, 0, &b));
@@ -440,8 +457,7 @@ static void test_write_failure_at_eviction(void)
 	CHECK_ERR(cache_flush(&e->c, 0, UINT64_MAX), EIO);
 	/* the error is reported once; the retry wrote everything */
 	CHECK_OK(cache_flush(&e->c, 0, UINT64_MAX));
-	for (blk = 0; blk < 64; blk++)
-		CHECK(is_pattern(devblk(e, blk), BS, (uint32_t)blk + 5000));
+	check_patterns(e, 0, 64, 5000);
 	env_free(e);
 }
 
@@ -488,11 +504,7 @@ static void test_readahead(void)
 	cache_readahead(&e->c, 10, 8);
 	cfs_bdev_fault_stats(e->bd, &st);
 	CHECK_EQ(st.reads, 1);
-	for (i = 10; i < 18; i++) {
-		CHECK_OK(cache_get(&e->c, i, 0, &b));
-		CHECK(is_pattern(b->data, BS, (uint32_t)i));
-		buf_put(&e->c, b);
-	}
+	check_cached(e, 10, 18);
 	cfs_bdev_fault_stats(e->bd, &st);
 	CHECK_EQ(st.reads, 1);
 
@@ -529,11 +541,7 @@ static void test_readahead(void)
 	/* a failed read caches nothing wrong: cache_get reads it again */
 	cfs_bdev_fault_config(e->bd, &(struct cfs_bdev_fault_cfg){ .fail_read_at = 1 });
 	cache_readahead(&e->c, 300, 8);
-	for (i = 300; i < 308; i++) {
-		CHECK_OK(cache_get(&e->c, i, 0, &b));
-		CHECK(is_pattern(b->data, BS, (uint32_t)i));
-		buf_put(&e->c, b);
-	}
+	check_cached(e, 300, 308);
 	cfs_bdev_fault_stats(e->bd, &st);
 	CHECK_EQ(st.reads, 9);
 	env_free(e);
