@@ -27,13 +27,6 @@
 #include "format.h"
 #include "rnd.h"
 
-/* File contents: a pattern seeded by s. */
-static inline void fillpat(uint8_t *p, size_t n, unsigned s)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)((i * 2654435761u + s) >> 13);
-}
-
 /* SIGALRM handler: a round that hangs aborts (tests/run.sh counts a death
  * by signal as a failure). */
 static inline void damage_on_alarm(int sig)

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +122,21 @@ static inline int fixture_mkfs(uint64_t size, const struct cfs_mkfs_opts *o,
 		*dev = NULL;
 	}
 	return ret;
+}
+
+/* File contents: a pattern seeded by s (seeds far apart give different
+ * bytes; neighbouring ones mostly the same). */
+static inline void fixture_fill(uint8_t *p, size_t n, unsigned s)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)((i * 2654435761u + s) >> 13);
+}
+
+/* A cfs_check/cfs_fsck report callback: every finding to stderr. */
+static inline void fixture_report(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "  check: %s\n", msg);
 }
 
 /* ---- reading a directory ---------------------------------------------- */

@@ -27,12 +27,6 @@
 #define SEED 0x1234abcdu
 #define MAGIC_T 0x54534554u     /* "TEST": a metadata magic of our own */
 
-static void report(void *ctx, const char *msg)
-{
-	(void)ctx;
-	fprintf(stderr, "  check: %s\n", msg);
-}
-
 static void pattern(uint8_t *p, size_t n, uint32_t seed)
 {
 	size_t i;
@@ -627,7 +621,7 @@ static struct cfs_fs *reopen(struct cfs_fs *fs)
 
 static void finish(struct cfs_fs *fs)
 {
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	CHECK_OK(cfs_close(fs));
 	cfs_bdev_destroy(dev);
 	dev = NULL;
@@ -744,12 +738,12 @@ static void test_chunk_block_alloc(void)
 	CHECK_EQ(k1.bfree, k0.bfree);
 	CHECK_OK(chunk_test_bit(fs, c, 0, rs[0].rel, &set));
 	CHECK_EQ(set, 0);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	fs = reopen(fs);
 	counts(fs, &k1);
 	CHECK_EQ(k1.bfree, k0.bfree);
 	CHECK_EQ(k1.ffree, k0.ffree);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	/* everything can be allocated again after the reopen */
 	total = 0;
 	while ((ret = chunk_alloc_blocks(fs, c, 0, 64, &rel)) > 0) {
@@ -781,7 +775,7 @@ static void test_chunk_bad_free(void)
 	CHECK_OK(chunk_free_blocks(fs, 1, rel, 1));
 	counts(fs, &k1);
 	CHECK_EQ(k1.bfree, k0.bfree);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	finish(fs);
 }
 
@@ -856,7 +850,7 @@ static void test_chunk_inode_alloc(void)
 	counts(fs, &k1);
 	CHECK_EQ(k1.ffree, k0.ffree);
 	CHECK_EQ(k1.cifree[c], k0.cifree[c]);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	fs = reopen(fs);
 	counts(fs, &k1);
 	CHECK_EQ(k1.ffree, k0.ffree);
@@ -916,9 +910,9 @@ static void test_fill_public_api(void)
 	CHECK(k1.bfree <= (uint64_t)FS_CHUNKS * 16);
 	for (c = 0; c < FS_CHUNKS; c++)
 		CHECK(k1.cfree[c] <= 16);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	fs = reopen(fs);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	for (i = 0; i < nfiles; i++) {
 		char name[32];
 
@@ -935,7 +929,7 @@ static void test_fill_public_api(void)
 	CHECK_EQ(k1.ffree, k0.ffree);
 	/* directories may keep no blocks once removed */
 	CHECK_EQ(k1.bfree, k0.bfree);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	fs = reopen(fs);
 	counts(fs, &k1);
 	CHECK_EQ(k1.bfree, k0.bfree);

@@ -99,12 +99,12 @@ static void build_pristine(void)
 	CHECK_OK(cfs_mknod(fs, d1, "small", S_IFREG | 0644, 0, 5, 6, &f));
 	CHECK_EQ(cfs_write(fs, f, "hello, world\n", 13, 0), 13);
 	CHECK_OK(cfs_setxattr(fs, f, "user.a", "1", 1, 0));
-	fillpat(buf, 600, 9);
+	fixture_fill(buf, 600, 9);
 	CHECK_OK(cfs_setxattr(fs, f, "user.big", buf, 600, 0));
 	CHECK_OK(cfs_setxattr(fs, f, "trusted.t", "tt", 2, 0));
 	/* multi-block file */
 	CHECK_OK(cfs_mknod(fs, sub, "multi", S_IFREG | 0600, 0, 0, 0, &multi));
-	fillpat(buf, 20000, 1);
+	fixture_fill(buf, 20000, 1);
 	CHECK_EQ(cfs_write(fs, multi, buf, 20000, 0), 20000);
 	CHECK_OK(cfs_setxattr(fs, multi, "user.m", "mm", 2, 0));
 	/* a sparse file */
@@ -113,7 +113,7 @@ static void build_pristine(void)
 	/* a file bigger than a chunk: continuation inodes */
 	CHECK_OK(cfs_mknod(fs, d2, "big", S_IFREG | 0644, 0, 0, 0, &big));
 	for (off = 0; off < 1600000; off += sizeof(buf)) {
-		fillpat(buf, sizeof(buf), (unsigned)off);
+		fixture_fill(buf, sizeof(buf), (unsigned)off);
 		CHECK_EQ(cfs_write(fs, big, buf, sizeof(buf), off), sizeof(buf));
 	}
 	n = cfs_file_chunks(fs, big, chunks, 16);
@@ -122,7 +122,7 @@ static void build_pristine(void)
 	 * extent root, so the tree has nodes */
 	CHECK_OK(cfs_mknod(fs, d1, "frag", S_IFREG | 0644, 0, 0, 0, &f));
 	for (i = 0; i < 120; i++) {
-		fillpat(buf, IMG_BS, (unsigned)i);
+		fixture_fill(buf, IMG_BS, (unsigned)i);
 		CHECK_EQ(cfs_write(fs, f, buf, IMG_BS, (uint64_t)i * 2 * IMG_BS), IMG_BS);
 		/* interleave another file's blocks so extents cannot merge */
 		CHECK_EQ(cfs_write(fs, multi, buf, 100, 20000 + (uint64_t)i * 100), 100);
@@ -549,7 +549,7 @@ static void write_phase(struct cfs_fs *fs, struct walk *w)
 	cfs_ino_t ino;
 	int i;
 
-	fillpat(buf, sizeof(buf), 77);
+	fixture_fill(buf, sizeof(buf), 77);
 	RV(cfs_mknod(fs, CFS_ROOT_INO, "newfile", S_IFREG | 0644, 0, 0, 0, &ino));
 	RV(cfs_mkdir(fs, CFS_ROOT_INO, "newdir", 0755, 0, 0, &ino));
 	for (i = 0; i < w->nfiles && i < 12; i++) {

@@ -85,7 +85,7 @@ static cfs_ino_t mkfile(struct cfs_fs *fs, cfs_ino_t dir, const char *name, size
 	for (off = 0; off < size; off += sizeof(buf)) {
 		size_t n = size - off < sizeof(buf) ? size - off : sizeof(buf);
 
-		fillpat(buf, n, s + (unsigned)off);
+		fixture_fill(buf, n, s + (unsigned)off);
 		CHECK_EQ(cfs_write(fs, ino, buf, n, off), (ssize_t)n);
 	}
 	return ino;
@@ -119,7 +119,7 @@ static void build_pristine(void)
 	}
 	f = mkfile(fs, d1, "small", 13, 1);
 	CHECK_OK(cfs_setxattr(fs, f, "user.a", "1", 1, 0));
-	fillpat(buf, 600, 9);
+	fixture_fill(buf, 600, 9);
 	CHECK_OK(cfs_setxattr(fs, f, "user.big", buf, 600, 0));
 	multi = mkfile(fs, d1, "multi", 20000, 2);
 	CHECK_OK(cfs_setxattr(fs, multi, "user.m", "mm", 2, 0));
@@ -133,7 +133,7 @@ static void build_pristine(void)
 	CHECK_OK(cfs_mknod(fs, d1, "frag", S_IFREG | 0644, 0, 0, 0, &frag));
 	CHECK_OK(cfs_mknod(fs, d1, "pad", S_IFREG | 0644, 0, 0, 0, &pad));
 	for (i = 0; i < 24; i++) {
-		fillpat(buf, BS, (unsigned)i);
+		fixture_fill(buf, BS, (unsigned)i);
 		CHECK_EQ(cfs_write(fs, frag, buf, BS, (uint64_t)i * BS), BS);
 		CHECK_EQ(cfs_write(fs, pad, buf, BS, (uint64_t)i * BS), BS);
 	}
