@@ -15,8 +15,8 @@
 #include <mntent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,6 +102,33 @@ static pid_t image_holder(const struct stat *img)
 	return best;
 }
 
+/* Whether a writer holds the image's lock (a WRITE flock), read from
+ * /proc/locks rather than by taking a lock ourselves: even a moment's
+ * shared lock would make a writer opening the image just then fail with
+ * "in use". */
+static bool write_locked(const struct stat *img)
+{
+	FILE *f = fopen("/proc/locks", "r");
+	char line[256], kind[16], mode[16], rw[16];
+	unsigned maj, min;
+	unsigned long long ino;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "->") ||
+		    sscanf(line, "%*d: %15s %15s %15s %*d %x:%x:%llu", kind, mode, rw,
+			   &maj, &min, &ino) != 6)
+			continue;
+		found = strcmp(kind, "FLOCK") == 0 && strcmp(rw, "WRITE") == 0 &&
+			maj == major(img->st_dev) && min == minor(img->st_dev) &&
+			ino == (unsigned long long)img->st_ino;
+	}
+	fclose(f);
+	return found;
+}
+
 /* A chunkfs mount daemon: "chunkfs mount ...", "mount.chunkfs ..." or
  * "chunkfs IMAGE DIR -o ..." (as mount.fuse3 runs it). */
 static bool is_daemon(pid_t pid)
@@ -138,17 +165,11 @@ int img_wait(const char *img, struct img_use *u)
 	double t0 = mono_now(), waited;
 	bool said = false, daemon = false;
 	struct stat st;
-	int fd;
 
 	memset(u, 0, sizeof(*u));
-	fd = open(img, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || !realpath(img, real)) {
-		if (fd >= 0)
-			close(fd);
+	if (stat(img, &st) < 0 || !realpath(img, real))
 		return 0;               /* the caller's open reports it */
-	}
-	/* A writer holds LOCK_EX, which a shared lock cannot join. */
-	while (flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+	while (write_locked(&st)) {
 		u->busy = true;
 		if (image_mount_point(real, u->mnt, sizeof(u->mnt))) {
 			u->pid = image_holder(&st);
@@ -176,6 +197,5 @@ int img_wait(const char *img, struct img_use *u)
 		usleep(20000);
 		u->busy = false;
 	}
-	close(fd);
 	return 0;
 }
