@@ -223,6 +223,35 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libchunkfs.so
 	rm -f $(DESTDIR)$(INCLUDEDIR)/chunkfs.h $(DESTDIR)$(PKGCONFIGDIR)/chunkfs.pc
 
+# ---- admin: manual pages, completion, Debian package -----------------------
+# Their own block: `install` and `uninstall` gain prerequisites here.
+MANDIR   := $(PREFIX)/share/man
+MAN_PAGES := $(sort $(wildcard man/*.[1-8]))
+COMPDIR  := $(PREFIX)/share/bash-completion/completions
+COMP_NAMES := mkfs.chunkfs fsck.chunkfs mount.chunkfs mount.fuse.chunkfs
+
+.PHONY: install-man uninstall-man install-completion uninstall-completion
+install: install-man install-completion
+uninstall: uninstall-man uninstall-completion
+
+install-man:
+	for p in $(MAN_PAGES); do s=$${p##*.}; \
+		$(INSTALL) -d $(DESTDIR)$(MANDIR)/man$$s && \
+		$(INSTALL) -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
+
+uninstall-man:
+	for p in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; done
+
+# bash-completion loads completions/NAME for command NAME: one file, and a
+# link for each other name the command is called by.
+install-completion:
+	$(INSTALL) -d $(DESTDIR)$(COMPDIR)
+	$(INSTALL) -m 644 completion/chunkfs $(DESTDIR)$(COMPDIR)/chunkfs
+	for n in $(COMP_NAMES); do ln -sfn chunkfs $(DESTDIR)$(COMPDIR)/$$n || exit 1; done
+
+uninstall-completion:
+	rm -f $(DESTDIR)$(COMPDIR)/chunkfs $(COMP_NAMES:%=$(DESTDIR)$(COMPDIR)/%)
+
 clean:
 	rm -rf $(B)
 

@@ -17,6 +17,8 @@ packages=(
 	e2fsprogs       # reference tools for comparisons
 	fuse2fs         # ext4 over FUSE, a baseline for the mount
 	python3         # tests validate `chunkfs info --json` with it
+	mandoc          # make check lints the manual pages (man/)
+	bash-completion # tests/cli/test_completion.sh loads ours with it too
 	clang           # the libFuzzer harness (tests/fuzz)
 	libclang-rt-14-dev # libFuzzer's runtime for clang 14
 	"$@"

@@ -1,6 +1,6 @@
-/* Little-endian field helpers.  Every on-disk field is read and written
- * through these, at an explicit byte offset; no packed structs are cast
- * over buffers. */
+/* Little-endian field helpers.  The format layer (format.h, format.c,
+ * format_node.c) reads and writes every on-disk field through these, at a
+ * byte offset named in format.h; no packed structs are cast over buffers. */
 #ifndef CHUNKFS_LE_H
 #define CHUNKFS_LE_H
 

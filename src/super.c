@@ -602,23 +602,34 @@ int cfs_clean_idle(struct cfs_fs *fs, double idle)
 	return ret < 0 ? ret : n;
 }
 
-/* Unlinked inodes still open at close are released now. */
-static void release_orphans(struct cfs_fs *fs)
+/* An unlinked inode still open at close, or NULL. */
+static struct inode *orphan_find(struct cfs_fs *fs, size_t slot)
 {
+	struct inode *ip;
+
+	for (ip = fs->icache[slot]; ip; ip = ip->hnext)
+		if (ip->open && !ip->d.nlink && ip->d.mode && !ip->deleted)
+			return ip;
+	return NULL;
+}
+
+/* Unlinked inodes still open at close die now.  Releasing one drops its
+ * continuations from the cache, which can unlink the next inode of the
+ * bucket's list: each bucket is searched again from its start. */
+static int release_orphans(struct cfs_fs *fs)
+{
+	struct inode *ip;
 	size_t i;
+	int ret = 0, r;
 
-	for (i = 0; i < ICACHE_SLOTS; i++) {
-		struct inode *ip;
-
-		for (ip = fs->icache[i]; ip; ip = ip->hnext)
-			if (ip->open && !ip->deleted && ip->d.mode && ip->d.nlink == 0 &&
-			    !(ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB))) {
-				ip->open = 0;
-				if (file_release_all(fs, ip) == 0 &&
-				    xattr_release(fs, ip) == 0)
-					inode_free(fs, ip);
-			}
-	}
+	for (i = 0; i < ICACHE_SLOTS; i++)
+		while ((ip = orphan_find(fs, i))) {
+			ip->open = 0;
+			r = inode_release(fs, ip);
+			if (r < 0 && ret == 0)
+				ret = r;
+		}
+	return ret;
 }
 
 int cfs_close(struct cfs_fs *fs)
@@ -628,8 +639,13 @@ int cfs_close(struct cfs_fs *fs)
 	if (!fs)
 		return 0;
 	if (!fs->rdonly) {
-		release_orphans(fs);
+		/* what could not be released stays for fsck: written, but its
+		 * chunk left dirty */
+		int r = release_orphans(fs);
+
 		ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+		if (ret == 0)
+			ret = r;
 		if (ret == 0 && !fs->error)
 			ret = write_headers(fs, 1);
 		else if (!ret)

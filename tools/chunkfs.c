@@ -46,9 +46,12 @@ static const struct command commands[] = {
 	  "                 \"random\" or \"nil\")\n"
 	  "  -F             overwrite an existing chunkfs filesystem\n"
 	  "  -q             quiet: print nothing on success\n" },
-	{ "info", cmd_info, "[--json] IMAGE",
+	{ "info", cmd_info, "[--json | --map | --svg FILE] IMAGE",
 	  "Show geometry, features and the state of every chunk.\n"
-	  "  --json         machine-readable output\n" },
+	  "  --json         machine-readable output\n"
+	  "  --map          a grid of the chunks: clean/dirty/error, how full in\n"
+	  "                 blocks and inodes, continuations, cross-chunk refs\n"
+	  "  --svg FILE     the same picture as an SVG file (\"-\": stdout)\n" },
 	{ "ls", cmd_ls, "[-l] [-a] [-i] [-d] [-R] IMAGE [PATH...]",
 	  "List directory contents inside the image.\n"
 	  "  -l  long listing     -a  include dot files   -i  inode numbers\n"
@@ -109,7 +112,10 @@ static const struct command commands[] = {
 	  "  nocheck           skip that check (at your own risk)\n"
 	  "  noatime, relatime (default), strictatime, nodiratime\n"
 	  "  max_threads=N     FUSE worker threads (default: number of CPUs, 2-16)\n"
-	  "  and the usual FUSE and mount options (see README.md).\n" },
+	  "  and the usual FUSE and mount options (see mount.chunkfs(8)).\n"
+	  "As mount.chunkfs (mount(8)'s helper conventions, IMAGE DIR first):\n"
+	  "  -f  fake: all but the mount     -r, -w  read-only, read-write\n"
+	  "  -n, -s, -v, -t TYPE  ignored    -o OPTIONS  as above\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -9,11 +9,6 @@
 
 #include "tool.h"
 
-struct chunk_row {
-	struct cfs_chunk_info ci;
-	int err;                        /* cfs_get_chunk_info failure */
-};
-
 struct totals {
 	uint64_t blocks, free_blocks, inodes, free_inodes, conts, xrefs;
 	uint32_t dirty, errors, unreadable;
@@ -388,7 +383,29 @@ static void live_get(const char *img, const struct img_use *use, struct live *l)
 		l->written = st.st_mtim;
 }
 
-static int show(struct cfs_fs *fs, const char *img, bool json, const struct live *l)
+/* What to print: the table, --json, --map, or --svg FILE (svg != NULL). */
+struct show_mode {
+	bool json, map;
+	const char *svg;
+};
+
+static int print_picture(const struct show_mode *m, const char *img,
+			 const struct cfs_info *in, const struct chunk_row *rows)
+{
+	int ret;
+
+	if (m->map)
+		chunkmap_text(stdout, img, in, rows);
+	if (!m->svg)
+		return 0;
+	ret = chunkmap_svg(m->svg, img, in, rows);
+	if (ret < 0)
+		err_msg("%s: %s", m->svg, errstr(ret));
+	return ret;
+}
+
+static int show(struct cfs_fs *fs, const char *img, const struct show_mode *m,
+		const struct live *l)
 {
 	struct cfs_info in;
 	struct chunk_row *rows = NULL;
@@ -402,11 +419,15 @@ static int show(struct cfs_fs *fs, const char *img, bool json, const struct live
 		err_msg("%s: cannot read filesystem information: %s", img, errstr(ret));
 		return EX_FAIL;
 	}
-	if (json)
+	if (m->map || m->svg)
+		ret = print_picture(m, img, &in, rows);
+	else if (m->json)
 		print_json(&in, rows, &t, l);
 	else
 		print_text(&in, rows, &t, l);
 	free(rows);
+	if (ret < 0)
+		return EX_FAIL;
 	if (t.unreadable) {
 		err_msg("%s: %" PRIu32 " chunk header(s) could not be read", img,
 			t.unreadable);
@@ -419,27 +440,36 @@ int cmd_info(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "map", no_argument, NULL, 'm' },
+		{ "svg", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct img_use use;
 	struct live live;
 	struct cfs_fs *fs;
-	bool json = false;
+	struct show_mode mode = { 0 };
 	int c, status;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":j", lopts, NULL)) != -1) {
-		if (c != 'j')
+	while ((c = getopt_long(argc, argv, ":", lopts, NULL)) != -1) {
+		if (c == 'j')
+			mode.json = true;
+		else if (c == 'm')
+			mode.map = true;
+		else if (c == 's')
+			mode.svg = optarg;
+		else
 			return bad_option("info", argv, c);
-		json = true;
 	}
+	if (mode.json && (mode.map || mode.svg))
+		return usage_error("info", "--json does not go with --map or --svg");
 	if (argc - optind != 1)
 		return usage_error("info", argc == optind ? "no IMAGE given" :
 				   "too many arguments");
 	if (img_open_use(argv[optind], true, &fs, &use) < 0)
 		return EX_FAIL;
 	live_get(argv[optind], &use, &live);
-	status = show(fs, argv[optind], json, &live);
+	status = show(fs, argv[optind], &mode, &live);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		err_msg("writing standard output: %s", errstr(-errno));
 		status = EX_FAIL;

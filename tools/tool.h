@@ -38,6 +38,20 @@ int cmd_mv(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_put(int argc, char **argv);
 
+/* ---- chunk map (tools/chunkmap.c, for chunkfs info --map / --svg) ---- */
+struct chunk_row {
+	struct cfs_chunk_info ci;
+	int err;                        /* cfs_get_chunk_info failure */
+};
+/* Grid of the chunks as text on out. */
+int chunkmap_text(FILE *out, const char *img, const struct cfs_info *in,
+		  const struct chunk_row *rows);
+/* The same as an SVG file at path ("-": stdout); a negative errno. */
+int chunkmap_svg(const char *path, const char *img, const struct cfs_info *in,
+		 const struct chunk_row *rows);
+/* A writer (a mount) holds img. */
+bool chunkmap_image_in_use(const char *img);
+
 /* ---- messages ---- */
 void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warn_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
