@@ -181,13 +181,35 @@ static int exit_code(const struct cfs_fsck_result *r)
 	return r->fixed ? FSCK_FIXED : FSCK_OK;
 }
 
+/* As e2fsck on a mounted filesystem: what is on disk lags behind what
+ * the daemon holds, so a read-only check may report problems that are
+ * not there (or miss some). */
+static void warn_in_use(const char *img, const struct img_use *use)
+{
+	char pid[32] = "";
+
+	if (use->pid)
+		snprintf(pid, sizeof(pid), " (pid %d)", (int)use->pid);
+	if (use->mnt[0])
+		warn_msg("%s is mounted on %s by the chunkfs daemon%s: the check reads "
+			 "the image as last written, so its results may be wrong", img,
+			 use->mnt, pid);
+	else
+		warn_msg("%s is being written by another process%s: the check's results "
+			 "may be wrong", img, pid);
+}
+
 static int run(struct fsck_ui *u, struct cfs_fsck_opts *o, struct cfs_fsck_result *r)
 {
 	int flags = CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, ret;
+	struct img_use use;
 	struct cfs_fs *fs;
 
 	if (o->mode == CFS_FSCK_NO)
 		flags |= CFS_OPEN_RDONLY;
+	img_wait(u->img, &use);
+	if (o->mode == CFS_FSCK_NO && use.busy)
+		warn_in_use(u->img, &use);
 	ret = cfs_open(u->img, flags, &fs);
 	if (ret < 0) {
 		err_msg("%s: %s", u->img, *cfs_last_error() ? cfs_last_error() : errstr(ret));
