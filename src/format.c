@@ -115,7 +115,15 @@ void cfs_super_encode(const struct cfs_super *sb, uint8_t *buf)
 	memset(buf, 0, CFS_SB_SIZE);
 	put_le32(buf + CFS_OFF_SB_MAGIC, CFS_SB_MAGIC);
 	FIELDS_ENCODE(sb_fields, sb, buf);
-	memcpy(buf + CFS_OFF_SB_UUID, sb->uuid, 16);
+	if (sb->feat_incompat & CFS_FEAT_INCOMPAT_META_UUID) {
+		memcpy(buf + CFS_OFF_SB_UUID, sb->user_uuid, 16);
+		memcpy(buf + CFS_OFF_SB_META_UUID, sb->uuid, 16);
+	} else {
+		memcpy(buf + CFS_OFF_SB_UUID, sb->uuid, 16);
+	}
+	if (sb->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
+		memcpy(buf + CFS_OFF_SB_MOUNT_OPTS, sb->mount_opts,
+		       strnlen(sb->mount_opts, 63));
 	memcpy(buf + CFS_OFF_SB_LABEL, sb->label, strnlen(sb->label, 63));
 	cfs_super_csum_set(buf);
 }
@@ -133,7 +141,11 @@ int cfs_super_decode(const uint8_t *buf, struct cfs_super *sb)
 		return -EBADMSG;
 	memset(sb, 0, sizeof(*sb));
 	FIELDS_DECODE(sb_fields, buf, sb);
-	memcpy(sb->uuid, buf + CFS_OFF_SB_UUID, 16);
+	memcpy(sb->user_uuid, buf + CFS_OFF_SB_UUID, 16);
+	memcpy(sb->uuid, buf + (sb->feat_incompat & CFS_FEAT_INCOMPAT_META_UUID ?
+				CFS_OFF_SB_META_UUID : CFS_OFF_SB_UUID), 16);
+	if (sb->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
+		memcpy(sb->mount_opts, buf + CFS_OFF_SB_MOUNT_OPTS, 63);
 	memcpy(sb->label, buf + CFS_OFF_SB_LABEL, 63);
 	sb->label[63] = 0;
 	return 0;

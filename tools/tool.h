@@ -101,6 +101,8 @@ int parse_size(const char *s, uint64_t *out);
 int parse_u64(const char *s, uint64_t *out);
 /* Octal permission bits (at most 07777). */
 int parse_mode(const char *s, uint32_t *out);
+/* xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (either case), nothing else. */
+int parse_uuid(const char *s, uint8_t out[16]);
 
 /* ---- image access ---- */
 /* Open img; prints the error and returns a negative errno on failure. */
