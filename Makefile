@@ -10,7 +10,7 @@
 #   make install      PREFIX (default /usr/local) and DESTDIR are honoured
 #   make uninstall, make clean
 #
-# Sources are found by wildcard (src/*.c is the library, tools/*.c the
+# Sources are found by wildcard (src/*.c and src/fsck/*.c are the library, tools/*.c the
 # chunkfs command, tests/unit/test_*.c one test binary each), so new files
 # need no change here.  Header dependencies are tracked with -MMD -MP.
 # The library needs only libc and pthreads; the command also links libfuse3
@@ -44,11 +44,16 @@ CFLAGS      ?= -O2 -g
 SAN_CFLAGS  ?= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	       -fno-sanitize-recover=undefined
 DEPFLAGS    := -MMD -MP
+# Library objects export only what include/chunkfs.h declares (it sets
+# default visibility around its declarations); everything else, cfs_
+# prefix or not, stays inside libchunkfs.so.  The command and the tests
+# link the static archive, where hidden symbols still link.
+LIB_VISFLAGS := -fvisibility=hidden
 LDFLAGS     ?=
 LDLIBS      ?=
 TEST_CPPFLAGS := -Itests
 
-LIB_SRCS  := $(sort $(wildcard src/*.c))
+LIB_SRCS  := $(sort $(wildcard src/*.c src/fsck/*.c))
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_NAMES := $(basename $(notdir $(TEST_SRCS)))
@@ -94,13 +99,17 @@ $(B)/obj/%.o: %.c
 
 $(B)/pic/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC $(DEPFLAGS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC $(DEPFLAGS) -c $< -o $@
 
 $(SAN)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(SAN_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(TEST_OBJS) $(SAN_TEST_OBJS): EXTRA_CPPFLAGS := $(TEST_CPPFLAGS)
+$(LIB_OBJS) $(LIB_PIC_OBJS) $(SAN_LIB_OBJS): EXTRA_CPPFLAGS := $(LIB_VISFLAGS)
+# make does not see flags change: an object built before a change to them
+# here would keep exporting what it should not.
+$(LIB_OBJS) $(LIB_PIC_OBJS) $(SAN_LIB_OBJS): Makefile
 
 # The mount (tools/cmd_mount.c) is built on libfuse3 (Debian libfuse3-dev,
 # installed by scripts/deps.sh).

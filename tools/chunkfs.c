@@ -357,10 +357,19 @@ int parse_uuid(const char *s, uint8_t out[16])
 
 int img_open(const char *img, bool rdonly, struct cfs_fs **fs)
 {
-	int flags = rdonly ? (CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK) : 0;
-	int ret = cfs_open(img, flags, fs);
-	const char *why;
+	struct img_use u;
 
+	return img_open_use(img, rdonly, fs, &u);
+}
+
+int img_open_use(const char *img, bool rdonly, struct cfs_fs **fs, struct img_use *u)
+{
+	int flags = rdonly ? (CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK) : 0;
+	const char *why;
+	int ret;
+
+	img_wait(img, u);
+	ret = cfs_open(img, flags, fs);
 	if (ret < 0) {
 		why = cfs_last_error();
 		if (!why || !*why)

@@ -215,6 +215,7 @@ static int check_signature(struct mkfs_args *a)
  * will be a new file. */
 static int check_target(struct mkfs_args *a, bool *creating)
 {
+	struct img_use use;
 	struct stat st;
 	struct cfs_fs *fs;
 
@@ -243,6 +244,7 @@ static int check_target(struct mkfs_args *a, bool *creating)
 	a->blkdev = S_ISBLK(st.st_mode);
 	if (a->blkdev && check_blkdev_size(a))
 		return EX_FAIL;
+	img_wait(a->image, &use);
 	if (cfs_open(a->image, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
 		cfs_close(fs);
 		if (!a->force) {
