@@ -15,7 +15,7 @@
 # chunkfs command, tests/unit/test_*.c one test binary each), so new files
 # need no change here.  Header dependencies are tracked with -MMD -MP.
 # The library needs only libc and pthreads; the command also links libfuse3
-# (for chunkfs mount) and libm.
+# (for chunkfs mount), libblkid (mkfs) and libm.
 
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -45,6 +45,11 @@ CFLAGS      ?= -O2 -g
 SAN_CFLAGS  ?= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	       -fno-sanitize-recover=undefined
 DEPFLAGS    := -MMD -MP
+# Library objects export only what include/chunkfs.h declares (it sets
+# default visibility around its declarations); everything else, cfs_
+# prefix or not, stays inside libchunkfs.so.  The command and the tests
+# link the static archive, where hidden symbols still link.
+LIB_VISFLAGS := -fvisibility=hidden
 LDFLAGS     ?=
 LDLIBS      ?=
 TEST_CPPFLAGS := -Itests
@@ -95,24 +100,33 @@ $(B)/obj/%.o: %.c
 
 $(B)/pic/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC $(DEPFLAGS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC $(DEPFLAGS) -c $< -o $@
 
 $(SAN)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(SAN_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(TEST_OBJS) $(SAN_TEST_OBJS): EXTRA_CPPFLAGS := $(TEST_CPPFLAGS)
+$(LIB_OBJS) $(LIB_PIC_OBJS) $(SAN_LIB_OBJS): EXTRA_CPPFLAGS := $(LIB_VISFLAGS)
+# make does not see flags change: an object built before a change to them
+# here would keep exporting what it should not.
+$(LIB_OBJS) $(LIB_PIC_OBJS) $(SAN_LIB_OBJS): Makefile
 
 # The mount (tools/cmd_mount.c) is built on libfuse3 (Debian libfuse3-dev,
 # installed by scripts/deps.sh).
 FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
 FUSE_LIBS   := $(or $(shell pkg-config --libs fuse3 2>/dev/null),-lfuse3) -lm
+# mkfs probes and wipes old signatures with libblkid (Debian libblkid-dev);
+# FUSE_LIBS is what the command links besides the library.
+FUSE_LIBS   += $(or $(shell pkg-config --libs blkid 2>/dev/null),-lblkid)
 ifneq ($(wildcard tools/cmd_mount.c),)
 ifeq ($(FUSE_CFLAGS),)
 $(warning pkg-config finds no fuse3: install libfuse3-dev (bash scripts/deps.sh))
 endif
 endif
-$(B)/obj/tools/cmd_mount.o $(SAN)/obj/tools/cmd_mount.o: EXTRA_CPPFLAGS := $(FUSE_CFLAGS)
+# The daemon is tools/cmd_mount.c (the launcher) and tools/mount_*.c.
+FUSE_SRCS := $(wildcard tools/cmd_mount.c tools/mount_*.c)
+$(FUSE_SRCS:%.c=$(B)/obj/%.o) $(FUSE_SRCS:%.c=$(SAN)/obj/%.o): EXTRA_CPPFLAGS := $(FUSE_CFLAGS)
 
 # ---- libraries ------------------------------------------------------------
 # The archive is rebuilt from scratch so removed sources leave no stale
@@ -221,6 +235,58 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libchunkfs.a $(DESTDIR)$(LIBDIR)/$(SOREAL) \
 	      $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libchunkfs.so
 	rm -f $(DESTDIR)$(INCLUDEDIR)/chunkfs.h $(DESTDIR)$(PKGCONFIGDIR)/chunkfs.pc
+
+# ---- admin: manual pages, completion, Debian package -----------------------
+# Their own block: `install` and `uninstall` gain prerequisites here.
+MANDIR   := $(PREFIX)/share/man
+MAN_PAGES := $(sort $(wildcard man/*.[1-8]))
+COMPDIR  := $(PREFIX)/share/bash-completion/completions
+COMP_NAMES := mkfs.chunkfs fsck.chunkfs mount.chunkfs mount.fuse.chunkfs
+
+.PHONY: install-man uninstall-man install-completion uninstall-completion
+install: install-man install-completion
+uninstall: uninstall-man uninstall-completion
+
+install-man:
+	for p in $(MAN_PAGES); do s=$${p##*.}; \
+		$(INSTALL) -d $(DESTDIR)$(MANDIR)/man$$s && \
+		$(INSTALL) -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
+
+uninstall-man:
+	for p in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; done
+
+# bash-completion loads completions/NAME for command NAME: one file, and a
+# link for each other name the command is called by.
+install-completion:
+	$(INSTALL) -d $(DESTDIR)$(COMPDIR)
+	$(INSTALL) -m 644 completion/chunkfs $(DESTDIR)$(COMPDIR)/chunkfs
+	for n in $(COMP_NAMES); do ln -sfn chunkfs $(DESTDIR)$(COMPDIR)/$$n || exit 1; done
+
+uninstall-completion:
+	rm -f $(DESTDIR)$(COMPDIR)/chunkfs $(COMP_NAMES:%=$(DESTDIR)$(COMPDIR)/%)
+
+# make deb: the Debian packages chunkfs, libchunkfs0 and libchunkfs-dev
+# (debian/), built by dpkg-buildpackage from a copy of the tree in
+# build/deb/ (it writes its results to the parent directory), then checked
+# with lintian; the .deb files end up in build/deb/.
+DEB_DIR := $(B)/deb
+.PHONY: deb
+deb:
+	bash scripts/deps.sh debhelper dpkg-dev fakeroot lintian
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/chunkfs-$(VERSION)
+	tar -c --exclude=./build --exclude=./.git --exclude='./*.img' --exclude=./mnt . | \
+		tar -x -C $(DEB_DIR)/chunkfs-$(VERSION)
+	cd $(DEB_DIR)/chunkfs-$(VERSION) && dpkg-buildpackage -us -uc -b
+	lintian --info --display-info $(DEB_DIR)/*.changes | tee $(DEB_DIR)/lintian.txt
+
+# tests/deb/install.sh on the packages just built: lintian clean, install,
+# use (mount -t chunkfs, fstab, mkfs/fsck -t, man, pkg-config), remove.  Not
+# part of make check: building the packages takes 1-2 minutes here, and
+# installing them changes /usr while the test runs.  Needs root.
+.PHONY: deb-check
+deb-check: deb
+	DEB_DIR=$(abspath $(DEB_DIR)) bash tests/deb/install.sh
 
 clean:
 	rm -rf $(B)

@@ -21,6 +21,14 @@
 extern "C" {
 #endif
 
+/* libchunkfs is built with -fvisibility=hidden: what this header declares
+ * is all that its shared library exports, so a program's own names never
+ * meet the library's internal ones. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
+#define CFS_VISIBILITY_PUSHED
+#endif
+
 #define CFS_VERSION_STRING "0.1.0"
 
 typedef uint32_t cfs_ino_t;
@@ -279,6 +287,11 @@ struct cfs_fsck_result {
 
 int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *opts,
 	     struct cfs_fsck_result *res);
+
+#ifdef CFS_VISIBILITY_PUSHED
+#pragma GCC visibility pop
+#undef CFS_VISIBILITY_PUSHED
+#endif
 
 #ifdef __cplusplus
 }

@@ -12,12 +12,16 @@ packages=(
 	build-essential # gcc, make, ar; gcc brings libasan and libubsan
 	pkg-config      # chunkfs.pc, and finding fuse3
 	libfuse3-dev    # the FUSE mount (mount.chunkfs)
+	libblkid-dev    # mkfs: what is on a device before writing over it
 	fuse3           # fusermount3, /dev/fuse helpers
 	e2fsprogs       # reference tools for comparisons
 	fuse2fs         # ext4 over FUSE, a baseline for the mount
 	python3         # tests validate `chunkfs info --json` with it
+	mandoc          # make check lints the manual pages (man/)
+	bash-completion # tests/cli/test_completion.sh loads ours with it too
 	clang           # the libFuzzer harness (tests/fuzz)
 	libclang-rt-14-dev # libFuzzer's runtime for clang 14
+	fdisk          # sfdisk: tests make partition tables for mkfs to name
 	"$@"
 )
 

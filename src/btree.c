@@ -5,22 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "le.h"
-
-uint16_t bt_level(const struct bt_node *n) { return get_le16(n->hdr); }
-uint16_t bt_nrec(const struct bt_node *n) { return get_le16(n->hdr + 2); }
-uint32_t bt_used(const struct bt_node *n) { return get_le32(n->hdr + 4); }
+uint16_t bt_level(const struct bt_node *n) { return cfs_btn_level(n->hdr); }
+uint16_t bt_nrec(const struct bt_node *n) { return cfs_btn_nrec(n->hdr); }
+uint32_t bt_used(const struct bt_node *n) { return cfs_btn_used(n->hdr); }
 
 static void set_hdr(struct bt_node *n, int level, int nrec, uint32_t used)
 {
-	put_le16(n->hdr, (uint16_t)level);
-	put_le16(n->hdr + 2, (uint16_t)nrec);
-	put_le32(n->hdr + 4, used);
+	cfs_btn_set(n->hdr, (uint16_t)level, (uint16_t)nrec, used);
 }
 
 void bt_node_init(struct bt_node *n, int level)
 {
 	set_hdr(n, level, 0, 0);
+}
+
+void bt_node_block(struct bt_node *n, void *priv, uint8_t *blk, uint32_t bsize)
+{
+	n->priv = priv;
+	n->hdr = cfs_node_hdr(blk);
+	n->recs = cfs_node_recs(blk);
+	n->cap = cfs_node_cap(bsize);
 }
 
 static int node_check(const struct bt_node *n, int level)
@@ -38,7 +42,7 @@ static size_t rec_len_at(const struct btree *t, const struct bt_node *n, uint32_
 {
 	uint32_t used = bt_used(n);
 
-	if (off + 8 > used)
+	if (off + CFS_BT_KEY_SIZE > used)
 		return 0;
 	if (bt_level(n) > 0)
 		return BT_IDX_LEN;
@@ -48,7 +52,7 @@ static size_t rec_len_at(const struct btree *t, const struct bt_node *n, uint32_
 static int load_child(struct bt_cur *c, int lvl)
 {
 	struct bt_pos *p = &c->p[lvl];
-	uint64_t ptr = get_le64(p->n.recs + p->off + 8);
+	uint64_t ptr = cfs_btidx_child(p->n.recs + p->off);
 	struct bt_node *ch = &c->p[lvl - 1].n;
 	int ret;
 
@@ -87,7 +91,7 @@ static int choose_child(const struct bt_node *n, uint64_t key, int mode)
 
 	while (lo <= hi) {
 		int mid = (lo + hi) / 2;
-		uint64_t k = get_le64(n->recs + (size_t)mid * BT_IDX_LEN);
+		uint64_t k = cfs_btrec_key(n->recs + (size_t)mid * BT_IDX_LEN);
 
 		if (mode == BT_GE ? k < key : k <= key) {
 			best = mid;
@@ -113,7 +117,7 @@ static int leaf_position(struct bt_cur *c, uint64_t key, int mode)
 
 		if (!len)
 			return -EUCLEAN;
-		k = get_le64(p->n.recs + off);
+		k = cfs_btrec_key(p->n.recs + off);
 		if (mode == BT_GE && k >= key)
 			break;
 		if (mode == BT_LE) {
@@ -282,7 +286,7 @@ size_t bt_rec_len(struct bt_cur *c)
 
 uint64_t bt_key(struct bt_cur *c)
 {
-	return get_le64(bt_rec(c));
+	return cfs_btrec_key(bt_rec(c));
 }
 
 int bt_dirty(struct bt_cur *c)
@@ -326,8 +330,7 @@ static int grow_root(struct bt_cur *c)
 		t->ops->release(t->ctx, &m);
 		return ret;
 	}
-	put_le64(idx, bt_nrec(root) ? get_le64(root->recs) : 0);
-	put_le64(idx + 8, m.ptr);
+	cfs_btidx_set(idx, bt_nrec(root) ? cfs_btrec_key(root->recs) : 0, m.ptr);
 	memcpy(root->recs, idx, BT_IDX_LEN);
 	set_hdr(root, top + 1, 1, BT_IDX_LEN);
 	ret = t->ops->dirty(t->ctx, root);
@@ -403,8 +406,7 @@ static int split_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t le
 	memcpy(m.recs, tmp + lb, total - lb);
 	set_hdr(&m, lvl, count - s, total - lb);
 	ret = t->ops->dirty(t->ctx, &m);
-	put_le64(idx, get_le64(m.recs));
-	put_le64(idx + 8, m.ptr);
+	cfs_btidx_set(idx, cfs_btrec_key(m.recs), m.ptr);
 	c->p[lvl + 1].i++;
 	c->p[lvl + 1].off += BT_IDX_LEN;
 	r = node_insert(c, lvl + 1, idx, BT_IDX_LEN, &linked);
@@ -468,7 +470,7 @@ static int node_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t len
 int bt_insert(struct btree *t, const uint8_t *rec, size_t len)
 {
 	struct bt_cur c;
-	int placed, ret = descend(t, get_le64(rec), BT_GE, &c);
+	int placed, ret = descend(t, cfs_btrec_key(rec), BT_GE, &c);
 
 	if (ret == 0)
 		ret = node_insert(&c, 0, rec, len, &placed);
@@ -526,7 +528,7 @@ static int walk_node(struct btree *t, struct bt_node *n, int level,
 	for (i = 0; level > 0 && i < bt_nrec(n); i++) {
 		struct bt_node ch;
 
-		ret = t->ops->get(t->ctx, get_le64(n->recs + (size_t)i * BT_IDX_LEN + 8),
+		ret = t->ops->get(t->ctx, cfs_btidx_child(n->recs + (size_t)i * BT_IDX_LEN),
 				  level - 1, &ch);
 		if (ret < 0)
 			return ret;

@@ -2,8 +2,8 @@
  * extent maps (fixed 16-byte records in blocks of the inode's chunk) and
  * directories (name records in logical blocks of the directory).
  *
- * Every record, leaf or index, starts with its little-endian u64 key.
- * Index records are 16 bytes: key, child pointer.  An index key is a lower
+ * Every record, leaf or index, starts with its u64 key.  Index records
+ * are BT_IDX_LEN bytes: key, child pointer (layouts: format.h).  An index key is a lower
  * bound of its subtree (the first child's key is never consulted), so
  * deletions never need to update keys.  Duplicate keys are allowed.
  * The root stays where it is: when it overflows, its contents move down
@@ -14,9 +14,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format.h"
+
 #define BT_MAXD     12
-#define BT_IDX_LEN  16
-#define BT_NODE_HDR 8          /* level u16, nrec u16, used u32 */
+#define BT_IDX_LEN  CFS_BTI_SIZE
+#define BT_NODE_HDR CFS_BTN_SIZE   /* level, nrec, used (format.h) */
 
 struct bt_node {
 	void *priv;            /* owner's handle (buffer) */
@@ -60,6 +62,9 @@ uint16_t bt_level(const struct bt_node *n);
 uint16_t bt_nrec(const struct bt_node *n);
 uint32_t bt_used(const struct bt_node *n);
 void bt_node_init(struct bt_node *n, int level);
+/* n views the node block blk (an extent or directory node, format.h);
+ * priv is the owner's handle for it. */
+void bt_node_block(struct bt_node *n, void *priv, uint8_t *blk, uint32_t bsize);
 
 #define BT_GE 0   /* position at the first record with key >= k */
 #define BT_LE 1   /* position at the last record with key <= k */

@@ -2,11 +2,8 @@
  * stored in the directory's own logical blocks (so a directory continues
  * across chunks exactly like file data).  Logical block 0 is the root.
  *
- * Node block: common header (16), node header at 16 (level u16, nrec u16,
- * used u32), owner inode u32 at 24, zero u32 at 28, records from 32.
- * Leaf record: 0 u64 hash, 8 u32 inode, 12 u32 stub inode (0 = none),
- * 16 u8 type (DT_*), 17 u8 name length, 18 name bytes (no NUL).
- * The directory inode's lo field counts its entries ("." and ".." aside)
+ * Node blocks and name records are laid out by the format layer (format.h,
+ * FORMAT.md 14.2).  The directory inode's lo field counts its entries ("." and ".." aside)
  * and hi those of them that carry a stub (name another chunk); callers
  * write the inode after every change. */
 #include <errno.h>
@@ -14,12 +11,6 @@
 
 #include "btree.h"
 #include "fsint.h"
-#include "le.h"
-
-#define DIR_NODE_HDR   16
-#define DIR_NODE_OWNER 24
-#define DIR_RECS       32
-#define DIR_REC_FIXED  18
 
 struct dir_ctx {
 	struct cfs_fs *fs;
@@ -28,39 +19,9 @@ struct dir_ctx {
 
 uint64_t dir_hash(struct cfs_fs *fs, const char *name, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ fs->sb.hash_seed;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (uint8_t)name[i];
-		h *= 0x100000001b3ull;
-	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	h &= 0x7FFFFFFFFFFFFFFFull;   /* readdir offsets are signed */
-	return h < 2 ? h + 2 : h;     /* 0 and 1 are "." and ".." */
+	return cfs_name_hash(fs->sb.hash_seed, name, len);
 }
 
-static size_t dir_leaf_len(const uint8_t *rec, size_t room)
-{
-	size_t l;
-
-	if (room < DIR_REC_FIXED)
-		return 0;
-	l = DIR_REC_FIXED + rec[17];
-	return (rec[17] == 0 || l > room) ? 0 : l;
-}
-
-static void node_from_buf(struct cfs_fs *fs, struct buf *b, struct bt_node *n)
-{
-	n->priv = b;
-	n->hdr = b->data + DIR_NODE_HDR;
-	n->recs = b->data + DIR_RECS;
-	n->cap = fs->bsize - DIR_RECS;
-}
 
 static int dir_get_node(struct dir_ctx *x, uint64_t lblk, struct bt_node *n)
 {
@@ -78,11 +39,11 @@ static int dir_get_node(struct dir_ctx *x, uint64_t lblk, struct bt_node *n)
 	ret = cache_get_meta(&fs->cache, abs, CFS_MAGIC_DIR, &b);
 	if (ret < 0)
 		return ret;
-	if (get_le32(b->data + DIR_NODE_OWNER) != x->dp->ino) {
+	if (cfs_node_owner(b->data) != x->dp->ino) {
 		buf_put(&fs->cache, b);
 		return -EUCLEAN;
 	}
-	node_from_buf(fs, b, n);
+	bt_node_block(n, b, b->data, fs->bsize);
 	n->ptr = lblk;
 	return 0;
 }
@@ -110,8 +71,8 @@ static int dir_alloc(void *vc, int level, struct bt_node *n)
 		file_punch(fs, x->dp, lblk, lblk + 1);
 		return ret;
 	}
-	put_le32(b->data + DIR_NODE_OWNER, x->dp->ino);
-	node_from_buf(fs, b, n);
+	cfs_node_set_owner(b->data, x->dp->ino);
+	bt_node_block(n, b, b->data, fs->bsize);
 	n->ptr = lblk;
 	bt_node_init(n, level);
 	x->dp->d.size += fs->bsize;
@@ -152,7 +113,7 @@ static int dir_persist(void *vc, struct bt_node *n)
 }
 
 static const struct bt_ops dir_ops = {
-	.leaf_len = dir_leaf_len,
+	.leaf_len = cfs_dirent_len,
 	.get = dir_get,
 	.alloc = dir_alloc,
 	.release = dir_release,
@@ -161,19 +122,33 @@ static const struct bt_ops dir_ops = {
 	.put = dir_put,
 };
 
+/* One operation on a directory's tree. */
+struct dir_op {
+	struct dir_ctx x;
+	struct btree t;
+	struct bt_cur c;
+};
+
 /* Open the tree: holds the root block until dir_close. */
-static int dir_open(struct cfs_fs *fs, struct inode *dp, struct dir_ctx *x, struct btree *t)
+static int dir_open(struct cfs_fs *fs, struct inode *dp, struct dir_op *o)
 {
-	x->fs = fs;
-	x->dp = dp;
-	t->ops = &dir_ops;
-	t->ctx = x;
-	return dir_get_node(x, 0, &t->root);
+	o->x.fs = fs;
+	o->x.dp = dp;
+	o->t.ops = &dir_ops;
+	o->t.ctx = &o->x;
+	return dir_get_node(&o->x, 0, &o->t.root);
 }
 
 static void dir_close(struct btree *t)
 {
 	dir_put(t->ctx, &t->root);
+}
+
+/* Release the cursor, then the tree. */
+static void dir_done(struct dir_op *o)
+{
+	bt_release(&o->c);
+	dir_close(&o->t);
 }
 
 int dir_init(struct cfs_fs *fs, struct inode *dp)
@@ -194,24 +169,24 @@ int dir_init(struct cfs_fs *fs, struct inode *dp)
 
 static void rec_decode(const uint8_t *p, struct dirent_rec *r)
 {
-	r->hash = get_le64(p);
-	r->ino = get_le32(p + 8);
-	r->stub = get_le32(p + 12);
-	r->type = p[16];
-	r->namelen = p[17];
-	memcpy(r->name, p + DIR_REC_FIXED, r->namelen);
-	r->name[r->namelen] = 0;
+	struct cfs_dirent d;
+
+	cfs_dirent_decode(p, &d);
+	r->hash = d.hash;
+	r->ino = d.ino;
+	r->stub = d.stub;
+	r->type = d.type;
+	r->namelen = d.namelen;
+	memcpy(r->name, d.name, d.namelen);
+	r->name[d.namelen] = 0;
 }
 
 static size_t rec_encode(const struct dirent_rec *r, uint8_t *p)
 {
-	put_le64(p, r->hash);
-	put_le32(p + 8, r->ino);
-	put_le32(p + 12, r->stub);
-	p[16] = r->type;
-	p[17] = r->namelen;
-	memcpy(p + DIR_REC_FIXED, r->name, r->namelen);
-	return DIR_REC_FIXED + r->namelen;
+	struct cfs_dirent d = { r->hash, r->ino, r->stub, r->type, r->namelen,
+				(const uint8_t *)r->name };
+
+	return cfs_dirent_encode(&d, p);
 }
 
 /* Position the cursor on name's record: 1 found, 0 absent. */
@@ -222,9 +197,10 @@ static int dir_find(struct btree *t, const char *name, size_t len, struct bt_cur
 	int ret = bt_seek(t, h, BT_GE, c);
 
 	while (ret == 1 && bt_key(c) == h) {
-		const uint8_t *p = bt_rec(c);
+		struct cfs_dirent d;
 
-		if (p[17] == len && !memcmp(p + DIR_REC_FIXED, name, len))
+		cfs_dirent_decode(bt_rec(c), &d);
+		if (d.namelen == len && !memcmp(d.name, name, len))
 			return 1;
 		ret = bt_next(c);
 	}
@@ -233,114 +209,106 @@ static int dir_find(struct btree *t, const char *name, size_t len, struct bt_cur
 
 int dir_lookup(struct cfs_fs *fs, struct inode *dp, const char *name, struct dirent_rec *out)
 {
-	struct dir_ctx x;
-	struct btree t;
-	struct bt_cur c;
-	int ret = dir_open(fs, dp, &x, &t);
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o);
 
 	if (ret < 0)
 		return ret;
-	ret = dir_find(&t, name, strlen(name), &c);
+	ret = dir_find(&o.t, name, strlen(name), &o.c);
 	if (ret == 1)
-		rec_decode(bt_rec(&c), out);
-	bt_release(&c);
-	dir_close(&t);
+		rec_decode(bt_rec(&o.c), out);
+	dir_done(&o);
 	return ret < 0 ? ret : ret ? 0 : -ENOENT;
 }
 
 int dir_add(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
 {
-	uint8_t rec[DIR_REC_FIXED + CFS_NAME_MAX];
+	uint8_t rec[CFS_DE_FIXED + CFS_NAME_MAX];
 	struct dirent_rec e = *r;
-	struct dir_ctx x;
-	struct btree t;
-	int ret = dir_open(fs, dp, &x, &t);
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o);
 
 	if (ret < 0)
 		return ret;
 	e.hash = dir_hash(fs, r->name, r->namelen);
-	ret = bt_insert(&t, rec, rec_encode(&e, rec));
+	ret = bt_insert(&o.t, rec, rec_encode(&e, rec));
 	if (ret == 0) {
 		/* entry counts: let fsck notice lost entries, and whether any
 		 * of them named another chunk */
 		dp->d.lo++;
 		dp->d.hi += !!e.stub;
 	}
-	dir_close(&t);
+	dir_close(&o.t);
 	return ret;
 }
 
 int dir_remove(struct cfs_fs *fs, struct inode *dp, const char *name)
 {
-	struct dir_ctx x;
-	struct btree t;
-	struct bt_cur c;
-	int ret = dir_open(fs, dp, &x, &t);
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o);
 
 	if (ret < 0)
 		return ret;
-	ret = dir_find(&t, name, strlen(name), &c);
+	ret = dir_find(&o.t, name, strlen(name), &o.c);
 	if (ret == 1) {
-		int remote = get_le32(bt_rec(&c) + 12) != 0;
+		struct cfs_dirent d;
+		int remote;
 
-		ret = bt_delete(&c);
+		cfs_dirent_decode(bt_rec(&o.c), &d);
+		remote = d.stub != 0;
+		ret = bt_delete(&o.c);
 		if (ret == 0) {
 			dp->d.lo--;
 			dp->d.hi -= remote;
 		}
 	} else {
-		bt_release(&c);
+		bt_release(&o.c);
 		if (ret == 0)
 			ret = -ENOENT;
 	}
 	/* Freed nodes leave holes in the directory's logical blocks; once the
 	 * directory is empty they all go, so its size does not creep up. */
-	if (ret == 0 && bt_nrec(&t.root) == 0 && dp->d.size > fs->bsize) {
+	if (ret == 0 && bt_nrec(&o.t.root) == 0 && dp->d.size > fs->bsize) {
 		ret = file_punch(fs, dp, 1, UINT64_MAX);
 		dp->d.size = fs->bsize;
 		if (ret == 0)
 			ret = inode_write(fs, dp);
 	}
-	dir_close(&t);
+	dir_close(&o.t);
 	return ret;
 }
 
 int dir_update(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
 {
-	struct dir_ctx x;
-	struct btree t;
-	struct bt_cur c;
-	int ret = dir_open(fs, dp, &x, &t);
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o);
 
 	if (ret < 0)
 		return ret;
-	ret = dir_find(&t, r->name, r->namelen, &c);
+	ret = dir_find(&o.t, r->name, r->namelen, &o.c);
 	if (ret == 1) {
-		uint8_t *p = bt_rec(&c);
+		struct cfs_dirent d;
 
-		dp->d.hi += (uint64_t)(r->stub != 0) - (get_le32(p + 12) != 0);
-		put_le32(p + 8, r->ino);
-		put_le32(p + 12, r->stub);
-		p[16] = r->type;
-		ret = bt_dirty(&c);
+		cfs_dirent_decode(bt_rec(&o.c), &d);
+		dp->d.hi += (uint64_t)(r->stub != 0) - (d.stub != 0);
+		cfs_dirent_retarget(bt_rec(&o.c), r->ino, r->stub, r->type);
+		ret = bt_dirty(&o.c);
 	} else if (ret == 0) {
 		ret = -ENOENT;
 	}
-	bt_release(&c);
-	dir_close(&t);
+	dir_done(&o);
 	return ret;
 }
 
 int dir_is_empty(struct cfs_fs *fs, struct inode *dp)
 {
-	struct dir_ctx x;
-	struct btree t;
-	int ret = dir_open(fs, dp, &x, &t);
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o);
 
 	if (ret < 0)
 		return ret;
-	ret = bt_nrec(&t.root) == 0;
-	dir_close(&t);
+	ret = bt_nrec(&o.t.root) == 0;
+	dir_close(&o.t);
 	return ret;
 }
 
@@ -348,46 +316,44 @@ int dir_iterate(struct cfs_fs *fs, struct inode *dp, uint64_t cookie,
 		int (*cb)(void *ctx, const struct dirent_rec *r), void *ctx)
 {
 	struct dirent_rec r;
-	struct dir_ctx x;
-	struct btree t;
-	struct bt_cur c;
-	int ret = dir_open(fs, dp, &x, &t);
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o);
 
 	if (ret < 0)
 		return ret;
-	for (ret = bt_seek(&t, cookie, BT_GE, &c); ret == 1; ret = bt_next(&c)) {
-		if (bt_rec_len(&c) == 0) {
+	for (ret = bt_seek(&o.t, cookie, BT_GE, &o.c); ret == 1; ret = bt_next(&o.c)) {
+		if (bt_rec_len(&o.c) == 0) {
 			ret = -EUCLEAN;
 			break;
 		}
-		rec_decode(bt_rec(&c), &r);
+		rec_decode(bt_rec(&o.c), &r);
 		if (cb(ctx, &r)) {
 			ret = 0;
 			break;
 		}
 	}
-	bt_release(&c);
-	dir_close(&t);
+	dir_done(&o);
 	return ret < 0 ? ret : 0;
 }
 
 static int leaf_salvage(struct cfs_fs *fs, struct inode *dp, const uint8_t *blk,
 			int (*cb)(void *ctx, const struct dirent_rec *r), void *ctx)
 {
-	uint32_t used = get_le32(blk + DIR_NODE_HDR + 4), off = 0;
-	uint16_t nrec = get_le16(blk + DIR_NODE_HDR + 2), i;
+	const uint8_t *h = cfs_node_hdr(blk), *recs = cfs_node_recs(blk);
+	uint32_t used = cfs_btn_used(h), off = 0;
+	uint16_t nrec = cfs_btn_nrec(h), i;
 	struct dirent_rec r;
 	int ret;
 
-	if (get_le16(blk + DIR_NODE_HDR) != 0 || get_le32(blk + DIR_NODE_OWNER) != dp->ino ||
-	    used > fs->bsize - DIR_RECS)
+	if (cfs_btn_level(h) != 0 || cfs_node_owner(blk) != dp->ino ||
+	    used > cfs_node_cap(fs->bsize))
 		return 0;
 	for (i = 0; i < nrec; i++) {
-		size_t len = dir_leaf_len(blk + DIR_RECS + off, used - off);
+		size_t len = cfs_dirent_len(recs + off, used - off);
 
 		if (!len)
 			break;
-		rec_decode(blk + DIR_RECS + off, &r);
+		rec_decode(recs + off, &r);
 		ret = cb(ctx, &r);
 		if (ret)
 			return ret;
@@ -443,23 +409,21 @@ int dir_rebuild(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r,
 int dir_has_entry(struct cfs_fs *fs, struct inode *dp, uint64_t hash, cfs_ino_t ino,
 		  cfs_ino_t stub)
 {
-	struct dir_ctx x;
-	struct btree t;
-	struct bt_cur c;
-	int ret = dir_open(fs, dp, &x, &t), found = 0;
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o), found = 0;
 
 	if (ret < 0)
 		return ret;
-	for (ret = bt_seek(&t, hash, BT_GE, &c); ret == 1 && bt_key(&c) == hash;
-	     ret = bt_next(&c)) {
-		const uint8_t *p = bt_rec(&c);
+	for (ret = bt_seek(&o.t, hash, BT_GE, &o.c); ret == 1 && bt_key(&o.c) == hash;
+	     ret = bt_next(&o.c)) {
+		struct cfs_dirent d;
 
-		if (get_le32(p + 8) == ino && get_le32(p + 12) == stub) {
+		cfs_dirent_decode(bt_rec(&o.c), &d);
+		if (d.ino == ino && d.stub == stub) {
 			found = 1;
 			break;
 		}
 	}
-	bt_release(&c);
-	dir_close(&t);
+	dir_done(&o);
 	return ret < 0 ? ret : found;
 }

@@ -1,23 +1,13 @@
 /* Extent maps: each inode (head or continuation) maps logical blocks onto
- * blocks of its own chunk with a B+tree rooted in the inode.
- *
- * Leaf record (16 bytes): 0 u64 logical block, 8 u32 chunk-relative
- * physical block, 12 u32 length.  Tree node blocks: common header (16),
- * node header (16: level u16, nrec u16, used u32, owner ino u32, 0 u32),
- * records from byte 32. */
+ * blocks of its own chunk with a B+tree rooted in the inode (the first
+ * CFS_EXT_ROOT_SIZE bytes of its variable area).  Leaf records and node
+ * blocks are laid out by the format layer (format.h, FORMAT.md 12). */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "btree.h"
 #include "fsint.h"
-#include "le.h"
-
-#define EXT_NODE_HDR   16
-#define EXT_NODE_OWNER 24
-#define EXT_RECS       32
-#define EXT_REC        16
-#define EXT_MAX_LEN    0x7FFFFFFFu
 
 struct ext_ctx {
 	struct cfs_fs *fs;
@@ -27,20 +17,12 @@ struct ext_ctx {
 static size_t ext_leaf_len(const uint8_t *rec, size_t room)
 {
 	(void)rec;
-	return room >= EXT_REC ? EXT_REC : 0;
+	return room >= CFS_EXT_SIZE ? CFS_EXT_SIZE : 0;
 }
 
 static uint32_t ino_chunk(struct inode *ip)
 {
 	return CFS_INO_CHUNK(ip->ino);
-}
-
-static void node_from_buf(struct cfs_fs *fs, struct buf *b, struct bt_node *n)
-{
-	n->priv = b;
-	n->hdr = b->data + EXT_NODE_HDR;
-	n->recs = b->data + EXT_RECS;
-	n->cap = fs->bsize - EXT_RECS;
 }
 
 static int ext_get(void *vc, uint64_t ptr, int level, struct bt_node *n)
@@ -57,11 +39,11 @@ static int ext_get(void *vc, uint64_t ptr, int level, struct bt_node *n)
 			     CFS_MAGIC_EXT, &b);
 	if (ret < 0)
 		return ret;
-	if (get_le32(b->data + EXT_NODE_OWNER) != x->ip->ino) {
+	if (cfs_node_owner(b->data) != x->ip->ino) {
 		buf_put(&fs->cache, b);
 		return -EUCLEAN;
 	}
-	node_from_buf(fs, b, n);
+	bt_node_block(n, b, b->data, fs->bsize);
 	n->ptr = ptr;
 	return 0;
 }
@@ -82,8 +64,8 @@ static int ext_alloc(void *vc, int level, struct bt_node *n)
 		chunk_free_blocks(fs, c, rel, 1);
 		return ret;
 	}
-	put_le32(b->data + EXT_NODE_OWNER, x->ip->ino);
-	node_from_buf(fs, b, n);
+	cfs_node_set_owner(b->data, x->ip->ino);
+	bt_node_block(n, b, b->data, fs->bsize);
 	n->ptr = rel;
 	bt_node_init(n, level);
 	x->ip->d.nblocks++;
@@ -152,23 +134,19 @@ int ext_init_root(struct cfs_fs *fs, struct inode *ip)
 
 static void ext_decode(const uint8_t *r, struct extent *e)
 {
-	e->lblk = get_le64(r);
-	e->pblk = get_le32(r + 8);
-	e->len = get_le32(r + 12);
+	cfs_extent_decode(r, &e->lblk, &e->pblk, &e->len);
 }
 
 static void ext_encode(const struct extent *e, uint8_t *r)
 {
-	put_le64(r, e->lblk);
-	put_le32(r + 8, e->pblk);
-	put_le32(r + 12, e->len);
+	cfs_extent_encode(r, e->lblk, e->pblk, e->len);
 }
 
 /* A record pointing outside the chunk's data area is corruption; catching
  * it here keeps a hostile image from steering reads or frees elsewhere. */
 static int ext_sane(struct cfs_fs *fs, const struct extent *e)
 {
-	if (!e->len || e->len > EXT_MAX_LEN || e->pblk < fs->sb.data_start ||
+	if (!e->len || e->len > CFS_EXT_MAX_LEN || e->pblk < fs->sb.data_start ||
 	    (uint64_t)e->pblk + e->len > fs->sb.chunk_blocks ||
 	    e->lblk + e->len < e->lblk)
 		return -EUCLEAN;
@@ -216,7 +194,7 @@ int ext_insert(struct cfs_fs *fs, struct inode *ip, const struct extent *e)
 	struct btree t;
 	struct bt_cur c;
 	struct extent p;
-	uint8_t rec[EXT_REC];
+	uint8_t rec[CFS_EXT_SIZE];
 	int ret;
 
 	if (!(ip->d.flags & CFS_IFL_EXTENTS))
@@ -226,7 +204,7 @@ int ext_insert(struct cfs_fs *fs, struct inode *ip, const struct extent *e)
 	if (ret == 1) {
 		ext_decode(bt_rec(&c), &p);
 		if (p.lblk + p.len == e->lblk && p.pblk + p.len == e->pblk &&
-		    (uint64_t)p.len + e->len <= EXT_MAX_LEN) {
+		    (uint64_t)p.len + e->len <= CFS_EXT_MAX_LEN) {
 			p.len += e->len;
 			ext_encode(&p, bt_rec(&c));
 			ret = bt_dirty(&c);
@@ -238,7 +216,7 @@ int ext_insert(struct cfs_fs *fs, struct inode *ip, const struct extent *e)
 	if (ret < 0)
 		return ret;
 	ext_encode(e, rec);
-	return bt_insert(&t, rec, EXT_REC);
+	return bt_insert(&t, rec, CFS_EXT_SIZE);
 }
 
 /* Find the first extent overlapping [from, to).  1 found, 0 none. */
@@ -337,10 +315,10 @@ static int ext_walk_node(void *vc, struct bt_node *n, int level)
 	int i, ret;
 
 	if (level == 0) {
-		if ((size_t)bt_nrec(n) * EXT_REC > bt_used(n))
+		if ((size_t)bt_nrec(n) * CFS_EXT_SIZE > bt_used(n))
 			return -EUCLEAN;
 		for (i = 0; i < bt_nrec(n); i++) {
-			ext_decode(n->recs + (size_t)i * EXT_REC, &e);
+			ext_decode(n->recs + (size_t)i * CFS_EXT_SIZE, &e);
 			ret = w->cb(w->ctx, &e, 0, 0);
 			if (ret)
 				return ret;

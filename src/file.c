@@ -14,83 +14,9 @@
 
 #include "fsint.h"
 
-#define CHAIN_MAX 65536
-
 uint32_t file_inline_max(struct cfs_fs *fs, struct inode *ip)
 {
 	return fs->varsz - ip->d.xattr_len;
-}
-
-void file_chain_release(struct cfs_fs *fs, struct inode *head)
-{
-	int i;
-
-	for (i = 0; i < head->nchain; i++)
-		inode_put(fs, head->chain[i]);
-	free(head->chain);
-	head->chain = NULL;
-	head->nchain = 0;
-}
-
-static int chain_append(struct inode *head, struct inode *ip)
-{
-	struct inode **n;
-
-	if (head->nchain >= CHAIN_MAX)
-		return -EUCLEAN;
-	n = realloc(head->chain, sizeof(*n) * (size_t)(head->nchain + 1));
-	if (!n)
-		return -ENOMEM;
-	head->chain = n;
-	head->chain[head->nchain++] = ip;
-	return 0;
-}
-
-static struct inode *chain_at(struct inode *head, int i)
-{
-	return i == 0 ? head : head->chain[i - 1];
-}
-
-/* Load the continuation tree breadth-first, checking every forward
- * pointer against the continuation's head and back pointers. */
-int file_chain_load(struct cfs_fs *fs, struct inode *head)
-{
-	int i, s, ret;
-
-	if (head->chain || (!head->d.cont[0] && !head->d.cont[1] &&
-			    !head->d.cont[2] && !head->d.cont[3]))
-		return 0;
-	head->chain = malloc(sizeof(*head->chain));
-	if (!head->chain)
-		return -ENOMEM;
-	for (i = 0; i <= head->nchain; i++) {
-		struct inode *p = chain_at(head, i);
-
-		for (s = 0; s < CFS_NCONT; s++) {
-			struct inode *ci;
-
-			if (!p->d.cont[s])
-				continue;
-			ret = inode_get(fs, p->d.cont[s], &ci);
-			if (ret < 0)
-				goto fail;
-			if (!(ci->d.flags & CFS_IFL_CONT) || ci->d.head != head->ino ||
-			    ci->d.back != p->ino || ci == head) {
-				inode_put(fs, ci);
-				ret = -EUCLEAN;
-				goto fail;
-			}
-			ret = chain_append(head, ci);
-			if (ret < 0) {
-				inode_put(fs, ci);
-				goto fail;
-			}
-		}
-	}
-	return 0;
-fail:
-	file_chain_release(fs, head);
-	return ret;
 }
 
 static uint64_t ext_abs(struct cfs_fs *fs, struct inode *ip, const struct extent *e,
@@ -109,11 +35,11 @@ int file_map(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint64_t *abs
 	struct extent e;
 	int i, ret;
 
-	ret = file_chain_load(fs, head);
+	ret = inode_chain_load(fs, head);
 	if (ret < 0)
 		return ret;
-	for (i = 0; i <= head->nchain; i++) {
-		struct inode *ip = chain_at(head, i);
+	for (i = 0; i < inode_chain_len(head); i++) {
+		struct inode *ip = inode_chain_at(head, i);
 
 		if (i > 0 && (lblk < ip->d.lo || lblk >= ip->d.hi)) {
 			if (ip->d.lo > lblk && ip->d.lo < next)
@@ -142,10 +68,10 @@ static int cont_create(struct cfs_fs *fs, struct inode *head, uint32_t c, uint64
 	struct inode *ci, *p = NULL;
 	int i, s = 0, ret;
 
-	for (i = 0; i <= head->nchain && !p; i++)
+	for (i = 0; i < inode_chain_len(head) && !p; i++)
 		for (s = 0; s < CFS_NCONT; s++)
-			if (!chain_at(head, i)->d.cont[s]) {
-				p = chain_at(head, i);
+			if (!inode_chain_at(head, i)->d.cont[s]) {
+				p = inode_chain_at(head, i);
 				break;
 			}
 	if (!p)
@@ -166,10 +92,8 @@ static int cont_create(struct cfs_fs *fs, struct inode *head, uint32_t c, uint64
 		p->d.cont[s] = ci->ino;
 		ret = inode_write(fs, p);
 	}
-	if (ret == 0 && !head->chain)
-		ret = (head->chain = malloc(sizeof(*head->chain))) ? 0 : -ENOMEM;
 	if (ret == 0)
-		ret = chain_append(head, ci);
+		ret = inode_chain_add(head, ci);
 	if (ret < 0) {
 		p->d.cont[s] = 0;
 		inode_free(fs, ci);
@@ -183,7 +107,23 @@ static int cont_create(struct cfs_fs *fs, struct inode *head, uint32_t c, uint64
 
 static int chain_prune(struct cfs_fs *fs, struct inode *head);
 
-/* Allocate up to want blocks in ip's chunk for lblk and map them. */
+/* Take back a mapping alloc_in made, or only half made: an insert that
+ * failed writing the inode has put its record in place already. */
+static void alloc_undo(struct cfs_fs *fs, struct inode *ip, const struct extent *e)
+{
+	struct extent m;
+
+	if (ext_lookup(fs, ip, e->lblk, &m) == 1 && m.pblk + (e->lblk - m.lblk) == e->pblk) {
+		ext_remove(fs, ip, e->lblk, e->lblk + e->len);   /* frees them too */
+		return;
+	}
+	chunk_free_blocks(fs, CFS_INO_CHUNK(ip->ino), e->pblk, e->len);
+	ip->d.nblocks -= e->len;
+}
+
+/* Allocate up to want blocks in ip's chunk for lblk and map them.  On
+ * failure nothing stays allocated or mapped, so no caller is left with a
+ * block of unknown contents behind the file. */
 static int alloc_in(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t want,
 		    uint32_t goal, uint64_t *abs, uint32_t *got)
 {
@@ -197,22 +137,23 @@ static int alloc_in(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t
 	e.lblk = lblk;
 	e.pblk = rel;
 	e.len = (uint32_t)n;
+	ip->d.nblocks += (uint32_t)n;   /* before the insert: it may write the inode */
 	ret = ext_insert(fs, ip, &e);
-	if (ret < 0) {
-		chunk_free_blocks(fs, c, rel, (uint32_t)n);
-		return ret;
-	}
-	ip->d.nblocks += (uint32_t)n;
-	if (ip->d.flags & CFS_IFL_CONT) {
+	if (ret == 0 && (ip->d.flags & CFS_IFL_CONT)) {
 		if (lblk < ip->d.lo)
 			ip->d.lo = lblk;
 		if (lblk + (uint32_t)n > ip->d.hi)
 			ip->d.hi = lblk + (uint32_t)n;
 	}
-	ret = inode_write(fs, ip);
+	if (ret == 0)
+		ret = inode_write(fs, ip);
+	if (ret < 0) {
+		alloc_undo(fs, ip, &e);
+		return ret;
+	}
 	*abs = chunk_base(fs, c) + rel;
 	*got = (uint32_t)n;
-	return ret;
+	return 0;
 }
 
 /* The inode that maps lblk-1, so the new block can follow it on disk. */
@@ -224,8 +165,8 @@ static struct inode *neighbour(struct cfs_fs *fs, struct inode *head, uint64_t l
 
 	if (lblk == 0)
 		return NULL;
-	for (i = 0; i <= head->nchain; i++) {
-		struct inode *ip = chain_at(head, i);
+	for (i = 0; i < inode_chain_len(head); i++) {
+		struct inode *ip = inode_chain_at(head, i);
 
 		if (i > 0 && (lblk - 1 < ip->d.lo || lblk - 1 >= ip->d.hi))
 			continue;
@@ -249,7 +190,7 @@ int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t wa
 	uint32_t goal = 0, c;
 	int i, ret;
 
-	ret = file_chain_load(fs, head);
+	ret = inode_chain_load(fs, head);
 	if (ret < 0)
 		return ret;
 	nb = neighbour(fs, head, lblk, &goal);
@@ -258,8 +199,8 @@ int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t wa
 		if (ret != -ENOSPC)
 			return ret;
 	}
-	for (i = 0; i <= head->nchain; i++) {
-		ip = chain_at(head, i);
+	for (i = 0; i < inode_chain_len(head); i++) {
+		ip = inode_chain_at(head, i);
 		if (ip == nb || !chunk_has_room(fs, CFS_INO_CHUNK(ip->ino)))
 			continue;
 		ret = alloc_in(fs, ip, lblk, want, 0, abs, got);
@@ -291,16 +232,16 @@ static int chain_prune(struct cfs_fs *fs, struct inode *head)
 {
 	int i, s, ret;
 
-	for (i = head->nchain; i >= 1; i--) {
-		struct inode *ci = head->chain[i - 1], *p = NULL;
+	for (i = inode_chain_len(head) - 1; i >= 1; i--) {
+		struct inode *ci = inode_chain_at(head, i), *p = NULL;
 		int j;
 
 		if (ci->d.nblocks || ci->d.cont[0] || ci->d.cont[1] || ci->d.cont[2] ||
 		    ci->d.cont[3])
 			continue;
 		for (j = 0; j < i && !p; j++)
-			if (chain_at(head, j)->ino == ci->d.back)
-				p = chain_at(head, j);
+			if (inode_chain_at(head, j)->ino == ci->d.back)
+				p = inode_chain_at(head, j);
 		if (!p)
 			return -EUCLEAN;
 		for (s = 0; s < CFS_NCONT; s++)
@@ -312,10 +253,7 @@ static int chain_prune(struct cfs_fs *fs, struct inode *head)
 		if (ret < 0)
 			return ret;
 		chunk_count(fs, CFS_INO_CHUNK(ci->ino), CNT_CONTS, -1);
-		inode_put(fs, ci);
-		memmove(&head->chain[i - 1], &head->chain[i],
-			sizeof(*head->chain) * (size_t)(head->nchain - i));
-		head->nchain--;
+		inode_chain_drop(fs, head, i);
 	}
 	return 0;
 }
@@ -324,11 +262,11 @@ int file_punch(struct cfs_fs *fs, struct inode *head, uint64_t from, uint64_t to
 {
 	int i, ret;
 
-	ret = file_chain_load(fs, head);
+	ret = inode_chain_load(fs, head);
 	if (ret < 0)
 		return ret;
-	for (i = 0; i <= head->nchain; i++) {
-		struct inode *ip = chain_at(head, i);
+	for (i = 0; i < inode_chain_len(head); i++) {
+		struct inode *ip = inode_chain_at(head, i);
 
 		if (i > 0 && (to <= ip->d.lo || from >= ip->d.hi))
 			continue;
@@ -346,48 +284,49 @@ int file_release_all(struct cfs_fs *fs, struct inode *ip)
 	return file_punch(fs, ip, 0, UINT64_MAX);
 }
 
-/* ---- byte-level I/O ---- */
-
-int inline_to_extents(struct cfs_fs *fs, struct inode *ip)
+/* Here rather than in inode.c: it releases blocks and xattrs, whose code
+ * is built on inode.c, and inode.c stays below them. */
+int inode_release(struct cfs_fs *fs, struct inode *ip)
 {
-	uint32_t n = (uint32_t)ip->d.size;
-	uint8_t *save = NULL;
-	uint64_t abs;
-	uint32_t got;
-	struct buf *b;
-	int ret;
+	int dir = S_ISDIR(ip->d.mode), ret;
 
-	if (n) {
-		save = malloc(n);
-		if (!save)
-			return -ENOMEM;
-		memcpy(save, ip->var, n);
-	}
-	memset(ip->var, 0, fs->varsz - ip->d.xattr_len);
-	ext_init_root(fs, ip);
-	ret = inode_write(fs, ip);
-	if (ret < 0 || !n)
-		goto out;
-	ret = file_alloc(fs, ip, 0, 1, &abs, &got);
-	if (ret < 0)
-		goto undo;
-	ret = cache_get(&fs->cache, abs, CG_NOREAD, &b);
-	if (ret < 0)
-		goto out;
-	memcpy(b->data, save, n);
-	ret = buf_dirty(&fs->cache, b);
-	buf_put(&fs->cache, b);
-	goto out;
-undo:
-	/* No block could be had: stay inline, nothing was lost. */
-	ip->d.flags = (uint16_t)((ip->d.flags & ~CFS_IFL_EXTENTS) | CFS_IFL_INLINE);
-	memset(ip->var, 0, CFS_EXT_ROOT_SIZE);
-	memcpy(ip->var, save, n);
-	inode_write(fs, ip);
-out:
-	free(save);
+	if (!ip->d.mode || ip->deleted || ip->d.nlink || ip->open ||
+	    (ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB)))
+		return 0;
+	ret = file_release_all(fs, ip);
+	if (ret == 0)
+		ret = xattr_release(fs, ip);
+	if (ret == 0)
+		ret = inode_free(fs, ip);
+	if (ret == 0 && dir)
+		chunk_count(fs, CFS_INO_CHUNK(ip->ino), CNT_DIRS, -1);
 	return ret;
 }
+
+int64_t file_blocks(struct cfs_fs *fs, struct inode *head)
+{
+	int64_t n = 0;
+	int i, ret = inode_chain_load(fs, head);
+
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < inode_chain_len(head); i++)
+		n += inode_chain_at(head, i)->d.nblocks;
+	return n;
+}
+
+int file_chunks(struct cfs_fs *fs, struct inode *head, uint32_t *chunks, int max)
+{
+	int i, ret = inode_chain_load(fs, head);
+
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < inode_chain_len(head) && i < max; i++)
+		chunks[i] = CFS_INO_CHUNK(inode_chain_at(head, i)->ino);
+	return inode_chain_len(head);
+}
+
+/* ---- byte-level I/O ---- */
 
 ssize_t file_read(struct cfs_fs *fs, struct inode *ip, void *buf, size_t n, uint64_t off)
 {
@@ -524,6 +463,40 @@ static void drop_unwritten(struct cfs_fs *fs, struct inode *ip, uint64_t end,
 		from = fr->lo;
 	if (from < fr->hi)
 		file_punch(fs, ip, from, fr->hi);   /* best effort: already failing */
+}
+
+/* Move inline data to a block of its own, written like any other part of
+ * the file.  On any failure the file stays inline as it was: whatever was
+ * allocated meanwhile is unmapped again, so no block the file maps was
+ * left unwritten (its old contents readable, the inline bytes lost). */
+int inline_to_extents(struct cfs_fs *fs, struct inode *ip)
+{
+	uint32_t n = (uint32_t)ip->d.size;
+	struct fresh fr = { 0, 0 };
+	uint8_t *save = NULL;
+	int ret;
+
+	if (n) {
+		save = malloc(n);
+		if (!save)
+			return -ENOMEM;
+		memcpy(save, ip->var, n);
+	}
+	memset(ip->var, 0, fs->varsz - ip->d.xattr_len);
+	ext_init_root(fs, ip);
+	ret = n ? write_block(fs, ip, 0, 0, save, n, 1, &fr) : 0;
+	if (ret == 0)
+		ret = inode_write(fs, ip);
+	if (ret < 0) {
+		file_punch(fs, ip, 0, UINT64_MAX);   /* best effort: already failing */
+		ip->d.flags = (uint16_t)((ip->d.flags & ~CFS_IFL_EXTENTS) | CFS_IFL_INLINE);
+		memset(ip->var, 0, CFS_EXT_ROOT_SIZE);
+		if (n)
+			memcpy(ip->var, save, n);
+		inode_write(fs, ip);
+	}
+	free(save);
+	return ret;
 }
 
 ssize_t file_write(struct cfs_fs *fs, struct inode *ip, const void *buf, size_t n,

@@ -44,15 +44,12 @@ out:
 	return ret;
 }
 
+/* A chain that cannot be loaded (damage) leaves the head's own count. */
 static uint64_t chain_blocks(struct cfs_fs *fs, struct inode *ip)
 {
-	uint64_t n = ip->d.nblocks;
-	int i;
+	int64_t n = file_blocks(fs, ip);
 
-	if (file_chain_load(fs, ip) == 0)
-		for (i = 0; i < ip->nchain; i++)
-			n += ip->chain[i]->d.nblocks;
-	return n;
+	return n < 0 ? ip->d.nblocks : (uint64_t)n;
 }
 
 static void fill_stat(struct cfs_fs *fs, struct inode *ip, struct cfs_stat *st)
@@ -207,15 +204,8 @@ int cfs_inode_put(struct cfs_fs *fs, cfs_ino_t ino)
 	if (ip->open > 0) {
 		ip->open--;
 		drop = 1;
-		if (op && !ip->open && !ip->d.nlink && ip->d.mode && !ip->deleted) {
-			ret = file_release_all(fs, ip);
-			if (ret == 0)
-				ret = xattr_release(fs, ip);
-			if (ret == 0 && S_ISDIR(ip->d.mode))
-				chunk_count(fs, CFS_INO_CHUNK(ip->ino), CNT_DIRS, -1);
-			if (ret == 0)
-				ret = inode_free(fs, ip);
-		}
+		if (op)
+			ret = inode_release(fs, ip);
 	}
 	pthread_mutex_unlock(&ip->lock);
 	if (op)
@@ -532,13 +522,8 @@ struct chunks_args {
 static int64_t file_chunks_body(struct cfs_fs *fs, struct inode *ip, void *arg)
 {
 	const struct chunks_args *x = arg;
-	int ret = file_chain_load(fs, ip), i;
 
-	if (ret < 0)
-		return ret;
-	for (i = 0; i <= ip->nchain && i < x->max; i++)
-		x->chunks[i] = CFS_INO_CHUNK(i ? ip->chain[i - 1]->ino : ip->ino);
-	return ip->nchain + 1;
+	return file_chunks(fs, ip, x->chunks, x->max);
 }
 
 int cfs_file_chunks(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *chunks, int max)

@@ -63,6 +63,8 @@ struct cfs_fs {
 	pthread_mutex_t spread_lock;
 	uint32_t spread_next;           /* next chunk for a top-level dir */
 	int error;                      /* sticky write-back error */
+	double idle_flushed;            /* monotonic time of cfs_clean_idle's
+					   last flush of every change */
 };
 
 static inline uint64_t chunk_base(const struct cfs_fs *fs, uint32_t c)
@@ -127,9 +129,32 @@ int inode_write(struct cfs_fs *fs, struct inode *ip);
  * a continuation or stub its flags), so that nobody finds it half made. */
 int inode_alloc(struct cfs_fs *fs, uint32_t c, int exact, uint16_t mode,
 		struct inode **out);
-/* Free the inode on disk (its blocks must already be released). */
+/* Free the inode's slot on disk (its blocks must already be released).
+ * A head inode dies only through inode_release (file.c). */
 int inode_free(struct cfs_fs *fs, struct inode *ip);
 void inode_touch(struct inode *ip, int a, int m, int c);
+/* The continuation chain of a head inode: loaded (forward pointers checked
+ * against back pointers) on first use, held until the head leaves memory.
+ * Member 0 is the head itself, 1.. its continuations breadth-first. */
+int inode_chain_load(struct cfs_fs *fs, struct inode *head);
+void inode_chain_release(struct cfs_fs *fs, struct inode *head);
+/* Append a continuation; the chain takes over the caller's reference. */
+int inode_chain_add(struct inode *head, struct inode *ci);
+/* Remove member i (>= 1) and drop its reference. */
+void inode_chain_drop(struct cfs_fs *fs, struct inode *head, int i);
+static inline int inode_chain_len(const struct inode *head)
+{
+	return head->nchain + 1;
+}
+static inline struct inode *inode_chain_at(struct inode *head, int i)
+{
+	return i == 0 ? head : head->chain[i - 1];
+}
+/* fsck.c's name for inode_chain_release, until the checker moves. */
+static inline void file_chain_release(struct cfs_fs *fs, struct inode *head)
+{
+	inode_chain_release(fs, head);
+}
 void inode_lock2(struct inode *a, struct inode *b);
 void inode_unlock2(struct inode *a, struct inode *b);
 
@@ -158,14 +183,23 @@ int file_map(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint64_t *abs
 int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
 	       uint64_t *abs, uint32_t *got);
 int file_punch(struct cfs_fs *fs, struct inode *head, uint64_t from, uint64_t to);
-int file_chain_load(struct cfs_fs *fs, struct inode *head);
-void file_chain_release(struct cfs_fs *fs, struct inode *head);
+/* Blocks held by the file across its chain, and the chunks of its chain
+ * (the first max of them; returns how many there are). */
+int64_t file_blocks(struct cfs_fs *fs, struct inode *head);
+int file_chunks(struct cfs_fs *fs, struct inode *head, uint32_t *chunks, int max);
 ssize_t file_read(struct cfs_fs *fs, struct inode *ip, void *buf, size_t n, uint64_t off);
 ssize_t file_write(struct cfs_fs *fs, struct inode *ip, const void *buf, size_t n,
 		   uint64_t off);
 int file_truncate(struct cfs_fs *fs, struct inode *ip, uint64_t size);
 /* Release every block and continuation of a head inode. */
 int file_release_all(struct cfs_fs *fs, struct inode *ip);
+/* The one way a head inode dies: once it has no link left and nobody holds
+ * it open (cfs_inode_get), release its blocks and continuations, its
+ * xattrs, its place in the chunk's directory count, and its slot.  Any
+ * other inode (linked, open, already freed, a continuation or a stub) is
+ * left alone.  0 or a negative errno; the caller holds the inode's lock
+ * (or the whole filesystem) inside an operation. */
+int inode_release(struct cfs_fs *fs, struct inode *ip);
 uint32_t file_inline_max(struct cfs_fs *fs, struct inode *ip);
 /* Move inline data to a block; the file keeps its size. */
 int inline_to_extents(struct cfs_fs *fs, struct inode *ip);

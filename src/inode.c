@@ -178,9 +178,92 @@ void inode_put(struct cfs_fs *fs, struct inode *ip)
 	}
 	pthread_mutex_unlock(&fs->icache_lock);
 	if (gone) {
-		file_chain_release(fs, ip);
+		inode_chain_release(fs, ip);
 		inode_destroy(ip);
 	}
+}
+
+/* ---- the continuation chain of a head inode ----
+ * Loaded on first use and held (one reference per continuation) until the
+ * head leaves memory; head->chain set means loaded, even when empty. */
+
+#define CHAIN_MAX 65536
+
+void inode_chain_release(struct cfs_fs *fs, struct inode *head)
+{
+	int i;
+
+	for (i = 0; i < head->nchain; i++)
+		inode_put(fs, head->chain[i]);
+	free(head->chain);
+	head->chain = NULL;
+	head->nchain = 0;
+}
+
+int inode_chain_add(struct inode *head, struct inode *ci)
+{
+	struct inode **n;
+
+	if (head->nchain >= CHAIN_MAX)
+		return -EUCLEAN;
+	n = realloc(head->chain, sizeof(*n) * (size_t)(head->nchain + 1));
+	if (!n)
+		return -ENOMEM;
+	head->chain = n;
+	head->chain[head->nchain++] = ci;
+	return 0;
+}
+
+void inode_chain_drop(struct cfs_fs *fs, struct inode *head, int i)
+{
+	struct inode *ci = head->chain[i - 1];
+
+	memmove(&head->chain[i - 1], &head->chain[i],
+		sizeof(*head->chain) * (size_t)(head->nchain - i));
+	head->nchain--;
+	inode_put(fs, ci);
+}
+
+/* Load the continuation tree breadth-first, checking every forward
+ * pointer against the continuation's head and back pointers. */
+int inode_chain_load(struct cfs_fs *fs, struct inode *head)
+{
+	int i, s, ret;
+
+	if (head->chain || (!head->d.cont[0] && !head->d.cont[1] &&
+			    !head->d.cont[2] && !head->d.cont[3]))
+		return 0;
+	head->chain = malloc(sizeof(*head->chain));
+	if (!head->chain)
+		return -ENOMEM;
+	for (i = 0; i < inode_chain_len(head); i++) {
+		struct inode *p = inode_chain_at(head, i);
+
+		for (s = 0; s < CFS_NCONT; s++) {
+			struct inode *ci;
+
+			if (!p->d.cont[s])
+				continue;
+			ret = inode_get(fs, p->d.cont[s], &ci);
+			if (ret < 0)
+				goto fail;
+			if (!(ci->d.flags & CFS_IFL_CONT) || ci->d.head != head->ino ||
+			    ci->d.back != p->ino || ci == head) {
+				inode_put(fs, ci);
+				ret = -EUCLEAN;
+				goto fail;
+			}
+			ret = inode_chain_add(head, ci);
+			if (ret < 0) {
+				inode_put(fs, ci);
+				goto fail;
+			}
+		}
+	}
+	return 0;
+fail:
+	inode_chain_release(fs, head);
+	return ret;
 }
 
 int inode_write(struct cfs_fs *fs, struct inode *ip)

@@ -1,6 +1,6 @@
-/* Little-endian field helpers.  Every on-disk field is read and written
- * through these, at an explicit byte offset; no packed structs are cast
- * over buffers. */
+/* Little-endian field helpers.  The format layer (format.h, format.c,
+ * format_node.c) reads and writes every on-disk field through these, at a
+ * byte offset named in format.h; no packed structs are cast over buffers. */
 #ifndef CHUNKFS_LE_H
 #define CHUNKFS_LE_H
 
@@ -35,6 +35,23 @@ static inline void put_le64(uint8_t *p, uint64_t v)
 {
 	put_le32(p, (uint32_t)v);
 	put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* A field of w bytes (1, 2, 4 or 8). */
+static inline uint64_t get_le(const uint8_t *p, unsigned w)
+{
+	return w == 1 ? p[0] : w == 2 ? get_le16(p) : w == 4 ? get_le32(p) : get_le64(p);
+}
+static inline void put_le(uint8_t *p, unsigned w, uint64_t v)
+{
+	if (w == 1)
+		p[0] = (uint8_t)v;
+	else if (w == 2)
+		put_le16(p, (uint16_t)v);
+	else if (w == 4)
+		put_le32(p, (uint32_t)v);
+	else
+		put_le64(p, v);
 }
 
 #endif

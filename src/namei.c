@@ -86,23 +86,6 @@ static int link_remove(struct cfs_fs *fs, struct inode *dp, const struct dirent_
 	return ret;
 }
 
-/* Free an inode whose last link is gone and that nobody holds open. */
-static int inode_release(struct cfs_fs *fs, struct inode *ip)
-{
-	int ret;
-
-	if (ip->d.nlink > 0 || ip->open || ip->deleted)
-		return 0;
-	ret = file_release_all(fs, ip);
-	if (ret == 0)
-		ret = xattr_release(fs, ip);
-	if (ret == 0 && S_ISDIR(ip->d.mode))
-		chunk_count(fs, CFS_INO_CHUNK(ip->ino), CNT_DIRS, -1);
-	if (ret == 0)
-		ret = inode_free(fs, ip);
-	return ret;
-}
-
 /* New top-level directories go to the chunk with the most free space, so
  * independent trees land in different chunks. */
 static uint32_t spread_pick(struct cfs_fs *fs)

@@ -1,34 +1,18 @@
 /* Extended attributes: packed entries at the end of the inode's variable
- * area, overflowing into one block of the inode's own chunk.
- *
- * Entry: 0 u8 namespace (1 user, 2 trusted, 3 security, 4 system),
- * 1 u8 name length, 2 u16 value length, 4 name, then value.
- * Overflow block: common header (16), 16 u32 bytes used, 20 u32 owner
- * inode, 24..31 zero, entries from 32.  Updates read every entry, change
- * the list and repack it: attributes are few and small. */
+ * area, overflowing into one block of the inode's own chunk (layouts:
+ * format.h, FORMAT.md 15).  Namespaces: 1 user, 2 trusted, 3 security,
+ * 4 system.  Updates read every entry, change the list and repack it:
+ * attributes are few and small. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fsint.h"
-#include "le.h"
-
-#define XB_USED   16
-#define XB_OWNER  20
-#define XB_DATA   32
-#define XE_FIXED  4
 
 static const char *const prefixes[] = { NULL, "user.", "trusted.", "security.", "system." };
 
-struct xent {
-	uint8_t ns;
-	uint8_t nlen;
-	uint16_t vlen;
-	const uint8_t *name, *value;
-};
-
 struct xlist {
-	struct xent *e;
+	struct cfs_xattr_ent *e;
 	int n;
 	struct buf *blk;
 };
@@ -65,24 +49,17 @@ static int parse_area(const uint8_t *p, uint32_t len, struct xlist *l)
 	uint32_t off = 0;
 
 	while (off < len) {
-		struct xent *n, e;
+		struct cfs_xattr_ent *n, e;
+		int size = cfs_xattr_ent_decode(p + off, len - off, &e);
 
-		if (off + XE_FIXED > len)
-			return -EUCLEAN;
-		e.ns = p[off];
-		e.nlen = p[off + 1];
-		e.vlen = get_le16(p + off + 2);
-		if (!e.ns || e.ns > 4 || !e.nlen ||
-		    off + XE_FIXED + e.nlen + e.vlen > len)
-			return -EUCLEAN;
-		e.name = p + off + XE_FIXED;
-		e.value = e.name + e.nlen;
+		if (size < 0)
+			return size;
 		n = realloc(l->e, sizeof(*n) * (size_t)(l->n + 1));
 		if (!n)
 			return -ENOMEM;
 		l->e = n;
 		l->e[l->n++] = e;
-		off += XE_FIXED + e.nlen + e.vlen;
+		off += (uint32_t)size;
 	}
 	return 0;
 }
@@ -114,12 +91,13 @@ static int xlist_load(struct cfs_fs *fs, struct inode *ip, struct xlist *l)
 			     CFS_MAGIC_XATTR, &l->blk);
 	if (ret < 0)
 		goto out;
-	used = get_le32(l->blk->data + XB_USED);
-	if (get_le32(l->blk->data + XB_OWNER) != ip->ino || used > fs->bsize - XB_DATA) {
+	used = cfs_xattr_blk_used(l->blk->data);
+	if (cfs_xattr_blk_owner(l->blk->data) != ip->ino ||
+	    used > cfs_xattr_blk_cap(fs->bsize)) {
 		ret = -EUCLEAN;
 		goto out;
 	}
-	ret = parse_area(l->blk->data + XB_DATA, used, l);
+	ret = parse_area(cfs_xattr_blk_data(l->blk->data), used, l);
 out:
 	if (ret < 0)
 		xlist_free(fs, l);
@@ -137,26 +115,16 @@ static int xlist_find(struct xlist *l, uint8_t ns, const char *name)
 	return -1;
 }
 
-static uint32_t ent_size(const struct xent *e)
+static uint32_t ent_size(const struct cfs_xattr_ent *e)
 {
-	return XE_FIXED + e->nlen + e->vlen;
-}
-
-static uint32_t put_ent(uint8_t *p, const struct xent *e)
-{
-	p[0] = e->ns;
-	p[1] = e->nlen;
-	put_le16(p + 2, e->vlen);
-	memcpy(p + XE_FIXED, e->name, e->nlen);
-	memcpy(p + XE_FIXED + e->nlen, e->value, e->vlen);
-	return ent_size(e);
+	return cfs_xattr_ent_size(e->nlen, e->vlen);
 }
 
 /* Repack: entries fill the inode area first, the rest go to the block. */
 static int xlist_store(struct cfs_fs *fs, struct inode *ip, struct xlist *l)
 {
 	uint32_t room = xattr_room(fs, ip), in = 0, out = 0, c = CFS_INO_CHUNK(ip->ino);
-	uint32_t cap = fs->bsize - XB_DATA, rel;
+	uint32_t cap = cfs_xattr_blk_cap(fs->bsize), rel;
 	uint8_t *ibuf = calloc(1, fs->varsz), *bbuf = calloc(1, fs->bsize);
 	struct buf *nb = NULL;
 	int i, ret = 0;
@@ -169,9 +137,9 @@ static int xlist_store(struct cfs_fs *fs, struct inode *ip, struct xlist *l)
 		uint32_t sz = ent_size(&l->e[i]);
 
 		if (out == 0 && in + sz <= room)
-			in += put_ent(ibuf + in, &l->e[i]);
+			in += cfs_xattr_ent_encode(&l->e[i], ibuf + in);
 		else if (out + sz <= cap)
-			out += put_ent(bbuf + out, &l->e[i]);
+			out += cfs_xattr_ent_encode(&l->e[i], bbuf + out);
 		else {
 			ret = -ENOSPC;
 			goto out;
@@ -193,10 +161,9 @@ static int xlist_store(struct cfs_fs *fs, struct inode *ip, struct xlist *l)
 		l->blk = NULL;
 	}
 	if (nb) {
-		memcpy(nb->data + XB_DATA, bbuf, out);
-		memset(nb->data + XB_DATA + out, 0, cap - out);
-		put_le32(nb->data + XB_USED, out);
-		put_le32(nb->data + XB_OWNER, ip->ino);
+		memcpy(cfs_xattr_blk_data(nb->data), bbuf, out);
+		memset(cfs_xattr_blk_data(nb->data) + out, 0, cap - out);
+		cfs_xattr_blk_set(nb->data, out, ip->ino);
 		ret = buf_dirty(&fs->cache, nb);
 		buf_put(&fs->cache, nb);
 		if (ret < 0)
@@ -219,23 +186,41 @@ out:
 	return ret;
 }
 
+/* Split full into its namespace and name (the key, e), load ip's
+ * attributes into l and find the key among them: *i is its index, or -1. */
+static int xlist_open(struct cfs_fs *fs, struct inode *ip, const char *full, struct xlist *l,
+		      struct cfs_xattr_ent *e, int *i)
+{
+	const char *name;
+	int ret = name_split(full, &e->ns, &name);
+
+	if (ret < 0)
+		return ret;
+	e->nlen = (uint8_t)strlen(name);
+	e->name = (const uint8_t *)name;
+	ret = xlist_load(fs, ip, l);
+	if (ret < 0)
+		return ret;
+	*i = xlist_find(l, e->ns, name);
+	return 0;
+}
+
 int xattr_set(struct cfs_fs *fs, struct inode *ip, const char *full, const void *v,
 	      size_t n, int flags)
 {
 	struct xlist l;
-	struct xent e, *ne;
+	struct cfs_xattr_ent e, *ne;
 	const char *name;
-	uint8_t ns;
-	int i, ret = name_split(full, &ns, &name);
+	int i, ret = name_split(full, &e.ns, &name);
 
 	if (ret < 0)
 		return ret;
-	if (n > 65535 || XE_FIXED + strlen(name) + n > fs->bsize - XB_DATA)
+	if (n > 65535 || cfs_xattr_ent_size((uint32_t)strlen(name), (uint32_t)n) >
+			  cfs_xattr_blk_cap(fs->bsize))
 		return -E2BIG;
-	ret = xlist_load(fs, ip, &l);
+	ret = xlist_open(fs, ip, full, &l, &e, &i);
 	if (ret < 0)
 		return ret;
-	i = xlist_find(&l, ns, name);
 	if (i >= 0 && (flags & CFS_XATTR_CREATE)) {
 		ret = -EEXIST;
 		goto out;
@@ -244,10 +229,7 @@ int xattr_set(struct cfs_fs *fs, struct inode *ip, const char *full, const void 
 		ret = -ENODATA;
 		goto out;
 	}
-	e.ns = ns;
-	e.nlen = (uint8_t)strlen(name);
 	e.vlen = (uint16_t)n;
-	e.name = (const uint8_t *)name;
 	e.value = v;
 	if (i >= 0) {
 		l.e[i] = e;
@@ -269,18 +251,13 @@ out:
 ssize_t xattr_get(struct cfs_fs *fs, struct inode *ip, const char *full, void *buf,
 		  size_t n)
 {
+	struct cfs_xattr_ent key;
 	struct xlist l;
-	const char *name;
-	uint8_t ns;
-	ssize_t ret = name_split(full, &ns, &name);
 	int i;
+	ssize_t ret = xlist_open(fs, ip, full, &l, &key, &i);
 
 	if (ret < 0)
 		return ret;
-	ret = xlist_load(fs, ip, &l);
-	if (ret < 0)
-		return ret;
-	i = xlist_find(&l, ns, name);
 	if (i < 0)
 		ret = -ENODATA;
 	else if (n && n < l.e[i].vlen)
@@ -324,17 +301,12 @@ ssize_t xattr_list(struct cfs_fs *fs, struct inode *ip, char *buf, size_t n)
 
 int xattr_remove(struct cfs_fs *fs, struct inode *ip, const char *full)
 {
+	struct cfs_xattr_ent key;
 	struct xlist l;
-	const char *name;
-	uint8_t ns;
-	int i, ret = name_split(full, &ns, &name);
+	int i, ret = xlist_open(fs, ip, full, &l, &key, &i);
 
 	if (ret < 0)
 		return ret;
-	ret = xlist_load(fs, ip, &l);
-	if (ret < 0)
-		return ret;
-	i = xlist_find(&l, ns, name);
 	if (i < 0) {
 		ret = -ENODATA;
 	} else {

@@ -181,13 +181,35 @@ static int exit_code(const struct cfs_fsck_result *r)
 	return r->fixed ? FSCK_FIXED : FSCK_OK;
 }
 
+/* As e2fsck on a mounted filesystem: what is on disk lags behind what
+ * the daemon holds, so a read-only check may report problems that are
+ * not there (or miss some). */
+static void warn_in_use(const char *img, const struct img_use *use)
+{
+	char pid[32] = "";
+
+	if (use->pid)
+		snprintf(pid, sizeof(pid), " (pid %d)", (int)use->pid);
+	if (use->mnt[0])
+		warn_msg("%s is mounted on %s by the chunkfs daemon%s: the check reads "
+			 "the image as last written, so its results may be wrong", img,
+			 use->mnt, pid);
+	else
+		warn_msg("%s is being written by another process%s: the check's results "
+			 "may be wrong", img, pid);
+}
+
 static int run(struct fsck_ui *u, struct cfs_fsck_opts *o, struct cfs_fsck_result *r)
 {
 	int flags = CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, ret;
+	struct img_use use;
 	struct cfs_fs *fs;
 
 	if (o->mode == CFS_FSCK_NO)
 		flags |= CFS_OPEN_RDONLY;
+	img_wait(u->img, &use);
+	if (o->mode == CFS_FSCK_NO && use.busy)
+		warn_in_use(u->img, &use);
 	ret = cfs_open(u->img, flags, &fs);
 	if (ret < 0) {
 		err_msg("%s: %s", u->img, *cfs_last_error() ? cfs_last_error() : errstr(ret));
@@ -217,6 +239,21 @@ static int ask_repair(void)
 	return line[0] == 'y' || line[0] == 'Y';
 }
 
+/* -n, -p (or -a) and -y each say what to do with a problem: two of them
+ * together are a mistake, refused as e2fsck does rather than one of them
+ * silently winning (-n -y used to repair). */
+static int set_mode(struct cfs_fsck_opts *o, int opt)
+{
+	int mode = opt == 'n' ? CFS_FSCK_NO : opt == 'y' ? CFS_FSCK_YES : CFS_FSCK_PREEN;
+
+	if (o->mode >= 0 && o->mode != mode) {
+		usage_error("fsck", "only one of the options -p/-a, -n or -y may be specified");
+		return -1;
+	}
+	o->mode = mode;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct cfs_fsck_opts *o, struct fsck_ui *u)
 {
 	static const struct option lo[] = {
@@ -230,9 +267,10 @@ static int parse_args(int argc, char **argv, struct cfs_fsck_opts *o, struct fsc
 	o->mode = -1;
 	while ((opt = getopt_long(argc, argv, "npayfj:C:vVh", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'n': o->mode = CFS_FSCK_NO; break;
-		case 'p': case 'a': o->mode = CFS_FSCK_PREEN; break;
-		case 'y': o->mode = CFS_FSCK_YES; break;
+		case 'n': case 'p': case 'a': case 'y':
+			if (set_mode(o, opt) < 0)
+				return -1;
+			break;
 		case 'f': o->force = 1; break;
 		case 'v': u->verbose = 1; break;
 		case 'J': u->json = 1; break;

@@ -5,9 +5,12 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bdev.h"
 #include "tool.h"
 
 struct mkfs_args {
@@ -16,43 +19,14 @@ struct mkfs_args {
 	const char *image;
 	const char *size_arg;
 	bool force, quiet;
+	int excl_fd;            /* a block device, held O_EXCL while mkfs runs */
+	bool blkdev;
+	bool wipe;              /* old signatures to erase once mkfs is done */
 };
 
 static bool is_pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Canonical 8-4-4-4-12 form only, so a typo cannot be half-accepted. */
-static int parse_uuid(const char *s, uint8_t out[16])
-{
-	int n = 0;
-
-	if (strlen(s) != 36)
-		return -EINVAL;
-	for (int i = 0; i < 36; i++) {
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (s[i] != '-')
-				return -EINVAL;
-			continue;
-		}
-		if (hexval(s[i]) < 0 || hexval(s[i + 1]) < 0)
-			return -EINVAL;
-		out[n++] = (uint8_t)(hexval(s[i]) << 4 | hexval(s[i + 1]));
-		i++;
-	}
-	return 0;
 }
 
 static int opt_block_size(const char *cmd, const char *arg, struct mkfs_args *a)
@@ -182,10 +156,66 @@ static int check_args(struct mkfs_args *a)
 	return 0;
 }
 
-/* Refuse to overwrite a filesystem unless forced, and require SIZE for a
- * new file.  Sets *creating when the image will be a new file. */
+/* A block device is made as big as SIZE asks, never bigger than it is. */
+static int check_blkdev_size(struct mkfs_args *a)
+{
+	uint64_t dev = 0;
+
+	if (ioctl(a->excl_fd, BLKGETSIZE64, &dev) < 0) {
+		err_host(a->image, -errno);
+		return EX_FAIL;
+	}
+	if (a->size_arg && a->o.size > dev) {
+		err_msg("%s: SIZE %s is larger than the device (%llu bytes)", a->image,
+			a->size_arg, (unsigned long long)dev);
+		return EX_FAIL;
+	}
+	return 0;
+}
+
+static bool ask_proceed(void)
+{
+	char line[16];
+
+	fprintf(stderr, "Proceed anyway? (y,N) ");
+	if (!fgets(line, sizeof(line), stdin))
+		return false;
+	return line[0] == 'y' || line[0] == 'Y';
+}
+
+/* Another filesystem (or a partition table) is there: as mke2fs, name it
+ * and ask on a terminal; otherwise only -F goes on. */
+static int check_signature(struct mkfs_args *a)
+{
+	char what[256];
+	int ret = dev_signature(a->image, what, sizeof(what));
+
+	if (ret < 0) {
+		err_host(a->image, ret);
+		return EX_FAIL;
+	}
+	if (ret == 0)
+		return 0;
+	a->wipe = true;
+	if (a->force)
+		return 0;
+	if (isatty(0)) {
+		fprintf(stderr, "%s contains %s\n", a->image, what);
+		if (ask_proceed())
+			return 0;
+		err_msg("%s: nothing written", a->image);
+		return EX_FAIL;
+	}
+	err_msg("%s contains %s; use -F to overwrite it", a->image, what);
+	return EX_FAIL;
+}
+
+/* Refuse to overwrite a filesystem unless forced, or a device in use at
+ * all, and require SIZE for a new file.  Sets *creating when the image
+ * will be a new file. */
 static int check_target(struct mkfs_args *a, bool *creating)
 {
+	struct img_use use;
 	struct stat st;
 	struct cfs_fs *fs;
 
@@ -209,6 +239,12 @@ static int check_target(struct mkfs_args *a, bool *creating)
 		err_msg("%s: the file is empty; give a SIZE", a->image);
 		return EX_FAIL;
 	}
+	if (dev_claim(a->image, &a->excl_fd) < 0)
+		return EX_FAIL;
+	a->blkdev = S_ISBLK(st.st_mode);
+	if (a->blkdev && check_blkdev_size(a))
+		return EX_FAIL;
+	img_wait(a->image, &use);
 	if (cfs_open(a->image, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
 		cfs_close(fs);
 		if (!a->force) {
@@ -216,8 +252,41 @@ static int check_target(struct mkfs_args *a, bool *creating)
 				"overwrite", a->image);
 			return EX_FAIL;
 		}
+		return 0;
 	}
-	return 0;
+	if (st.st_size == 0 && !a->blkdev)
+		return 0;
+	return check_signature(a);
+}
+
+/* On a block device SIZE may be smaller than the device (cfs_mkfs would
+ * take the whole device). */
+static int mkfs_blkdev(const struct mkfs_args *a)
+{
+	struct cfs_bdev *bd;
+	/* addressed in 1K units until cfs_mkfs_bdev sets the block size */
+	int ret = cfs_bdev_file_open(a->image, O_RDWR, 1024, &bd);
+
+	if (ret < 0)
+		return ret;
+	if (a->o.size)
+		bd->nblocks = a->o.size / bd->block_size;
+	ret = cfs_mkfs_bdev(bd, &a->o);
+	cfs_bdev_destroy(bd);
+	return ret;
+}
+
+static int mkfs_image(const struct mkfs_args *a)
+{
+	int ret = a->blkdev ? mkfs_blkdev(a) : cfs_mkfs(a->image, &a->o);
+
+	if (ret == 0 && a->wipe) {
+		ret = dev_wipe(a->image);
+		if (ret < 0)
+			err_msg("%s: erasing the old signatures failed: %s", a->image,
+				errstr(ret));
+	}
+	return ret;
 }
 
 static void print_summary(const struct cfs_info *in)
@@ -285,7 +354,7 @@ static const char *mkfs_hint(int err)
 
 int cmd_mkfs(int argc, char **argv)
 {
-	struct mkfs_args a = { 0 };
+	struct mkfs_args a = { .excl_fd = -1 };
 	char before[256];
 	const char *why;
 	bool creating;
@@ -299,15 +368,18 @@ int cmd_mkfs(int argc, char **argv)
 		return ret;
 	ret = check_target(&a, &creating);
 	if (ret)
-		return ret;
+		goto out;
 	a.o.now = creation_time();
 	/* cfs_last_error() cannot be cleared: a message that did not change
 	 * is the probe's in check_target, not mkfs's. */
 	snprintf(before, sizeof(before), "%s", cfs_last_error());
-	ret = cfs_mkfs(a.image, &a.o);
+	ret = mkfs_image(&a);
 	if (ret < 0) {
 		why = cfs_last_error();
-		if (why && *why && strcmp(why, before) != 0)
+		if (ret == -EBUSY)
+			err_msg("%s: image is in use by another process (mounted?)",
+				a.image);
+		else if (why && *why && strcmp(why, before) != 0)
 			err_msg("%s: cannot create filesystem: %s", a.image, why);
 		else
 			err_msg("%s: cannot create filesystem: %s%s", a.image,
@@ -315,9 +387,12 @@ int cmd_mkfs(int argc, char **argv)
 		/* Leave no half-made image behind that we created. */
 		if (creating)
 			unlink(a.image);
-		return EX_FAIL;
+		ret = EX_FAIL;
+		goto out;
 	}
-	if (a.quiet)
-		return EX_OK;
-	return report(&a);
+	ret = a.quiet ? EX_OK : report(&a);
+out:
+	if (a.excl_fd >= 0)
+		close(a.excl_fd);
+	return ret;
 }

@@ -1,1000 +1,36 @@
-/* chunkfs mount: serve a chunkfs image through FUSE (libfuse3 low-level API).
+/* chunkfs mount: the launcher of the FUSE daemon.
  *
  *   chunkfs mount [-f] [-d] [-o OPTIONS] IMAGE DIR
  *   mount.chunkfs IMAGE DIR [-o OPTIONS]        (mount(8) helper conventions)
  *   chunkfs IMAGE DIR -o OPTIONS                (what mount.fuse3 runs for
  *                                                `mount -t fuse.chunkfs`)
  *
- * FUSE node ids are chunkfs inode numbers (CFS_ROOT_INO == FUSE_ROOT_ID),
- * so stat and readdir show the chunk in the top 8 bits.  Each handler is a
- * thin wrapper over one library call; errors are negative errnos turned
- * into replies at the edge (reply_err).
- *
- * The kernel's lookup references are kept in the library's per-inode open
- * count: every reply that hands the kernel an entry takes cfs_inode_get, and
- * forget gives them back.  So an unlinked inode the kernel still knows
- * (an open file, a cwd) stays allocated until the kernel forgets it, as on
- * a kernel filesystem.  Opens take one more reference until release.
+ * Option parsing, the checks before mounting, and the daemon's start-up
+ * and end; the FUSE operations are in tools/mount_ops.c.
  *
  * Before mounting, chunks left dirty by a crash are checked and preened
- * (cfs_fsck, as `chunkfs fsck -p`); a background thread marks chunks clean
- * once idle for clean_after seconds; unmounting (or SIGTERM/SIGINT) ends
+ * (cfs_fsck, as `chunkfs fsck -p`); unmounting (or SIGTERM/SIGINT) ends
  * with cfs_close, which marks every chunk clean.
  */
-#define FUSE_USE_VERSION 312
-
 #include <errno.h>
 #include <fcntl.h>
-#include <fuse_lowlevel.h>
 #include <getopt.h>
-#include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/xattr.h>
 #include <syslog.h>
 #include <unistd.h>
 
-#include "tool.h"
+#include "mount.h"
 
-#define ATTR_TIMEOUT    1.0             /* seconds the kernel caches attributes */
-/* Names (negative ones too) are kept longer: every change to the
- * namespace comes through this mount, which updates the kernel's entries
- * as it makes it.  Then an unlink, rename or open of a name seen a while
- * ago needs no LOOKUP first. */
-#define ENTRY_TIMEOUT   60.0
-#define MAX_WRITE       (1u << 20)
 #define DEFAULT_CLEAN   5.0
 #define MAX_DEFAULT_THREADS 16
-#define WRITERS_SLOTS   256
-
-enum atime_mode { ATIME_OFF, ATIME_REL, ATIME_STRICT };
-
-/* Inodes with a writable open file: the kernel may hold dirty pages for
- * them (writeback cache), which lseek must flush before answering. */
-struct writer {
-	cfs_ino_t ino;
-	unsigned n;
-	struct writer *next;
-};
-
-struct mnt {
-	struct cfs_fs *fs;
-	struct fuse_session *se;
-	double timeout;          /* attributes */
-	double entry_timeout;
-	enum atime_mode atime;
-	bool diratime;
-	bool rdonly;
-	double clean_after;
-	/* the cleaner thread */
-	pthread_t cleaner;
-	bool cleaner_started;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool stop;
-	/* writable opens, by inode */
-	pthread_mutex_t wlock;
-	struct writer *writers[WRITERS_SLOTS];
-	struct fuse_conn_info_opts *conn_opts;
-};
-
-static struct mnt *mnt_of(fuse_req_t req)
-{
-	return fuse_req_userdata(req);
-}
-
-static void reply_err(fuse_req_t req, int ret)
-{
-	fuse_reply_err(req, ret < 0 ? -ret : ret);
-}
-
-/* ---- attributes ----------------------------------------------------- */
-
-static void stat_from(const struct cfs_stat *cs, struct stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->st_ino = cs->ino;
-	st->st_mode = cs->mode;
-	st->st_nlink = cs->nlink;
-	st->st_uid = cs->uid;
-	st->st_gid = cs->gid;
-	st->st_rdev = (dev_t)cs->rdev;
-	st->st_size = (off_t)cs->size;
-	st->st_blocks = (blkcnt_t)cs->blocks;
-	st->st_blksize = cs->blksize;
-	st->st_atim = cs->atime;
-	st->st_mtim = cs->mtime;
-	st->st_ctim = cs->ctime;
-}
-
-/* Fill e for ino and take the kernel's lookup reference on it. */
-static int entry_get(struct mnt *m, cfs_ino_t ino, struct fuse_entry_param *e)
-{
-	struct cfs_stat cs;
-	int ret = cfs_inode_get(m->fs, ino);
-
-	if (ret < 0)
-		return ret;
-	ret = cfs_getattr(m->fs, ino, &cs);
-	if (ret < 0) {
-		cfs_inode_put(m->fs, ino);
-		return ret;
-	}
-	memset(e, 0, sizeof(*e));
-	e->ino = ino;
-	e->generation = cs.generation;
-	e->attr_timeout = m->timeout;
-	e->entry_timeout = m->entry_timeout;
-	stat_from(&cs, &e->attr);
-	return 0;
-}
-
-/* Reply with ino's entry; a failed reply means the kernel took no
- * reference, so give it back. */
-static void reply_entry(fuse_req_t req, int ret, cfs_ino_t ino)
-{
-	struct mnt *m = mnt_of(req);
-	struct fuse_entry_param e;
-
-	if (ret == 0)
-		ret = entry_get(m, ino, &e);
-	if (ret < 0) {
-		reply_err(req, ret);
-		return;
-	}
-	if (fuse_reply_entry(req, &e) != 0)
-		cfs_inode_put(m->fs, ino);
-}
-
-static int ts_cmp(const struct timespec *a, const struct timespec *b)
-{
-	if (a->tv_sec != b->tv_sec)
-		return a->tv_sec < b->tv_sec ? -1 : 1;
-	if (a->tv_nsec != b->tv_nsec)
-		return a->tv_nsec < b->tv_nsec ? -1 : 1;
-	return 0;
-}
-
-/* relatime: update atime only if it is not newer than mtime or ctime, or
- * is a day old, so repeated reads do not keep dirtying a chunk. */
-static bool atime_due(const struct mnt *m, const struct cfs_stat *cs)
-{
-	struct timespec now;
-
-	if (m->atime == ATIME_STRICT)
-		return true;
-	if (ts_cmp(&cs->atime, &cs->mtime) <= 0 || ts_cmp(&cs->atime, &cs->ctime) <= 0)
-		return true;
-	clock_gettime(CLOCK_REALTIME, &now);
-	return now.tv_sec - cs->atime.tv_sec >= 24 * 3600;
-}
-
-/* Access time of a file opened for reading or a directory listed.  Reads
- * served from the kernel's page cache never reach us, so this is done at
- * open.  ctime stays as it is: an atime update is not a change. */
-static void touch_atime(struct mnt *m, cfs_ino_t ino, bool dir)
-{
-	struct cfs_setattr a;
-	struct cfs_stat cs;
-
-	if (m->rdonly || m->atime == ATIME_OFF || (dir && !m->diratime))
-		return;
-	if (cfs_getattr(m->fs, ino, &cs) < 0 || !atime_due(m, &cs))
-		return;
-	memset(&a, 0, sizeof(a));
-	a.valid = CFS_SET_ATIME_NOW | CFS_SET_KEEP_CTIME;
-	if (cfs_setattr(m->fs, ino, &a, NULL) == 0)
-		fuse_lowlevel_notify_inval_inode(m->se, ino, -1, 0);
-}
-
-/* ---- lifecycle ------------------------------------------------------ */
-
-static void op_init(void *userdata, struct fuse_conn_info *conn)
-{
-	struct mnt *m = userdata;
-
-	/* Only this daemon changes the image (it holds the lock), so the
-	 * kernel may cache pages and write them back lazily. */
-	if (!m->rdonly && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
-		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
-	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
-		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
-	/* Let the kernel clear setuid/setgid on write, truncate and chown
-	 * (it sends us the new mode), and truncate on O_TRUNC through
-	 * setattr: then both follow the VFS rules exactly. */
-	conn->want &= ~(FUSE_CAP_HANDLE_KILLPRIV | FUSE_CAP_ATOMIC_O_TRUNC);
-	/* Data reaches us in memory buffers and goes into the block cache:
-	 * splicing through a pipe would add a copy, not save one. */
-	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
-			FUSE_CAP_SPLICE_MOVE);
-	conn->max_write = MAX_WRITE;
-	conn->max_background = 128;
-	conn->congestion_threshold = 96;
-	conn->time_gran = 1;
-	if (m->conn_opts)
-		fuse_apply_conn_info_opts(m->conn_opts, conn);
-}
-
-static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
-{
-	struct mnt *m = mnt_of(req);
-
-	while (nlookup--)
-		cfs_inode_put(m->fs, (cfs_ino_t)ino);
-	fuse_reply_none(req);
-}
-
-static void op_forget_multi(fuse_req_t req, size_t count,
-			    struct fuse_forget_data *forgets)
-{
-	struct mnt *m = mnt_of(req);
-
-	for (size_t i = 0; i < count; i++)
-		for (uint64_t n = forgets[i].nlookup; n; n--)
-			cfs_inode_put(m->fs, (cfs_ino_t)forgets[i].ino);
-	fuse_reply_none(req);
-}
-
-static void op_statfs(fuse_req_t req, fuse_ino_t ino)
-{
-	struct cfs_statfs cs;
-	struct statvfs sv;
-	int ret = cfs_statfs(mnt_of(req)->fs, &cs);
-
-	(void)ino;
-	if (ret < 0) {
-		reply_err(req, ret);
-		return;
-	}
-	memset(&sv, 0, sizeof(sv));
-	sv.f_bsize = cs.block_size;
-	sv.f_frsize = cs.block_size;
-	sv.f_blocks = cs.blocks;
-	sv.f_bfree = cs.bfree;
-	sv.f_bavail = cs.bavail;
-	sv.f_files = cs.files;
-	sv.f_ffree = cs.ffree;
-	sv.f_favail = cs.ffree;
-	sv.f_namemax = cs.namemax;
-	fuse_reply_statfs(req, &sv);
-}
-
-/* ---- namespace ------------------------------------------------------ */
-
-static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	struct mnt *m = mnt_of(req);
-	cfs_ino_t ino;
-	int ret = cfs_lookup(m->fs, (cfs_ino_t)parent, name, &ino);
-
-	/* A negative entry may be cached like a positive one: every change
-	 * to the image comes through this mount, which invalidates it. */
-	if (ret == -ENOENT) {
-		struct fuse_entry_param e = { .ino = 0, .entry_timeout = m->entry_timeout };
-
-		fuse_reply_entry(req, &e);
-		return;
-	}
-	reply_entry(req, ret, ino);
-}
-
-static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct mnt *m = mnt_of(req);
-	struct cfs_stat cs;
-	struct stat st;
-	int ret = cfs_getattr(m->fs, (cfs_ino_t)ino, &cs);
-
-	(void)fi;
-	if (ret < 0) {
-		reply_err(req, ret);
-		return;
-	}
-	stat_from(&cs, &st);
-	fuse_reply_attr(req, &st, m->timeout);
-}
-
-static void setattr_from(const struct stat *st, int to_set, struct cfs_setattr *a)
-{
-	memset(a, 0, sizeof(*a));
-	if (to_set & FUSE_SET_ATTR_MODE) {
-		a->valid |= CFS_SET_MODE;
-		a->mode = st->st_mode;
-	}
-	if (to_set & FUSE_SET_ATTR_UID) {
-		a->valid |= CFS_SET_UID;
-		a->uid = st->st_uid;
-	}
-	if (to_set & FUSE_SET_ATTR_GID) {
-		a->valid |= CFS_SET_GID;
-		a->gid = st->st_gid;
-	}
-	if (to_set & FUSE_SET_ATTR_SIZE) {
-		a->valid |= CFS_SET_SIZE;
-		a->size = (uint64_t)st->st_size;
-	}
-	/* UTIME_OMIT never gets here: the kernel leaves the bit unset */
-	if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
-		a->valid |= CFS_SET_ATIME_NOW;
-	} else if (to_set & FUSE_SET_ATTR_ATIME) {
-		a->valid |= CFS_SET_ATIME;
-		a->atime = st->st_atim;
-	}
-	if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
-		a->valid |= CFS_SET_MTIME_NOW;
-	} else if (to_set & FUSE_SET_ATTR_MTIME) {
-		a->valid |= CFS_SET_MTIME;
-		a->mtime = st->st_mtim;
-	}
-	/* with the writeback cache the kernel keeps ctime and sends it */
-	if (to_set & FUSE_SET_ATTR_CTIME) {
-		a->valid |= CFS_SET_CTIME;
-		a->ctime = st->st_ctim;
-	}
-}
-
-static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-		       struct fuse_file_info *fi)
-{
-	struct mnt *m = mnt_of(req);
-	struct cfs_setattr a;
-	struct cfs_stat cs;
-	struct stat st;
-	int ret;
-
-	(void)fi;
-	setattr_from(attr, to_set, &a);
-	ret = cfs_setattr(m->fs, (cfs_ino_t)ino, &a, &cs);
-	if (ret < 0) {
-		reply_err(req, ret);
-		return;
-	}
-	stat_from(&cs, &st);
-	fuse_reply_attr(req, &st, m->timeout);
-}
-
-static void op_readlink(fuse_req_t req, fuse_ino_t ino)
-{
-	char buf[PATH_MAX + 1];
-	ssize_t n = cfs_readlink(mnt_of(req)->fs, (cfs_ino_t)ino, buf, sizeof(buf) - 1);
-
-	if (n < 0) {
-		reply_err(req, (int)n);
-		return;
-	}
-	if ((size_t)n >= sizeof(buf)) {
-		reply_err(req, -ENAMETOOLONG);
-		return;
-	}
-	buf[n] = 0;
-	fuse_reply_readlink(req, buf);
-}
-
-static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		     dev_t rdev)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	cfs_ino_t ino = 0;
-	int ret = cfs_mknod(mnt_of(req)->fs, (cfs_ino_t)parent, name, mode, rdev,
-			    ctx->uid, ctx->gid, &ino);
-
-	reply_entry(req, ret, ino);
-}
-
-static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	cfs_ino_t ino = 0;
-	int ret = cfs_mkdir(mnt_of(req)->fs, (cfs_ino_t)parent, name, mode,
-			    ctx->uid, ctx->gid, &ino);
-
-	reply_entry(req, ret, ino);
-}
-
-static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
-		       const char *name)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	cfs_ino_t ino = 0;
-	int ret = cfs_symlink(mnt_of(req)->fs, (cfs_ino_t)parent, name, target,
-			      ctx->uid, ctx->gid, &ino);
-
-	reply_entry(req, ret, ino);
-}
-
-static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
-		    const char *newname)
-{
-	int ret = cfs_link(mnt_of(req)->fs, (cfs_ino_t)ino, (cfs_ino_t)newparent, newname);
-
-	reply_entry(req, ret, (cfs_ino_t)ino);
-}
-
-static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	reply_err(req, cfs_unlink(mnt_of(req)->fs, (cfs_ino_t)parent, name));
-}
-
-static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	reply_err(req, cfs_rmdir(mnt_of(req)->fs, (cfs_ino_t)parent, name));
-}
-
-static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
-		      fuse_ino_t newparent, const char *newname, unsigned int flags)
-{
-	unsigned cflags = 0;
-	int ret;
-
-	if (flags & RENAME_NOREPLACE)
-		cflags |= CFS_RENAME_NOREPLACE;
-	if (flags & RENAME_EXCHANGE)
-		cflags |= CFS_RENAME_EXCHANGE;
-	/* RENAME_WHITEOUT (overlayfs) is not supported */
-	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE))
-		ret = -EINVAL;
-	else
-		ret = cfs_rename(mnt_of(req)->fs, (cfs_ino_t)parent, name,
-				 (cfs_ino_t)newparent, newname, cflags);
-	reply_err(req, ret);
-}
-
-/* ---- directories ---------------------------------------------------- */
-
-struct dent {
-	cfs_ino_t ino;
-	uint32_t dtype;
-	uint64_t next;
-	char name[CFS_NAME_MAX + 1];
-};
-
-/* Entries of one readdir reply, gathered first so that the attributes of
- * readdirplus are read after the directory lock is dropped. */
-struct dbatch {
-	fuse_req_t req;
-	bool plus;
-	size_t room;
-	struct dent *v;
-	size_t n, cap;
-	int err;
-};
-
-static size_t dent_size(struct dbatch *b, const char *name)
-{
-	if (b->plus)
-		return fuse_add_direntry_plus(b->req, NULL, 0, name, NULL, 0);
-	return fuse_add_direntry(b->req, NULL, 0, name, NULL, 0);
-}
-
-static int dbatch_add(void *ctx, const char *name, size_t len, cfs_ino_t ino,
-		      uint32_t dtype, uint64_t next)
-{
-	struct dbatch *b = ctx;
-	struct dent *d;
-	size_t need;
-
-	if (len > CFS_NAME_MAX)
-		len = CFS_NAME_MAX;
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64;
-		struct dent *v = realloc(b->v, cap * sizeof(*v));
-
-		if (!v) {
-			b->err = -ENOMEM;
-			return 1;
-		}
-		b->v = v;
-		b->cap = cap;
-	}
-	d = &b->v[b->n];
-	memcpy(d->name, name, len);
-	d->name[len] = 0;
-	need = dent_size(b, d->name);
-	if (need > b->room)
-		return 1;
-	b->room -= need;
-	d->ino = ino;
-	d->dtype = dtype;
-	d->next = next;
-	b->n++;
-	return 0;
-}
-
-static bool is_dot(const char *name)
-{
-	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
-}
-
-/* Readdirplus gives the kernel a lookup reference for every entry but the
- * dots.  An entry that vanished meanwhile goes out as a plain one (ino 0
- * means "no attributes" to the kernel). */
-static size_t dent_fill(struct mnt *m, struct dbatch *b, struct dent *d, char *p,
-			size_t left, bool *pinned)
-{
-	struct fuse_entry_param e;
-
-	*pinned = false;
-	if (!b->plus || is_dot(d->name) || entry_get(m, d->ino, &e) < 0) {
-		memset(&e, 0, sizeof(e));
-		e.attr.st_ino = d->ino;
-		e.attr.st_mode = d->dtype << 12;
-	} else {
-		*pinned = true;
-	}
-	if (b->plus)
-		return fuse_add_direntry_plus(b->req, p, left, d->name, &e, (off_t)d->next);
-	return fuse_add_direntry(b->req, p, left, d->name, &e.attr, (off_t)d->next);
-}
-
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
-{
-	struct mnt *m = mnt_of(req);
-	struct dbatch b = { .req = req, .plus = plus, .room = size };
-	size_t used = 0, i, npinned = 0;
-	bool *pinned = NULL;
-	char *buf = NULL;
-	int ret = cfs_readdir(m->fs, (cfs_ino_t)ino, (uint64_t)off, dbatch_add, &b);
-
-	if (ret == 0)
-		ret = b.err;
-	if (ret == 0 && (!(buf = malloc(size ? size : 1)) ||
-			 !(pinned = calloc(b.n + 1, sizeof(*pinned)))))
-		ret = -ENOMEM;
-	if (ret < 0) {
-		reply_err(req, ret);
-		goto out;
-	}
-	for (i = 0; i < b.n; i++) {
-		used += dent_fill(m, &b, &b.v[i], buf + used, size - used, &pinned[i]);
-		npinned += pinned[i];
-	}
-	if (off == 0)
-		touch_atime(m, (cfs_ino_t)ino, true);
-	if (fuse_reply_buf(req, buf, used) != 0 && npinned)
-		for (i = 0; i < b.n; i++)
-			if (pinned[i])
-				cfs_inode_put(m->fs, b.v[i].ino);
-out:
-	free(pinned);
-	free(buf);
-	free(b.v);
-}
-
-static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
-{
-	(void)fi;
-	do_readdir(req, ino, size, off, false);
-}
-
-static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-			   struct fuse_file_info *fi)
-{
-	(void)fi;
-	do_readdir(req, ino, size, off, true);
-}
-
-static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct cfs_stat cs;
-	int ret = cfs_getattr(mnt_of(req)->fs, (cfs_ino_t)ino, &cs);
-
-	if (ret == 0 && !S_ISDIR(cs.mode))
-		ret = -ENOTDIR;
-	if (ret < 0)
-		reply_err(req, ret);
-	else
-		fuse_reply_open(req, fi);
-}
-
-static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	(void)ino;
-	(void)fi;
-	reply_err(req, 0);
-}
-
-static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
-			struct fuse_file_info *fi)
-{
-	(void)fi;
-	reply_err(req, cfs_fsync(mnt_of(req)->fs, (cfs_ino_t)ino, datasync));
-}
-
-/* ---- files ---------------------------------------------------------- */
-
-static bool writable(const struct fuse_file_info *fi)
-{
-	return (fi->flags & O_ACCMODE) != O_RDONLY;
-}
-
-static struct writer **writer_slot(struct mnt *m, cfs_ino_t ino)
-{
-	struct writer **w = &m->writers[ino % WRITERS_SLOTS];
-
-	while (*w && (*w)->ino != ino)
-		w = &(*w)->next;
-	return w;
-}
-
-/* Count writable opens of ino (delta +1 at open, -1 at release). */
-static void writers_add(struct mnt *m, cfs_ino_t ino, int delta)
-{
-	struct writer **w, *n;
-
-	pthread_mutex_lock(&m->wlock);
-	w = writer_slot(m, ino);
-	if (!*w && delta > 0 && (n = calloc(1, sizeof(*n)))) {
-		n->ino = ino;
-		*w = n;
-	}
-	if (*w) {
-		(*w)->n += (unsigned)delta;
-		if ((*w)->n == 0) {
-			n = *w;
-			*w = n->next;
-			free(n);
-		}
-	}
-	pthread_mutex_unlock(&m->wlock);
-}
-
-/* At exit: files still open when the filesystem went away. */
-static void writers_free(struct mnt *m)
-{
-	for (int i = 0; i < WRITERS_SLOTS; i++)
-		while (m->writers[i]) {
-			struct writer *w = m->writers[i];
-
-			m->writers[i] = w->next;
-			free(w);
-		}
-}
-
-static bool has_writers(struct mnt *m, cfs_ino_t ino)
-{
-	bool ret;
-
-	pthread_mutex_lock(&m->wlock);
-	ret = *writer_slot(m, ino) != NULL;
-	pthread_mutex_unlock(&m->wlock);
-	return ret;
-}
-
-/* The file handle's reference (cfs_inode_get) lasts until release. */
-static int file_opened(struct mnt *m, cfs_ino_t ino, struct fuse_file_info *fi)
-{
-	int ret = cfs_inode_get(m->fs, ino);
-
-	if (ret < 0)
-		return ret;
-	/* nothing else changes the image, so cached pages stay valid */
-	fi->keep_cache = 1;
-	if (writable(fi))
-		writers_add(m, ino, 1);
-	return 0;
-}
-
-static void file_closed(struct mnt *m, cfs_ino_t ino, const struct fuse_file_info *fi)
-{
-	if (writable(fi))
-		writers_add(m, ino, -1);
-	cfs_inode_put(m->fs, ino);
-}
-
-static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct mnt *m = mnt_of(req);
-	int ret = file_opened(m, (cfs_ino_t)ino, fi);
-
-	if (ret < 0) {
-		reply_err(req, ret);
-		return;
-	}
-	if ((fi->flags & O_ACCMODE) != O_WRONLY)
-		touch_atime(m, (cfs_ino_t)ino, false);
-	if (fuse_reply_open(req, fi) != 0)
-		file_closed(m, (cfs_ino_t)ino, fi);
-}
-
-/* O_CREAT without O_EXCL that lost a race with another creator opens
- * the file that won, as open(2) would. */
-static int create_inode(fuse_req_t req, fuse_ino_t parent, const char *name,
-			mode_t mode, int flags, cfs_ino_t *ino)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	struct mnt *m = mnt_of(req);
-	int ret = cfs_mknod(m->fs, (cfs_ino_t)parent, name, S_IFREG | (mode & 07777), 0,
-			    ctx->uid, ctx->gid, ino);
-
-	if (ret == -EEXIST && !(flags & O_EXCL))
-		ret = cfs_lookup(m->fs, (cfs_ino_t)parent, name, ino);
-	return ret;
-}
-
-static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
-		      mode_t mode, struct fuse_file_info *fi)
-{
-	struct mnt *m = mnt_of(req);
-	struct fuse_entry_param e;
-	cfs_ino_t ino = 0;
-	int ret = create_inode(req, parent, name, mode, fi->flags, &ino);
-
-	if (ret == 0)
-		ret = entry_get(m, ino, &e);
-	if (ret < 0) {
-		reply_err(req, ret);
-		return;
-	}
-	ret = file_opened(m, ino, fi);
-	if (ret < 0) {
-		cfs_inode_put(m->fs, ino);
-		reply_err(req, ret);
-		return;
-	}
-	if (fuse_reply_create(req, &e, fi) != 0) {
-		file_closed(m, ino, fi);
-		cfs_inode_put(m->fs, ino);
-	}
-}
-
-static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	file_closed(mnt_of(req), (cfs_ino_t)ino, fi);
-	reply_err(req, 0);
-}
-
-static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		    struct fuse_file_info *fi)
-{
-	char *buf = malloc(size ? size : 1);
-	ssize_t n;
-
-	(void)fi;
-	if (!buf) {
-		reply_err(req, -ENOMEM);
-		return;
-	}
-	n = cfs_read(mnt_of(req)->fs, (cfs_ino_t)ino, buf, size, (uint64_t)off);
-	if (n < 0)
-		reply_err(req, (int)n);
-	else
-		fuse_reply_buf(req, buf, (size_t)n);
-	free(buf);
-}
-
-/* O_APPEND needs nothing here: with the writeback cache the kernel picks
- * the offset (it owns the file size), without it the kernel passes the
- * end of file it knows, which is ours since nothing else writes. */
-static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
-		     off_t off, struct fuse_file_info *fi)
-{
-	ssize_t n = cfs_write(mnt_of(req)->fs, (cfs_ino_t)ino, buf, size, (uint64_t)off);
-
-	(void)fi;
-	if (n < 0)
-		reply_err(req, (int)n);
-	else
-		fuse_reply_write(req, (size_t)n);
-}
-
-static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
-		     struct fuse_file_info *fi)
-{
-	(void)fi;
-	reply_err(req, cfs_fsync(mnt_of(req)->fs, (cfs_ino_t)ino, datasync));
-}
-
-static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
-			 off_t len, struct fuse_file_info *fi)
-{
-	int cmode = 0, ret;
-
-	(void)fi;
-	if (mode & FALLOC_FL_KEEP_SIZE)
-		cmode |= CFS_FALLOC_KEEP_SIZE;
-	if (mode & FALLOC_FL_PUNCH_HOLE)
-		cmode |= CFS_FALLOC_PUNCH_HOLE;
-	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
-		ret = -EOPNOTSUPP;
-	else if (off < 0 || len <= 0)
-		ret = -EINVAL;
-	else
-		ret = cfs_fallocate(mnt_of(req)->fs, (cfs_ino_t)ino, cmode,
-				    (uint64_t)off, (uint64_t)len);
-	reply_err(req, ret);
-}
-
-/* SEEK_DATA/SEEK_HOLE.  The kernel does not write back its dirty pages
- * first, so while the file is open for writing we make it (invalidating
- * the page cache launders dirty pages); otherwise data still in the kernel
- * would look like a hole, and cp would copy zeros. */
-static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
-		     struct fuse_file_info *fi)
-{
-	struct mnt *m = mnt_of(req);
-	int64_t ret;
-
-	(void)fi;
-	if (has_writers(m, (cfs_ino_t)ino))
-		fuse_lowlevel_notify_inval_inode(m->se, ino, 0, 0);
-	ret = cfs_lseek(m->fs, (cfs_ino_t)ino, off, whence);
-	if (ret < 0)
-		reply_err(req, (int)ret);
-	else
-		fuse_reply_lseek(req, (off_t)ret);
-}
-
-/* ---- extended attributes -------------------------------------------- */
-
-static void reply_xattr_buf(fuse_req_t req, ssize_t n, const char *buf, size_t size)
-{
-	if (n < 0)
-		reply_err(req, (int)n);
-	else if (size == 0)
-		fuse_reply_xattr(req, (size_t)n);
-	else
-		fuse_reply_buf(req, buf, (size_t)n);
-}
-
-static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
-			const char *value, size_t size, int flags)
-{
-	int cflags = 0;
-
-	/* POSIX ACLs would be stored but never enforced (the kernel checks
-	 * only the mode bits without FUSE_CAP_POSIX_ACL): refuse them, as
-	 * ext4 mounted with noacl does. */
-	if (strncmp(name, "system.posix_acl_", 17) == 0) {
-		reply_err(req, -EOPNOTSUPP);
-		return;
-	}
-	if (flags & XATTR_CREATE)
-		cflags |= CFS_XATTR_CREATE;
-	if (flags & XATTR_REPLACE)
-		cflags |= CFS_XATTR_REPLACE;
-	reply_err(req, cfs_setxattr(mnt_of(req)->fs, (cfs_ino_t)ino, name, value, size,
-				    cflags));
-}
-
-static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
-{
-	char *buf = size ? malloc(size) : NULL;
-	ssize_t n;
-
-	if (size && !buf) {
-		reply_err(req, -ENOMEM);
-		return;
-	}
-	n = cfs_getxattr(mnt_of(req)->fs, (cfs_ino_t)ino, name, buf, size);
-	reply_xattr_buf(req, n, buf, size);
-	free(buf);
-}
-
-static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
-{
-	char *buf = size ? malloc(size) : NULL;
-	ssize_t n;
-
-	if (size && !buf) {
-		reply_err(req, -ENOMEM);
-		return;
-	}
-	n = cfs_listxattr(mnt_of(req)->fs, (cfs_ino_t)ino, buf, size);
-	reply_xattr_buf(req, n, buf, size);
-	free(buf);
-}
-
-static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
-{
-	reply_err(req, cfs_removexattr(mnt_of(req)->fs, (cfs_ino_t)ino, name));
-}
-
-static const struct fuse_lowlevel_ops chunkfs_ops = {
-	.init = op_init,
-	.lookup = op_lookup,
-	.forget = op_forget,
-	.forget_multi = op_forget_multi,
-	.getattr = op_getattr,
-	.setattr = op_setattr,
-	.readlink = op_readlink,
-	.mknod = op_mknod,
-	.mkdir = op_mkdir,
-	.symlink = op_symlink,
-	.link = op_link,
-	.unlink = op_unlink,
-	.rmdir = op_rmdir,
-	.rename = op_rename,
-	.opendir = op_opendir,
-	.readdir = op_readdir,
-	.readdirplus = op_readdirplus,
-	.releasedir = op_releasedir,
-	.fsyncdir = op_fsyncdir,
-	.open = op_open,
-	.create = op_create,
-	.read = op_read,
-	.write = op_write,
-	/* No .flush: close(2) has nothing to tell us (the kernel writes back
-	 * the file's dirty pages and returns their errors first either way),
-	 * and after libfuse's ENOSYS to the first FLUSH the kernel stops
-	 * sending one per close: a round trip less for every file made. */
-	.release = op_release,
-	.fsync = op_fsync,
-	.fallocate = op_fallocate,
-	.lseek = op_lseek,
-	.statfs = op_statfs,
-	.setxattr = op_setxattr,
-	.getxattr = op_getxattr,
-	.listxattr = op_listxattr,
-	.removexattr = op_removexattr,
-};
-
-/* ---- the cleaner ---------------------------------------------------- */
-
-/* About once a second, mark chunks clean that have been idle for
- * clean_after seconds, so that a crash costs a check of only the chunks
- * that were in use. */
-static void *cleaner_main(void *arg)
-{
-	struct mnt *m = arg;
-	struct timespec t;
-	int ret;
-
-	pthread_mutex_lock(&m->lock);
-	while (!m->stop) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		t.tv_sec += 1;
-		pthread_cond_timedwait(&m->wake, &m->lock, &t);
-		if (m->stop)
-			break;
-		pthread_mutex_unlock(&m->lock);
-		ret = cfs_clean_idle(m->fs, m->clean_after);
-		if (ret < 0)
-			fuse_log(FUSE_LOG_ERR, "chunkfs: marking idle chunks clean: %s\n",
-				 errstr(ret));
-		pthread_mutex_lock(&m->lock);
-	}
-	pthread_mutex_unlock(&m->lock);
-	return NULL;
-}
-
-static int cleaner_start(struct mnt *m)
-{
-	pthread_condattr_t ca;
-	int ret;
-
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&m->wake, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_mutex_init(&m->lock, NULL);
-	if (m->rdonly)
-		return 0;
-	ret = pthread_create(&m->cleaner, NULL, cleaner_main, m);
-	if (ret)
-		return -ret;
-	m->cleaner_started = true;
-	return 0;
-}
-
-static void cleaner_stop(struct mnt *m)
-{
-	if (!m->cleaner_started)
-		return;
-	pthread_mutex_lock(&m->lock);
-	m->stop = true;
-	pthread_cond_signal(&m->wake);
-	pthread_mutex_unlock(&m->lock);
-	pthread_join(m->cleaner, NULL);
-	m->cleaner_started = false;
-}
 
 /* ---- options -------------------------------------------------------- */
 
@@ -1002,7 +38,7 @@ struct mopts {
 	const char *image, *dir;
 	bool helper;                    /* mount(8) helper conventions */
 	bool foreground, debug, fake;
-	bool rdonly, nocheck;
+	bool rdonly, nocheck, remount;
 	bool user_dev, user_suid, user_fsname, user_subtype;
 	double clean_after;
 	enum atime_mode atime;
@@ -1010,6 +46,45 @@ struct mopts {
 	unsigned max_threads;
 	char *fuse;                     /* options passed on to libfuse */
 };
+
+/* ext4 options seen in fstab files that change nothing a user relies on
+ * here: accepted, and named as ignored. */
+static bool ext4_harmless(const char *o)
+{
+	static const char *const names[] = {
+		"user_xattr", "lazytime", "nolazytime", "discard", "nodiscard",
+		"noacl", "barrier", "barrier=1", "nobarrier", "barrier=0",
+		"errors=continue", "errors=remount-ro", "errors=panic", "data=ordered",
+		"auto_da_alloc", "noauto_da_alloc", "delalloc", "i_version",
+		"noquota", "journal_checksum", "block_validity", NULL
+	};
+
+	for (int i = 0; names[i]; i++)
+		if (strcmp(o, names[i]) == 0)
+			return true;
+	return strncmp(o, "commit=", 7) == 0 || strncmp(o, "stripe=", 7) == 0;
+}
+
+/* ext4 options that promise what chunkfs does not do: refused by name
+ * rather than passed to libfuse ("unknown option(s)"). */
+static const char *ext4_unsupported(const char *o)
+{
+	static const char *const names[] = {
+		"acl", "nouser_xattr", "data=journal", "data=writeback", "quota",
+		"usrquota", "grpquota", "prjquota", "dax", "nodelalloc", "journal_async_commit",
+		NULL
+	};
+
+	for (int i = 0; names[i]; i++)
+		if (strcmp(o, names[i]) == 0)
+			return names[i];
+	if (strncmp(o, "usrjquota=", 10) == 0 || strncmp(o, "grpjquota=", 10) == 0 ||
+	    strncmp(o, "jqfmt=", 6) == 0 || strncmp(o, "resuid=", 7) == 0 ||
+	    strncmp(o, "resgid=", 7) == 0 || strncmp(o, "sb=", 3) == 0 ||
+	    strncmp(o, "journal_dev=", 12) == 0)
+		return o;
+	return NULL;
+}
 
 /* Options that only mean something to mount(8) and fstab. */
 static bool fstab_only(const char *o)
@@ -1061,6 +136,14 @@ static int mount_opt(struct mopts *o, const char *opt)
 	}
 	if (strcmp(opt, "nocheck") == 0)
 		return (o->nocheck = true), 0;
+	if (strcmp(opt, "remount") == 0)
+		return (o->remount = true), 0;
+	if (ext4_harmless(opt)) {
+		warn_msg("mount: option '%s' means nothing to chunkfs: ignored", opt);
+		return 0;
+	}
+	if (ext4_unsupported(opt))
+		return usage_error("mount", "option '%s' is not supported by chunkfs", opt);
 	if (strcmp(opt, "default_permissions") == 0 || fstab_only(opt))
 		return 0;               /* always on, or not ours */
 	if (strcmp(opt, "ro") == 0)
@@ -1284,6 +367,19 @@ static void preen_report(void *ctx, const char *msg)
 	pthread_mutex_unlock(&lock);
 }
 
+/* The dirty chunks of image, read-only, for a message. */
+static const char *list_of(const char *image, char *buf, size_t len)
+{
+	struct cfs_fs *fs;
+
+	snprintf(buf, len, "?");
+	if (cfs_open(image, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
+		dirty_list(fs, buf, len);
+		cfs_close(fs);
+	}
+	return buf;
+}
+
 /* Check and repair the chunks that need it, as `chunkfs fsck -p` does:
  * 0 when the image may now be mounted, an error when a person is needed. */
 static int preen(const struct mopts *o, const char *image)
@@ -1296,6 +392,12 @@ static int preen(const struct mopts *o, const char *image)
 	int ret, cret;
 
 	ret = cfs_open(image, CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, &fs);
+	if (ret == -EACCES || ret == -EPERM || ret == -EROFS) {
+		err_msg("%s: chunks %s need checking, but the image is not writable (%s): "
+			"mount it with -o ro,nocheck to look at it unchecked", o->image,
+			list_of(image, list, sizeof(list)), errstr(ret));
+		return ret;
+	}
 	if (ret < 0) {
 		err_msg("%s: %s", o->image, cfs_last_error());
 		return ret;
@@ -1349,11 +451,13 @@ static int open_image(const struct mopts *o, const char *image, struct cfs_fs **
 		      int *lockfd)
 {
 	int flags = o->rdonly ? CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK : 0;
+	struct img_use use;
 	char list[256];
 	uint32_t n;
 	int ret;
 
 	*lockfd = -1;
+	img_wait(image, &use);
 	ret = check_before_mount(o, image);
 	if (ret < 0)
 		return ret;
@@ -1398,6 +502,36 @@ static void daemonize(const struct mopts *o)
 		return;
 	openlog("chunkfs", LOG_PID, LOG_DAEMON);
 	fuse_set_log_func(log_to_syslog);
+}
+
+/* A FUSE mount at dir whose daemon is gone (killed) answers everything
+ * with ENOTCONN; mounting on top of it would stack a second mount over
+ * a dead one.  A dead mount of this same image is replaced, anything
+ * else is left to the user. */
+static int check_dead_mount(const struct mopts *o, const char *image)
+{
+	struct mount_entry e;
+	struct statvfs sv;
+	int ret = mount_at(o->dir, &e);
+
+	if (ret <= 0 || strncmp(e.type, "fuse", 4) != 0)
+		return 0;
+	if (statvfs(o->dir, &sv) == 0 || errno != ENOTCONN)
+		return 0;
+	if (strcmp(e.type, "fuse.chunkfs") != 0 || strcmp(e.src, image) != 0) {
+		err_msg("%s: a dead mount is still attached: run umount %s (fusermount3 "
+			"-u %s) first", o->dir, o->dir, o->dir);
+		return -1;
+	}
+	ret = mount_detach(e.dir);
+	if (ret < 0) {
+		err_msg("%s: a dead mount of %s is still attached and could not be "
+			"removed (%s): run umount %s (fusermount3 -u %s) first", o->dir,
+			o->image, errstr(ret), o->dir, o->dir);
+		return -1;
+	}
+	warn_msg("%s: replaced a dead mount of %s (its daemon had gone)", o->dir, o->image);
+	return 0;
 }
 
 static int check_mountpoint(const char *dir)
@@ -1459,7 +593,9 @@ static int run_mount(struct mopts *o, const char *image)
 	int lockfd, ret, status = EX_FAIL;
 
 	pthread_mutex_init(&m.wlock, NULL);
-	if (check_mountpoint(o->dir) < 0 || final_fuse_opts(o, image) < 0)
+	pthread_mutex_init(&m.nlock, NULL);
+	if (check_dead_mount(o, image) < 0 || check_mountpoint(o->dir) < 0 ||
+	    final_fuse_opts(o, image) < 0)
 		return EX_FAIL;
 	if (open_image(o, image, &m.fs, &lockfd) < 0)
 		goto out;
@@ -1500,6 +636,76 @@ out:
 	writers_free(&m);
 	free(m.conn_opts);
 	return status;
+}
+
+/* An image file the user may not write (mode 0444, chattr +i, a
+ * read-only filesystem) is mounted read-only with a warning, as the
+ * kernel does for a write-protected device. */
+static int check_writable(struct mopts *o, const char *image)
+{
+	int fd;
+
+	if (o->rdonly)
+		return 0;
+	fd = open(image, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != EACCES && errno != EPERM && errno != EROFS)
+		return 0;               /* opening the image reports it */
+	warn_msg("%s is not writable (%s): mounting read-only", o->image, strerror(errno));
+	o->rdonly = true;
+	return add_fuse_opt(o, "ro");
+}
+
+/* -o remount,ro or remount,rw of a chunkfs mount at DIR: the kernel
+ * writes back what it holds and then refuses (or again allows) writes;
+ * the daemon goes on as it is.  A daemon started read-only (no write
+ * lock on the image) cannot take writes: that needs a new mount. */
+static int remount(const struct mopts *o, const char *image)
+{
+	static const struct { unsigned long st, ms; } keep[] = {
+		{ ST_NOSUID, MS_NOSUID }, { ST_NODEV, MS_NODEV }, { ST_NOEXEC, MS_NOEXEC },
+		{ ST_SYNCHRONOUS, MS_SYNCHRONOUS }, { ST_NOATIME, MS_NOATIME },
+		{ ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
+	};
+	unsigned long flags = MS_REMOUNT | (o->rdonly ? MS_RDONLY : 0);
+	struct mount_entry e;
+	struct statvfs sv;
+	struct img_use use;
+
+	if (mount_at(o->dir, &e) <= 0 || strcmp(e.type, "fuse.chunkfs") != 0) {
+		err_msg("%s: not a chunkfs mount, nothing to remount", o->dir);
+		return EX_FAIL;
+	}
+	if (strcmp(e.src, image) != 0) {
+		err_msg("%s: a mount of %s, not of %s", o->dir, e.src, o->image);
+		return EX_FAIL;
+	}
+	if (statvfs(o->dir, &sv) < 0) {
+		err_host(o->dir, -errno);
+		return EX_FAIL;
+	}
+	img_wait(image, &use);
+	if (!o->rdonly && !use.busy) {
+		err_msg("%s was mounted read-only (-o ro): unmount it and mount it again "
+			"to write", o->dir);
+		return EX_FAIL;
+	}
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (sv.f_flag & keep[i].st)
+			flags |= keep[i].ms;
+	if (mount(e.src, e.dir, e.type, flags, NULL) < 0) {
+		if (errno == EPERM)
+			err_msg("%s: remounting needs root (fusermount3 cannot remount): "
+				"unmount it and mount it again%s", o->dir,
+				o->rdonly ? " with -o ro" : "");
+		else
+			err_msg("%s: remount failed: %s", o->dir, strerror(errno));
+		return EX_FAIL;
+	}
+	return EX_OK;
 }
 
 /* Called by mount.fuse3 as "chunkfs IMAGE DIR -o OPTS" (its convention
@@ -1552,10 +758,16 @@ int cmd_mount(int argc, char **argv)
 			err_host(o.image, -errno);
 			ret = EX_FAIL;
 		} else {
-			ret = run_mount(&o, image);
+			if (o.remount)
+				ret = remount(&o, image);
+			else if (check_writable(&o, image) < 0)
+				ret = EX_FAIL;
+			else
+				ret = run_mount(&o, image);
 			free(image);
 		}
 	}
 	free(o.fuse);
 	return ret;
 }
+

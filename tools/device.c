@@ -1,0 +1,224 @@
+/* What is on a device or image file before mkfs writes over it: who holds
+ * it (mounted, or open exclusively), and which signatures libblkid finds
+ * there.  mke2fs does the same (O_EXCL, check_mount_point, blkid probes).
+ */
+#include <blkid/blkid.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <mntent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+/* Where the block device rdev is mounted ("" if nowhere we can see). */
+static void mount_point_of(dev_t rdev, char *out, size_t len)
+{
+	FILE *f = setmntent("/proc/self/mounts", "r");
+	struct mntent *me;
+	struct stat st;
+
+	out[0] = 0;
+	if (!f)
+		return;
+	while ((me = getmntent(f))) {
+		if (me->mnt_fsname[0] != '/' || stat(me->mnt_fsname, &st) < 0 ||
+		    !S_ISBLK(st.st_mode) || st.st_rdev != rdev)
+			continue;
+		snprintf(out, len, "%s", me->mnt_dir);
+		break;
+	}
+	endmntent(f);
+}
+
+/* Open the block device path exclusively: the kernel refuses while it is
+ * mounted, used by swap, device-mapper or RAID, or opened with O_EXCL by
+ * anyone else.  The descriptor is kept for as long as mkfs writes, so
+ * nothing can claim the device meanwhile.  Errors are reported. */
+static int claim_blkdev(const char *path, const char *shown, int *fd)
+{
+	char mnt[PATH_MAX];
+	struct stat st;
+
+	*fd = open(path, O_RDWR | O_EXCL | O_CLOEXEC);
+	if (*fd >= 0)
+		return 0;
+	if (errno != EBUSY) {
+		err_host(path, -errno);
+		return -1;
+	}
+	mnt[0] = 0;
+	if (stat(path, &st) == 0)
+		mount_point_of(st.st_rdev, mnt, sizeof(mnt));
+	if (mnt[0])
+		err_msg("%s is mounted on %s; will not make a filesystem here!", shown, mnt);
+	else
+		err_msg("%s is apparently in use by the system; will not make a "
+			"filesystem here!", shown);
+	return -1;
+}
+
+/* The loop device backing the regular file real (a resolved path), if
+ * any: "/dev/loopN" in out. */
+static bool loop_of_file(const char *real, char *out, size_t len)
+{
+	DIR *d = opendir("/sys/block");
+	struct dirent *de;
+	char p[PATH_MAX], back[PATH_MAX];
+	bool found = false;
+	FILE *f;
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		if (strncmp(de->d_name, "loop", 4) != 0)
+			continue;
+		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", de->d_name);
+		f = fopen(p, "r");
+		if (!f)
+			continue;
+		if (fgets(back, sizeof(back), f)) {
+			back[strcspn(back, "\n")] = 0;
+			if (strcmp(back, real) == 0) {
+				snprintf(out, len, "/dev/%s", de->d_name);
+				found = true;
+			}
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+int dev_claim(const char *path, int *fd)
+{
+	char real[PATH_MAX], loop[300];
+	struct stat st;
+	int lfd;
+
+	*fd = -1;
+	if (stat(path, &st) < 0)
+		return 0;
+	if (S_ISBLK(st.st_mode))
+		return claim_blkdev(path, path, fd);
+	/* An image file mounted through a loop device: the loop device is
+	 * what the kernel holds. */
+	if (!S_ISREG(st.st_mode) || !realpath(path, real) ||
+	    !loop_of_file(real, loop, sizeof(loop)))
+		return 0;
+	lfd = open(loop, O_RDONLY | O_EXCL | O_CLOEXEC);
+	if (lfd >= 0) {
+		close(lfd);
+		return 0;
+	}
+	if (errno != EBUSY)
+		return 0;
+	{
+		char mnt[PATH_MAX], what[PATH_MAX + 96];
+
+		mnt[0] = 0;
+		if (stat(loop, &st) == 0)
+			mount_point_of(st.st_rdev, mnt, sizeof(mnt));
+		snprintf(what, sizeof(what), "%s (through %s)", path, loop);
+		if (mnt[0])
+			err_msg("%s is mounted on %s; will not make a filesystem here!",
+				what, mnt);
+		else
+			err_msg("%s is apparently in use by the system; will not make a "
+				"filesystem here!", what);
+	}
+	return -1;
+}
+
+static const char *article(const char *word)
+{
+	return strchr("aeiouAEIOU", word[0]) ? "an" : "a";
+}
+
+/* One finding of the probe, as mke2fs words it. */
+static void describe(blkid_probe pr, char *out, size_t len)
+{
+	const char *type = NULL, *label = NULL, *pt = NULL;
+
+	blkid_probe_lookup_value(pr, "TYPE", &type, NULL);
+	blkid_probe_lookup_value(pr, "LABEL", &label, NULL);
+	blkid_probe_lookup_value(pr, "PTTYPE", &pt, NULL);
+	if (type && label && *label)
+		snprintf(out, len, "%s %s file system labelled '%s'", article(type), type,
+			 label);
+	else if (type)
+		snprintf(out, len, "%s %s file system", article(type), type);
+	else if (pt)
+		snprintf(out, len, "a partition table (%s)", pt);
+	else
+		snprintf(out, len, "an unknown signature");
+}
+
+static blkid_probe probe_new(int fd)
+{
+	blkid_probe pr = blkid_new_probe();
+
+	if (!pr)
+		return NULL;
+	if (blkid_probe_set_device(pr, fd, 0, 0) < 0) {
+		blkid_free_probe(pr);
+		return NULL;
+	}
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL |
+					  BLKID_SUBLKS_MAGIC | BLKID_SUBLKS_BADCSUM);
+	blkid_probe_enable_partitions(pr, 1);
+	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+	return pr;
+}
+
+int dev_signature(const char *path, char *out, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+	blkid_probe pr;
+
+	out[0] = 0;
+	if (fd < 0)
+		return -errno;
+	pr = probe_new(fd);
+	if (!pr) {
+		close(fd);
+		return -ENOMEM;
+	}
+	/* the first signature found; mkfs names it and asks */
+	if (blkid_do_probe(pr) == 0) {
+		describe(pr, out, len);
+		ret = 1;
+	}
+	blkid_free_probe(pr);
+	close(fd);
+	return ret;
+}
+
+int dev_wipe(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC), ret = 0;
+	blkid_probe pr;
+
+	if (fd < 0)
+		return -errno;
+	pr = probe_new(fd);
+	if (!pr) {
+		close(fd);
+		return -ENOMEM;
+	}
+	/* each wipe steps the probe back, so this ends when nothing is left */
+	while (ret == 0 && blkid_do_probe(pr) == 0)
+		if (blkid_do_wipe(pr, 0) < 0)
+			ret = errno ? -errno : -EIO;
+	blkid_free_probe(pr);
+	if (fsync(fd) < 0 && ret == 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,95 @@
+/* The chunkfs FUSE daemon: what the launcher (tools/cmd_mount.c: options,
+ * checks before mounting, daemon start-up) shares with the FUSE operations
+ * (tools/mount_ops.c: thin op_* handlers over libchunkfs, one ops table,
+ * the cleaner thread).
+ */
+#ifndef CHUNKFS_MOUNT_H
+#define CHUNKFS_MOUNT_H
+
+#define FUSE_USE_VERSION 312
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "tool.h"
+
+#define ATTR_TIMEOUT    1.0             /* seconds the kernel caches attributes */
+/* Names (negative ones too) are kept longer: every change to the
+ * namespace comes through this mount, which updates the kernel's entries
+ * as it makes it.  Then an unlink, rename or open of a name seen a while
+ * ago needs no LOOKUP first. */
+#define ENTRY_TIMEOUT   60.0
+#define MAX_WRITE       (1u << 20)
+#define WRITERS_SLOTS   256
+#define INVAL_SLOTS     64
+#define NAME_SLOTS      256
+
+enum atime_mode { ATIME_OFF, ATIME_REL, ATIME_STRICT };
+
+/* Inodes with a writable open file: the kernel may hold dirty pages for
+ * them (writeback cache), which lseek must flush before answering. */
+struct writer {
+	cfs_ino_t ino;
+	unsigned n;
+	struct writer *next;
+};
+
+/* A name an inode was last looked up or made under. */
+struct recent_name {
+	cfs_ino_t ino, parent;
+	char name[CFS_NAME_MAX + 1];
+};
+
+struct mnt {
+	struct cfs_fs *fs;
+	struct fuse_session *se;
+	double timeout;          /* attributes */
+	double entry_timeout;
+	enum atime_mode atime;
+	bool diratime;
+	bool rdonly;
+	double clean_after;
+	/* the cleaner thread */
+	pthread_t cleaner;
+	bool cleaner_started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop;
+	/* inodes whose write-back failed: what the kernel caches of them
+	 * (pages, the size it grew) no longer matches the image */
+	cfs_ino_t inval[INVAL_SLOTS];
+	unsigned ninval;
+	/* where to find them: the kernel takes a file's size from us only
+	 * for an inode it makes anew, after the name is invalidated (by ino
+	 * modulo NAME_SLOTS; an overwritten slot only costs the size fix) */
+	pthread_mutex_t nlock;
+	struct recent_name names[NAME_SLOTS];
+	/* writable opens, by inode */
+	pthread_mutex_t wlock;
+	struct writer *writers[WRITERS_SLOTS];
+	struct fuse_conn_info_opts *conn_opts;
+};
+
+extern const struct fuse_lowlevel_ops chunkfs_ops;
+
+/* The thread that marks idle chunks clean (not started read-only). */
+int cleaner_start(struct mnt *m);
+void cleaner_stop(struct mnt *m);
+/* At exit: free the table of files still open for writing. */
+void writers_free(struct mnt *m);
+
+/* ---- the mount table (tools/mount_table.c) ---- */
+struct mount_entry {
+	char src[4096], dir[4096];
+	char type[64], opts[512];
+};
+/* DIR as /proc/mounts spells it (absolute, resolved), without a stat of
+ * DIR itself. */
+int mount_dir_abs(const char *dir, char *out, size_t len);
+/* The mount on top at DIR: 1 and *e, 0 if none, or a negative errno. */
+int mount_at(const char *dir, struct mount_entry *e);
+/* Detach the mount at DIR lazily (umount2 as root, else fusermount3). */
+int mount_detach(const char *dir);
+
+#endif
