@@ -3,7 +3,7 @@
  * writes dropped, or a seeded random subset kept), and then, as at the boot
  * after a crash:
  *  - fsck -p alone repairs everything (nothing left for a person),
- *  - a forced fsck -y afterwards finds nothing, nor does a forced fsck -n,
+ *  - a forced fsck -y afterwards finds nothing,
  *  - the library's own consistency check agrees, every chunk is clean,
  *  - every chunk that was clean at the cut needed no change,
  *  - every file whose fsync returned reads back exactly. */
