@@ -6,7 +6,8 @@
 #   make check        sanitizer build in build/san/, then tests/run.sh build/san
 #   make run          install missing packages, build, try it on chunkfs.img
 #   make fuzz         libFuzzer over image open + fsck (FUZZ_SECONDS, default 300)
-#   make crash-long   test_crash and test_fsck_random with many more rounds
+#   make crash-long   test_crash, test_fsck_random and tests/mount/kill_stress.sh
+#                     (kill -9 of the mount daemon) with many more rounds
 #   make install      PREFIX (default /usr/local) and DESTDIR are honoured
 #   make uninstall, make clean
 #
@@ -194,11 +195,14 @@ bench:
 # (tests/fuzz/run.sh; make check runs it for 20 seconds).
 CHUNKFS_CRASH_ROUNDS ?= 5000
 CHUNKFS_FSCK_ROUNDS ?= 10000
+CHUNKFS_KILL_ROUNDS ?= 300
 FUZZ_SECONDS ?= 300
 .PHONY: crash-long fuzz
-crash-long: $(SAN)/tests/test_crash $(SAN)/tests/test_fsck_random
+crash-long: $(SAN)/tests/test_crash $(SAN)/tests/test_fsck_random $(SAN_PROG)
 	CHUNKFS_CRASH_ROUNDS=$(CHUNKFS_CRASH_ROUNDS) $(SAN)/tests/test_crash
 	CHUNKFS_FSCK_ROUNDS=$(CHUNKFS_FSCK_ROUNDS) $(SAN)/tests/test_fsck_random
+	CHUNKFS_KILL_ROUNDS=$(CHUNKFS_KILL_ROUNDS) CHUNKFS=$(abspath $(SAN_PROG)) \
+		CHUNKFS_SRC=$(CURDIR) bash tests/mount/kill_stress.sh
 
 fuzz: $(PROG)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) CHUNKFS=$(abspath $(PROG)) bash tests/fuzz/run.sh

@@ -321,7 +321,11 @@ static int grow_root(struct bt_cur *c)
 	}
 	memcpy(m.recs, root->recs, bt_used(root));
 	set_hdr(&m, top, bt_nrec(root), bt_used(root));
+	/* m reaches the disk before the root that will name it gives up its
+	 * records: a crash in between leaves them in the root */
 	ret = t->ops->dirty(t->ctx, &m);
+	if (ret == 0 && t->ops->persist)
+		ret = t->ops->persist(t->ctx, &m);
 	if (ret < 0) {
 		t->ops->release(t->ctx, &m);
 		return ret;
@@ -399,16 +403,9 @@ static int split_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t le
 		ret = -EUCLEAN;
 		goto out;
 	}
-	memcpy(n->recs, tmp, lb);
-	set_hdr(n, lvl, s, lb);
 	memcpy(m.recs, tmp + lb, total - lb);
 	set_hdr(&m, lvl, count - s, total - lb);
-	/* A failed dirty is remembered but m is still linked: the tree in
-	 * memory must stay whole. */
-	ret = t->ops->dirty(t->ctx, n);
-	r = t->ops->dirty(t->ctx, &m);
-	if (!ret)
-		ret = r;
+	ret = t->ops->dirty(t->ctx, &m);
 	cfs_btidx_set(idx, cfs_btrec_key(m.recs), m.ptr);
 	c->p[lvl + 1].i++;
 	c->p[lvl + 1].off += BT_IDX_LEN;
@@ -417,16 +414,27 @@ static int split_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t le
 		ret = r;
 	if (!linked) {
 		/* The parent could not take m (no node for its own split):
-		 * give n its records back and drop m, losing nothing. */
-		memcpy(n->recs, tmp, p->off);
-		memcpy(n->recs + p->off, tmp + p->off + len, used - p->off);
-		set_hdr(n, lvl, count - 1, used);
-		t->ops->dirty(t->ctx, n);
+		 * drop m; n is as it was, losing nothing. */
 		t->ops->release(t->ctx, &m);
-	} else {
-		t->ops->put(t->ctx, &m);
-		*placed = 1;
+		goto out;
 	}
+	/* m and the index naming it reach the disk before n gives up its
+	 * records: a crash in between leaves them in n, or in both (which
+	 * the checker tells apart), never in neither. */
+	if (t->ops->persist) {
+		r = t->ops->persist(t->ctx, &m);
+		if (!ret)
+			ret = r;
+	}
+	memcpy(n->recs, tmp, lb);
+	set_hdr(n, lvl, s, lb);
+	/* A failed dirty or write is remembered but m is still linked: the
+	 * tree in memory must stay whole. */
+	r = t->ops->dirty(t->ctx, n);
+	if (!ret)
+		ret = r;
+	t->ops->put(t->ctx, &m);
+	*placed = 1;
 out:
 	free(tmp);
 	return ret;

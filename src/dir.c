@@ -103,12 +103,22 @@ static int dir_dirty(void *vc, struct bt_node *n)
 	return buf_dirty(&x->fs->cache, n->priv);
 }
 
+/* Everything dirty goes to disk: the new node, the index naming it, and
+ * the directory's inode and block map through which fsck finds the leaves
+ * again after a crash. */
+static int dir_persist(void *vc, struct bt_node *n)
+{
+	(void)n;
+	return cache_flush(&((struct dir_ctx *)vc)->fs->cache, 0, UINT64_MAX);
+}
+
 static const struct bt_ops dir_ops = {
 	.leaf_len = cfs_dirent_len,
 	.get = dir_get,
 	.alloc = dir_alloc,
 	.release = dir_release,
 	.dirty = dir_dirty,
+	.persist = dir_persist,
 	.put = dir_put,
 };
 

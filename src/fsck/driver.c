@@ -259,6 +259,7 @@ int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_r
 			;
 		if (c < n) {
 			r->escalated = 1;
+			k.escalated = 1;
 			run_checks(&k, threads);
 			for (c = 0; c < n; c++)
 				checked[c] |= k.sel[c];

@@ -40,6 +40,7 @@ struct fk {
 	uint8_t *sel;           /* chunks to check */
 	uint32_t next, ndone, ntotal;
 	int step;
+	int escalated;          /* checking the chunks escalation added */
 	uint8_t *esc_from;      /* chunks whose directories lost remote entries */
 	struct orphan *orphans; /* to reconnect to lost+found */
 	size_t norphans;

@@ -17,10 +17,13 @@
 #define S_CONT  3
 #define S_STUB  4
 
-/* Flags. */
+/* Flags.  Preen fixes a PF_CRASH finding only where a crash explains it:
+ * in a chunk that was dirty (and not left in error by an earlier check),
+ * or in a chunk the check escalated to because a dirty chunk's directories
+ * lost entries naming it.  The same finding in a chunk that was clean is
+ * damage nothing explains, and waits for a person. */
 #define PF_PREEN 0x1    /* preen may fix it wherever it is found */
-#define PF_CRASH 0x2    /* a crash can leave it: preen may fix it in a chunk
-			 * that was dirty (issue 15) */
+#define PF_CRASH 0x2    /* a crash can leave it (writes lost or reordered) */
 #define PF_NOFIX 0x4    /* nothing the checker can do: always for a person */
 
 struct problem {
@@ -57,69 +60,69 @@ static const struct problem table[PR_COUNT] = {
 	[PR_FREE_INODE_STALE] = { "FREE_INODE_STALE", S_INODE, "free inode with stale fields",
 		"zero it", PF_PREEN, "10.2" },
 	[PR_STUB_FLAG_ON_HEAD] = { "STUB_FLAG_ON_HEAD", S_INODE, "stub flag on a head inode",
-		"clear the flag", PF_PREEN, "16.2" },
+		"clear the flag", PF_CRASH, "16.2" },
 	[PR_INODE_LOAD] = { "INODE_LOAD", S_INODE, "cannot be loaded",
 		"clear the inode", 0, "17.4" },
 	[PR_MAP_SHARED] = { "MAP_SHARED", S_INODE, "block map shares blocks with another inode",
-		"drop the block map", PF_PREEN, "17.5" },
+		"drop the block map", PF_CRASH, "17.5" },
 	[PR_MAP_TWICE] = { "MAP_TWICE", S_INODE, "block map maps a block twice",
-		"drop the block map", PF_PREEN, "17.5" },
+		"drop the block map", PF_CRASH, "17.5" },
 	[PR_MAP_OUTSIDE] = { "MAP_OUTSIDE", S_INODE, "block map points outside the chunk",
-		"drop the block map", PF_PREEN, "17.5" },
+		"drop the block map", PF_CRASH, "17.5" },
 	[PR_MAP_UNREADABLE] = { "MAP_UNREADABLE", S_INODE, "block map unreadable",
-		"drop the block map", PF_PREEN, "12" },
+		"drop the block map", PF_CRASH, "12" },
 	[PR_XATTR_BLOCK] = { "XATTR_BLOCK", S_INODE, "extended attribute block corrupt",
-		"drop the block", 0, "15" },
+		"drop the block", PF_CRASH, "15" },
 	[PR_XATTRS] = { "XATTRS", S_INODE, "extended attributes corrupt",
 		"drop them", 0, "15" },
 	[PR_INODE_NBLOCKS] = { "INODE_NBLOCKS", S_INODE, "owns %0 blocks, records %1",
-		"correct the count", PF_PREEN | PF_CRASH, "17.6" },
+		"correct the count", PF_CRASH, "17.6" },
 	[PR_INLINE_SIZE] = { "INLINE_SIZE", S_INODE, "inline size %0 too large",
 		"truncate it", 0, "13.2" },
 	[PR_BITMAP_UNREADABLE] = { "BITMAP_UNREADABLE", S_NONE, "%s bitmap unreadable",
 		"none", PF_NOFIX, "17.1" },
 	[PR_BLOCK_BITMAP] = { "BLOCK_BITMAP", S_NONE, "block bitmap differs in %0 places",
-		"rewrite it from the block maps", PF_PREEN | PF_CRASH, "17.7" },
+		"rewrite it from the block maps", PF_CRASH, "17.7" },
 	[PR_INODE_BITMAP] = { "INODE_BITMAP", S_NONE, "inode bitmap differs in %0 places",
-		"rewrite it from the inode table", PF_PREEN | PF_CRASH, "17.4" },
+		"rewrite it from the inode table", PF_CRASH, "17.4" },
 	[PR_FREE_BLOCKS] = { "FREE_BLOCKS", S_NONE, "free block count %0, should be %1",
-		"correct it", PF_PREEN | PF_CRASH, "17.8" },
+		"correct it", PF_CRASH, "17.8" },
 	[PR_FREE_INODES] = { "FREE_INODES", S_NONE, "free inode count %0, should be %1",
-		"correct it", PF_PREEN | PF_CRASH, "17.8" },
+		"correct it", PF_CRASH, "17.8" },
 	[PR_HDR_COUNTS] = { "HDR_COUNTS", S_NONE,
 		"header counts continuations/stubs/dirs %0/%1/%2, should be %3/%4/%5",
-		"correct them", PF_PREEN | PF_CRASH, "17.8" },
+		"correct them", PF_CRASH, "17.8" },
 
 	[PR_CONT_POINTER] = { "CONT_POINTER", S_INODE, "continuation pointer %0 invalid",
-		"clear it", PF_PREEN | PF_CRASH, "17.14" },
+		"clear it", PF_CRASH, "17.14" },
 	[PR_CONT_HEAD] = { "CONT_HEAD", S_CONT, "names head %0, its chain belongs to %1",
-		"correct the head", PF_PREEN | PF_CRASH, "17.14" },
+		"correct the head", PF_CRASH, "17.14" },
 	[PR_CONT_BACK] = { "CONT_BACK", S_CONT, "back pointer %0, should be %1",
-		"correct it", PF_PREEN | PF_CRASH, "17.14" },
+		"correct it", PF_CRASH, "17.14" },
 	[PR_CONT_DETACHED] = { "CONT_DETACHED", S_CONT, "detached from file %0",
-		"re-attach it", PF_PREEN | PF_CRASH, "17.14" },
+		"re-attach it", PF_CRASH, "17.14" },
 	[PR_CONT_ORPHAN] = { "CONT_ORPHAN", S_CONT, "of dead or full file %0",
-		"free it", PF_PREEN | PF_CRASH, "17.14" },
+		"free it", PF_CRASH, "17.14" },
 	[PR_DIR_INDEX] = { "DIR_INDEX", S_DIR, "index damaged",
 		"rebuild it from its leaves", PF_CRASH, "11" },
 	[PR_ENTRY_INVALID] = { "ENTRY_INVALID", S_DIR, "entry '%n' -> %0 invalid",
-		"remove the entry", PF_PREEN | PF_CRASH, "17.9" },
+		"remove the entry", PF_CRASH, "17.9" },
 	[PR_DIR_COUNTS] = { "DIR_COUNTS", S_DIR, "records %0 entries (%1 remote), has %2 (%3)",
-		"correct the counts", PF_PREEN | PF_CRASH, "17.13" },
+		"correct the counts", PF_CRASH, "17.13" },
 	[PR_DIR_PARENT] = { "DIR_PARENT", S_DIR, "parent pointer %0, should be %1",
-		"correct it", PF_PREEN | PF_CRASH, "17.12" },
+		"correct it", PF_CRASH, "17.12" },
 	[PR_STUB_ORPHAN] = { "STUB_ORPHAN", S_STUB, "backs no directory entry",
-		"free it", PF_PREEN | PF_CRASH, "17.11" },
+		"free it", PF_CRASH, "17.11" },
 	[PR_DELETED_OPEN] = { "DELETED_OPEN", S_INODE, "deleted while open",
-		"release it", PF_PREEN | PF_CRASH, "17.15" },
+		"release it", PF_CRASH, "17.15" },
 	[PR_LPF_UNLINKED] = { "LPF_UNLINKED", S_INODE, "lost+found, in no directory",
-		"name it in / again", PF_PREEN | PF_CRASH, "17.15" },
+		"name it in / again", PF_CRASH, "17.15" },
 	[PR_ORPHAN] = { "ORPHAN", S_INODE, "in no directory",
-		"move it to /lost+found", PF_PREEN | PF_CRASH, "17.15" },
+		"move it to /lost+found", PF_CRASH, "17.15" },
 	[PR_DIR_NAMES] = { "DIR_NAMES", S_DIR, "has %0 names",
 		"none", PF_NOFIX, "17.15" },
 	[PR_LINK_COUNT] = { "LINK_COUNT", S_INODE, "link count %0, should be %1",
-		"correct it", PF_PREEN | PF_CRASH, "16.3" },
+		"correct it", PF_CRASH, "16.3" },
 };
 
 static const char *const subject_word[] = { "", "inode", "dir", "continuation", "stub" };
@@ -138,6 +141,16 @@ int pr_held(struct fk *k, uint32_t c)
 	return held;
 }
 
+/* Chunk c as the crash left it: was it being written? */
+static int chunk_crashed(struct fk *k, uint32_t c)
+{
+	uint32_t st = k->fs->chunks[c].was_dirty;
+
+	if (k->escalated)
+		return 1;
+	return (st & CFS_STATE_DIRTY) && !(st & CFS_STATE_ERROR);
+}
+
 int pr_decide(struct fk *k, uint32_t c, int code)
 {
 	const struct problem *p = &table[code];
@@ -146,9 +159,11 @@ int pr_decide(struct fk *k, uint32_t c, int code)
 		return 0;
 	if (k->o->mode == CFS_FSCK_YES)
 		return 1;
-	if (k->o->mode != CFS_FSCK_PREEN || !(p->flags & PF_PREEN))
+	if (k->o->mode != CFS_FSCK_PREEN || pr_held(k, c))
 		return 0;
-	return !pr_held(k, c);
+	if (p->flags & PF_PREEN)
+		return 1;
+	return (p->flags & PF_CRASH) && c != PR_GLOBAL && chunk_crashed(k, c);
 }
 
 /* The message with its %-codes filled in from the context. */

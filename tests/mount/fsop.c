@@ -47,11 +47,18 @@
  *                              once -> OK | ERR missing NAME | ERR twice NAME
  *   churn DIR N SECS           create and remove DIR/churnI (I < N) for SECS
  *                              seconds -> OK rounds
- *   stress OWN SHARED SECS SEED  random creates, writes, appends, truncates,
+ *   stress OWN SHARED SECS SEED [MANIFEST]
+ *                              random creates, writes, appends, truncates,
  *                              reads (checked), renames between OWN and SHARED,
  *                              links, unlinks, mkdir/rmdir for SECS seconds on
  *                              files named wSEED_*; finally every file left is
- *                              read back -> OK | ERR what went wrong
+ *                              read back -> OK | ERR what went wrong.  With
+ *                              MANIFEST (a file outside the mount), also every
+ *                              64th step a file OWN/dSEED_N is written and
+ *                              fsync'ed with its directory, then listed in
+ *                              MANIFEST as "PATH TAG LENGTH", never to change
+ *   durable_check MANIFEST     every file MANIFEST lists reads back exactly
+ *                              -> OK | ERR what went wrong
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -764,9 +771,58 @@ static int s_step(char **a, long seed, struct sfile *f, int i, unsigned *tagc)
 	}
 }
 
-static void op_stress(char **a)
+/* A file that must survive a crash: written, fsync'ed, its directory
+ * fsync'ed, and only then listed in the manifest. */
+static int s_durable(const char *dir, long seed, long n, unsigned tag, int man)
 {
-	long seed = (long)num(a[4]), steps = 0;
+	char p[4096], line[4200];
+	size_t len = (size_t)(rand() % 3 ? rand() % 5000 : rand() % 200000);
+	int fd, dfd, ret;
+
+	snprintf(p, sizeof(p), "%s/d%ld_%ld", dir, seed, n);
+	if (s_write(p, tag, 0, len, O_CREAT | O_EXCL) < 0)
+		return -1;
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ret = fsync(fd);
+	close(fd);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (ret < 0 || dfd < 0 || fsync(dfd) < 0) {
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
+	close(dfd);
+	ret = snprintf(line, sizeof(line), "%s %u %zu\n", p, tag, len);
+	return write(man, line, (size_t)ret) == ret ? 0 : -1;
+}
+
+static void op_durable_check(char **a)
+{
+	FILE *f = fopen(a[1], "r");
+	char p[4096];
+	struct sfile x = { .exists = true };
+
+	if (!f) {
+		set_out("ERR %s opening %s", errname(errno), a[1]);
+		return;
+	}
+	while (fscanf(f, "%4095s %u %zu", p, &x.tag, &x.len) == 3) {
+		if (s_verify(p, &x) < 0) {
+			set_out("ERR %s verifying %s (%zu bytes)", errname(errno), p, x.len);
+			fclose(f);
+			return;
+		}
+	}
+	fclose(f);
+	set_out("OK");
+}
+
+static void op_stress(char **a, int n)
+{
+	long seed = (long)num(a[4]), steps = 0, durable = 0;
+	int man = n > 5 ? open(a[5], O_WRONLY | O_APPEND | O_CREAT, 0644) : -1;
 	time_t end = time(NULL) + (time_t)num(a[3]);
 	static struct sfile f[SNF];
 	unsigned tagc = (unsigned)seed << 16;
@@ -775,16 +831,30 @@ static void op_stress(char **a)
 	memset(f, 0, sizeof(f));
 	srand((unsigned)seed);
 	set_out("OK");
+	if (n > 5 && man < 0) {
+		set_out("ERR %s opening %s", errname(errno), a[5]);
+		return;
+	}
 	while (time(NULL) < end) {
 		int i = rand() % SNF;
 
+		if (man >= 0 && steps % 64 == 63 &&
+		    s_durable(a[1], seed, durable++, ++tagc, man) < 0) {
+			set_out("ERR %s writing durable file %ld", errname(errno), durable - 1);
+			close(man);
+			return;
+		}
 		if (s_step(a, seed, f, i, &tagc) < 0) {
 			spath(p, sizeof(p), a, seed, i, f[i].shared, "");
 			set_out("ERR %s at step %ld on %s", errname(errno), steps, p);
+			if (man >= 0)
+				close(man);
 			return;
 		}
 		steps++;
 	}
+	if (man >= 0)
+		close(man);
 	for (int i = 0; i < SNF; i++) {
 		spath(p, sizeof(p), a, seed, i, f[i].shared, "");
 		if (f[i].exists && s_verify(p, &f[i]) < 0) {
@@ -880,6 +950,7 @@ static bool run(char **a, int n)
 		{ "sleep", 2 }, { "chdir", 2 }, { "access", 3 }, { "savetime", 3 },
 		{ "cmptime", 3 }, { "mkfiles", 3 }, { "sameino", 3 },
 		{ "readdir_check", 4 }, { "churn", 4 }, { "stress", 5 },
+		{ "durable_check", 2 },
 	};
 	const char *op = a[0];
 	size_t i;
@@ -948,7 +1019,8 @@ static bool run(char **a, int n)
 	else if (!strcmp(op, "sameino")) op_sameino(a);
 	else if (!strcmp(op, "readdir_check")) op_readdir_check(a);
 	else if (!strcmp(op, "churn")) op_churn(a);
-	else if (!strcmp(op, "stress")) op_stress(a);
+	else if (!strcmp(op, "stress")) op_stress(a, n);
+	else if (!strcmp(op, "durable_check")) op_durable_check(a);
 	return true;
 }
 

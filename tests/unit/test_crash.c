@@ -1,53 +1,23 @@
-/* Crash at every write point: a scripted workload runs on the
+/* Crash at every write point (tests/power.h): each workload runs on the
  * fault-injecting device, power is cut after write k for every k (unflushed
- * writes dropped, or a seeded random subset kept), and then:
- *  - fsck -y ends with nothing left unfixed,
- *  - a forced read-only fsck afterwards finds nothing,
- *  - the library's own consistency check agrees,
- *  - every file whose fsync returned reads back exactly,
- *  - every chunk that was clean at the cut needed no change. */
-#include <fcntl.h>
+ * writes dropped, or a seeded random subset kept), and then, as at the boot
+ * after a crash:
+ *  - fsck -p alone repairs everything (nothing left for a person),
+ *  - a forced fsck -y afterwards finds nothing,
+ *  - the library's own consistency check agrees, every chunk is clean,
+ *  - every chunk that was clean at the cut needed no change,
+ *  - every file whose fsync returned reads back exactly. */
 #include <stdint.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "bdev.h"
-#include "chunkfs.h"
-#include "fixture.h"
 #include "test.h"
+#include "power.h"
 
 #define IMG_SIZE  (3u << 20)
 #define BSIZE     1024
 
 static uint8_t *pristine;
-static char path[96];
-static int verbose;
-static int64_t n_repaired, n_escalated;
-static uint8_t before[IMG_SIZE], after[IMG_SIZE];
-
-static void read_image(uint8_t *dst)
-{
-	int fd = open(path, O_RDONLY);
-
-	CHECK(fd >= 0);
-	CHECK_EQ(read(fd, dst, IMG_SIZE), IMG_SIZE);
-	close(fd);
-}
-
-/* A chunk that was clean at the cut must come out of fsck unchanged,
- * apart from its header (last-check time). */
-static void check_clean_untouched(int64_t k, const uint8_t *clean, const struct cfs_info *in)
-{
-	uint32_t c;
-
-	for (c = 0; c < in->chunks; c++) {
-		uint64_t from = (in->first_chunk_block + (uint64_t)c * in->chunk_blocks + 1) * BSIZE;
-		uint64_t len = (in->chunk_blocks - 1) * BSIZE;
-
-		if (clean[c] && memcmp(before + from, after + from, len))
-			TEST_FAIL("cut %lld: fsck changed chunk %u, which was clean", (long long)k, c);
-	}
-}
+static struct power_stats stats;
 
 struct durable {
 	const char *name;
@@ -65,14 +35,18 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
 		p[i] = (uint8_t)((i * 2654435761u + seed) >> 11);
 }
 
-/* The workload: returns after the first error (the power cut). */
-static void workload(struct cfs_fs *fs, struct durable *dur)
+/* Workload 1: files small and bigger than a chunk (continuations), an
+ * fsync, then links, renames across directories, an xattr, a truncate and
+ * unlinks.  Returns after the first error (the power cut). */
+static void files_workload(struct cfs_fs *fs, void *arg)
 {
 	static uint8_t buf[700000];
+	struct durable *dur = arg;
 	cfs_ino_t a, b, c, f, g, h;
 	char name[32];
 	int i;
 
+	memset(dur, 0, sizeof(*dur));
 	if (cfs_mkdir(fs, CFS_ROOT_INO, "a", 0755, 0, 0, &a) < 0 ||
 	    cfs_mkdir(fs, CFS_ROOT_INO, "b", 0755, 0, 0, &b) < 0 ||
 	    cfs_mkdir(fs, a, "c", 0755, 0, 0, &c) < 0)
@@ -130,126 +104,79 @@ static void workload(struct cfs_fs *fs, struct durable *dur)
 	cfs_sync(fs);
 }
 
-static struct cfs_bdev *fresh_dev(void)
+/* The fsync'ed file of a workload reads back exactly. */
+static void durable_verify(int64_t k, struct cfs_fs *fs, const struct durable *dur)
 {
-	struct cfs_bdev *bd;
+	static uint8_t want[8192], got[8192];
+	cfs_ino_t f;
 
-	CHECK_OK(fixture_image_dev(pristine, IMG_SIZE, BSIZE, &bd));
-	return bd;
+	if (!dur->valid)
+		return;
+	fill(want, dur->len, dur->seed);
+	if (cfs_lookup(fs, dur->dir, dur->name, &f) < 0)
+		TEST_FAIL("cut %lld: fsync'd file %s lost", (long long)k, dur->name);
+	CHECK_EQ(cfs_read(fs, f, got, sizeof(got), 0), (ssize_t)dur->len);
+	if (memcmp(got, want, dur->len))
+		TEST_FAIL("cut %lld: fsync'd file %s differs", (long long)k, dur->name);
 }
 
-static void save_bytes(struct cfs_bdev *bd)
+static void verify(int64_t k, const char *path, void *arg)
 {
-	uint64_t size;
-	uint8_t *p = cfs_bdev_fault_bytes(bd, &size);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	struct cfs_fs *fs = power_cut_recover(k, path, &stats);
 
-	CHECK(fd >= 0);
-	CHECK_EQ(write(fd, p, size), (ssize_t)size);
-	close(fd);
-}
-
-static void report(void *ctx, const char *msg)
-{
-	if (verbose || ctx)
-		fprintf(stderr, "    %s\n", msg);
-}
-
-static int64_t count_writes(void)
-{
-	struct cfs_bdev_fault_stats st;
-	struct cfs_bdev *bd = fresh_dev();
-	struct cfs_bdev_fault_cfg cfg = { 0 };
-	struct durable dur = { 0 };
-	struct cfs_fs *fs;
-
-	cfs_bdev_fault_config(bd, &cfg);
-	CHECK_OK(cfs_open_bdev(bd, 0, &fs));
-	workload(fs, &dur);
-	CHECK(dur.valid);
-	cfs_bdev_fault_stats(bd, &st);
+	durable_verify(k, fs, arg);
 	CHECK_OK(cfs_close(fs));
-	return st.writes;
 }
 
-/* Everything after the cut, on the crashed image saved in path. */
-static void verify_after_crash(int64_t k, const struct durable *dur)
+/* Workload 2: directories whose B+trees split (a leaf holds a few dozen
+ * names of 1 KiB blocks) while names come, go and move between
+ * directories of different chunks: entries with back-reference stubs, an
+ * index over several leaves, directories renamed and removed. */
+static void dirs_workload(struct cfs_fs *fs, void *arg)
 {
-	struct cfs_fsck_opts o = { .mode = CFS_FSCK_YES, .report = report };
-	struct cfs_fsck_result r;
-	struct cfs_fs *fs;
-	uint8_t clean[256] = { 0 };
-	struct cfs_info in;
-	uint32_t c;
-	int problems;
+	struct durable *dur = arg;
+	cfs_ino_t top[3], f, sub;
+	char name[64], other[64];
+	int i;
 
-	CHECK_OK(cfs_open(path, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, &fs));
-	CHECK_OK(cfs_get_info(fs, &in));
-	for (c = 0; c < in.chunks; c++) {
-		struct cfs_chunk_info ci;
-
-		CHECK_OK(cfs_get_chunk_info(fs, c, &ci));
-		clean[c] = ci.state == CFS_CHUNK_CLEAN;
+	memset(dur, 0, sizeof(*dur));
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "top%d", i);
+		if (cfs_mkdir(fs, CFS_ROOT_INO, name, 0755, 0, 0, &top[i]) < 0)
+			return;
 	}
-	CHECK_OK(cfs_close(fs));
-	read_image(before);
-	CHECK_OK(cfs_open(path, CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, &fs));
-	CHECK_OK(cfs_fsck(fs, &o, &r));
-	if (r.unfixed)
-		TEST_FAIL("cut %lld: fsck left %llu problems", (long long)k,
-			  (unsigned long long)r.unfixed);
-	n_repaired += r.fixed > 0;
-	n_escalated += r.escalated;
-	CHECK_OK(cfs_close(fs));
-	read_image(after);
-	check_clean_untouched(k, clean, &in);
-	/* second, forced and read-only: must find nothing at all */
-	o.mode = CFS_FSCK_NO;
-	o.force = 1;
-	o.ctx = (void *)1;
-	CHECK_OK(cfs_open(path, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs));
-	CHECK_OK(cfs_fsck(fs, &o, &r));
-	if (r.problems)
-		TEST_FAIL("cut %lld: second fsck found %llu problems", (long long)k,
-			  (unsigned long long)r.problems);
-	problems = cfs_check(fs, report, (void *)1);
-	if (problems)
-		TEST_FAIL("cut %lld: cfs_check found %d problems", (long long)k, problems);
-	for (c = 0; c < in.chunks; c++) {
-		struct cfs_chunk_info ci;
-
-		CHECK_OK(cfs_get_chunk_info(fs, c, &ci));
-		CHECK_EQ(ci.state, CFS_CHUNK_CLEAN);
+	for (i = 0; i < 150; i++) {
+		snprintf(name, sizeof(name), "entry-with-a-longer-name-%03d", i);
+		if (cfs_mknod(fs, top[i % 3], name, S_IFREG | 0644, 0, 0, 0, &f) < 0)
+			return;
+		if (i % 5 == 0 && cfs_write(fs, f, name, strlen(name), 0) < 0)
+			return;
+		if (i == 62) {   /* neither moved nor removed below */
+			if (cfs_fsync(fs, f, 0) < 0 || cfs_fsync(fs, top[2], 0) < 0)
+				return;
+			dur->name = "entry-with-a-longer-name-062";
+			dur->len = 0;
+			dur->dir = top[2];
+			dur->valid = 1;
+		}
 	}
-	if (dur->valid) {
-		static uint8_t want[8192], got[8192];
-		cfs_ino_t f;
-
-		fill(want, dur->len, dur->seed);
-		if (cfs_lookup(fs, dur->dir, dur->name, &f) < 0)
-			TEST_FAIL("cut %lld: fsync'd file lost", (long long)k);
-		CHECK_EQ(cfs_read(fs, f, got, sizeof(got), 0), (ssize_t)dur->len);
-		if (memcmp(got, want, dur->len))
-			TEST_FAIL("cut %lld: fsync'd file differs", (long long)k);
+	if (cfs_mkdir(fs, top[1], "sub", 0755, 0, 0, &sub) < 0)
+		return;
+	/* names move into the other top directories (other chunks) */
+	for (i = 0; i < 150; i += 4) {
+		snprintf(name, sizeof(name), "entry-with-a-longer-name-%03d", i);
+		snprintf(other, sizeof(other), "moved-%03d", i);
+		if (cfs_rename(fs, top[i % 3], name, i % 8 ? top[(i + 1) % 3] : sub, other, 0) < 0)
+			return;
 	}
-	CHECK_OK(cfs_close(fs));
-}
-
-static void crash_at(int64_t k, double keep, uint64_t seed)
-{
-	struct cfs_bdev *bd = fresh_dev();
-	struct cfs_bdev_fault_cfg cfg = { .power_cut_at = k, .keep_prob = keep, .seed = seed };
-	struct durable dur = { 0 };
-	struct cfs_fs *fs;
-
-	cfs_bdev_fault_config(bd, &cfg);
-	CHECK_OK(cfs_open_bdev(bd, 0, &fs));
-	workload(fs, &dur);
-	/* the power is back: the device now holds what survived */
-	cfs_bdev_fault_restore(bd);
-	save_bytes(bd);
-	cfs_close(fs);   /* writes into a device nobody reads again */
-	verify_after_crash(k, &dur);
+	if (cfs_rename(fs, top[1], "sub", top[2], "sub-moved", 0) < 0)
+		return;
+	for (i = 1; i < 150; i += 3) {
+		snprintf(name, sizeof(name), "entry-with-a-longer-name-%03d", i);
+		if (i % 4 && cfs_unlink(fs, top[i % 3], name) < 0)
+			return;
+	}
+	cfs_sync(fs);
 }
 
 static void setup(void)
@@ -258,9 +185,6 @@ static void setup(void)
 	struct cfs_bdev *bd;
 	uint64_t size;
 
-	/* tmpfs when there is one: fsck's fdatasync is then cheap */
-	snprintf(path, sizeof(path), "%s/cfs_crash_%d.img",
-		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int)getpid());
 	CHECK_OK(cfs_bdev_fault_create(IMG_SIZE, BSIZE, &bd));
 	CHECK_OK(cfs_mkfs_bdev(bd, &o));
 	pristine = malloc(IMG_SIZE);
@@ -268,18 +192,30 @@ static void setup(void)
 	cfs_bdev_destroy(bd);
 }
 
+static void every_cut(const char *what, power_workload_t w)
+{
+	struct power_cut pc;
+	struct durable dur;
+	int64_t n;
+
+	power_cut_init(&pc, pristine, IMG_SIZE, BSIZE, "crash");
+	memset(&stats, 0, sizeof(stats));
+	n = each_power_cut(&pc, w, verify, &dur);
+	printf("crash: %s: %lld cut points (odd: unflushed writes dropped, even: a seeded "
+	       "half kept), each repaired by fsck -p alone: %lld needed repairs, %lld "
+	       "escalated to all chunks\n", what, (long long)n, (long long)stats.repaired,
+	       (long long)stats.escalated);
+	unlink(pc.path);
+}
+
 static void test_crash_every_write(void)
 {
-	int64_t w, k;
+	every_cut("files", files_workload);
+}
 
-	setup();
-	w = count_writes();
-	printf("crash: workload does %lld writes; cutting after each\n", (long long)w);
-	for (k = 1; k <= w; k++)
-		crash_at(k, k & 1 ? 0.0 : 0.5, (uint64_t)k);
-	printf("crash: %lld crash points covered (odd k: unflushed writes dropped, even k: "
-	       "a seeded half kept): %lld needed repairs, %lld escalated to all chunks\n",
-	       (long long)w, (long long)n_repaired, (long long)n_escalated);
+static void test_crash_every_write_dirs(void)
+{
+	every_cut("directories", dirs_workload);
 }
 
 static void test_crash_random_subset(void)
@@ -287,24 +223,34 @@ static void test_crash_random_subset(void)
 	uint64_t seed = getenv("CHUNKFS_CRASH_SEED") ? strtoull(getenv("CHUNKFS_CRASH_SEED"), 0, 0)
 						    : 20261203;
 	const char *e = getenv("CHUNKFS_CRASH_ROUNDS");
-	int64_t w = count_writes(), i, n = e ? atoll(e) : 50;
+	int64_t n = e ? atoll(e) : 50, i, w1, w2;
+	struct power_cut pc;
+	struct durable dur;
 
+	power_cut_init(&pc, pristine, IMG_SIZE, BSIZE, "crash");
+	w1 = power_cut_count(&pc, files_workload, &dur);
+	w2 = power_cut_count(&pc, dirs_workload, &dur);
 	printf("crash: seed %llu, %lld random cut points keeping a random half\n",
 	       (unsigned long long)seed, (long long)n);
 	srandom((unsigned)seed);
-	for (i = 0; i < n; i++)
-		crash_at(1 + random() % w, 0.5, seed + (uint64_t)i);
+	for (i = 0; i < n; i++) {
+		int dirs = random() % 2;
+
+		power_cut_at(&pc, 1 + random() % (dirs ? w2 : w1), 0.5, seed + (uint64_t)i,
+			     dirs ? dirs_workload : files_workload, verify, &dur);
+	}
 	printf("crash: %lld crash points covered (random subsets kept)\n", (long long)n);
+	unlink(pc.path);
 }
 
 int main(void)
 {
-	verbose = getenv("CHUNKFS_CRASH_VERBOSE") != NULL;
 	/* a small cache makes write-back interleave with the workload */
 	setenv("CHUNKFS_CACHE_KB", "96", 0);
+	setup();
 	TEST_RUN(test_crash_every_write);
+	TEST_RUN(test_crash_every_write_dirs);
 	TEST_RUN(test_crash_random_subset);
-	unlink(path);
 	free(pristine);
 	return TEST_DONE();
 }
