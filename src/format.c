@@ -62,7 +62,14 @@ void cfs_super_encode(const struct cfs_super *s, uint8_t *buf)
 	memset(buf, 0, CFS_SB_SIZE);
 	put_le32(buf + CFS_OFF_SB_MAGIC, CFS_SB_MAGIC);
 	SB_FIELDS(FIELD_ENCODE)
-	memcpy(buf + CFS_OFF_SB_UUID, s->uuid, 16);
+	if (s->feat_incompat & CFS_FEAT_INCOMPAT_META_UUID) {
+		memcpy(buf + CFS_OFF_SB_UUID, s->user_uuid, 16);
+		memcpy(buf + CFS_OFF_SB_META_UUID, s->uuid, 16);
+	} else {
+		memcpy(buf + CFS_OFF_SB_UUID, s->uuid, 16);
+	}
+	if (s->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
+		memcpy(buf + CFS_OFF_SB_MOUNT_OPTS, s->mount_opts, strnlen(s->mount_opts, 63));
 	memcpy(buf + CFS_OFF_SB_LABEL, s->label, strnlen(s->label, 63));
 	cfs_super_csum_set(buf);
 }
@@ -80,7 +87,11 @@ int cfs_super_decode(const uint8_t *buf, struct cfs_super *s)
 		return -EBADMSG;
 	memset(s, 0, sizeof(*s));
 	SB_FIELDS(FIELD_DECODE)
-	memcpy(s->uuid, buf + CFS_OFF_SB_UUID, 16);
+	memcpy(s->user_uuid, buf + CFS_OFF_SB_UUID, 16);
+	memcpy(s->uuid, buf + (s->feat_incompat & CFS_FEAT_INCOMPAT_META_UUID ?
+			       CFS_OFF_SB_META_UUID : CFS_OFF_SB_UUID), 16);
+	if (s->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
+		memcpy(s->mount_opts, buf + CFS_OFF_SB_MOUNT_OPTS, 63);
 	memcpy(s->label, buf + CFS_OFF_SB_LABEL, 63);
 	s->label[63] = 0;
 	return 0;

@@ -39,6 +39,7 @@ static void test_superblock(void)
 		.itable_blocks = (uint32_t)VAL(17), .data_start = (uint32_t)VAL(18),
 		.hash_seed = (uint32_t)VAL(19), .label = "a label",
 		.uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
+		.user_uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
 	};
 	struct cfs_super back;
 	uint8_t buf[CFS_SB_SIZE];
@@ -57,6 +58,20 @@ static void test_superblock(void)
 	CHECK_ERR(cfs_super_decode(buf, &back), EBADMSG);
 	cfs_super_csum_set(buf);
 	CHECK_OK(cfs_super_decode(buf, &back));
+
+	/* with META_UUID the shown uuid stays at 88 and the one the checksums
+	 * use moves to 188; MOUNT_OPTS are at 204 */
+	sb.feat_incompat = CFS_FEAT_INCOMPAT_META_UUID;
+	sb.feat_compat = CFS_FEAT_COMPAT_MOUNT_OPTS;
+	memset(sb.user_uuid, 0x77, 16);
+	strcpy(sb.mount_opts, "clean_after=5");
+	cfs_super_encode(&sb, buf);
+	CHECK(!memcmp(buf + 88, sb.user_uuid, 16));
+	CHECK(!memcmp(buf + 188, sb.uuid, 16));
+	CHECK(!memcmp(buf + 204, "clean_after=5", 14));
+	memset(&back, 0, sizeof(back));
+	CHECK_OK(cfs_super_decode(buf, &back));
+	CHECK(!memcmp(&sb, &back, sizeof(sb)));
 }
 
 /* FORMAT.md 7 and 8 */
