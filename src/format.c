@@ -15,6 +15,12 @@
  * as their two's complement bits. */
 #define FIELD_ENCODE(member, off, bits) put_le##bits(buf + (off), (uint##bits##_t)s->member);
 #define FIELD_DECODE(member, off, bits) s->member = get_le##bits(buf + (off));
+/* ... and into a check that each member is as wide as its field. */
+#define FIELD_WIDTH(type, member, bits) \
+	_Static_assert(sizeof(((type *)0)->member) * 8 == (bits), "width of " #member);
+#define SB_WIDTH(member, off, bits) FIELD_WIDTH(struct cfs_super, member, bits)
+#define CH_WIDTH(member, off, bits) FIELD_WIDTH(struct cfs_chunk_hdr, member, bits)
+#define IN_WIDTH(member, off, bits) FIELD_WIDTH(struct cfs_dinode, member, bits)
 
 uint32_t cfs_fs_seed(const uint8_t uuid[16])
 {
@@ -56,6 +62,7 @@ static uint32_t sb_crc(const uint8_t *buf)
 	X(itable_blocks, CFS_OFF_SB_ITABLE, 32) \
 	X(data_start, CFS_OFF_SB_DATA_START, 32) \
 	X(hash_seed, CFS_OFF_SB_HASH_SEED, 32)
+SB_FIELDS(SB_WIDTH)
 
 void cfs_super_encode(const struct cfs_super *s, uint8_t *buf)
 {
@@ -200,6 +207,7 @@ int cfs_meta_verify(const uint8_t *blk, uint32_t bsize, uint32_t seed,
 	X(nconts, CFS_OFF_CH_NCONTS, 32) \
 	X(nstubs, CFS_OFF_CH_NSTUBS, 32) \
 	X(ndirs, CFS_OFF_CH_NDIRS, 32)
+CH_FIELDS(CH_WIDTH)
 
 void cfs_chunk_hdr_encode(const struct cfs_chunk_hdr *s, uint8_t *buf)
 {
@@ -242,6 +250,7 @@ void cfs_chunk_hdr_decode(const uint8_t *buf, struct cfs_chunk_hdr *s)
 	X(cont[2], CFS_OFF_IN_CONT + 8, 32) \
 	X(cont[3], CFS_OFF_IN_CONT + 12, 32) \
 	X(xattr_len, CFS_OFF_IN_XATTR_LEN, 16)
+IN_FIELDS(IN_WIDTH)
 
 void cfs_dinode_decode(const uint8_t *buf, struct cfs_dinode *s)
 {
