@@ -39,7 +39,8 @@ static void test_superblock(void)
 		.itable_blocks = (uint32_t)VAL(17), .data_start = (uint32_t)VAL(18),
 		.hash_seed = (uint32_t)VAL(19), .label = "a label",
 		.uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
-		.user_uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
+		.user_uuid = { 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32 },
+		.mount_opts = "user_xattr,errors=continue",
 	};
 	struct cfs_super back;
 	uint8_t buf[CFS_SB_SIZE];
@@ -49,7 +50,13 @@ static void test_superblock(void)
 	CHECK_EQ(get_le32(buf), 0x53464B43);
 	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		check_le(buf + f[i].off, f[i].w, VAL(i), "superblock field");
-	CHECK(!memcmp(buf + 88, sb.uuid, 16));
+	/* VAL(4) and VAL(2) have bit 0 set: INCOMPAT_META_UUID puts the UUID
+	 * shown at 88 and the checksum seed's at 188; COMPAT_MOUNT_OPTS the
+	 * options at 204 */
+	CHECK(sb.feat_incompat & 1 && sb.feat_compat & 1);
+	CHECK(!memcmp(buf + 88, sb.user_uuid, 16));
+	CHECK(!memcmp(buf + 188, sb.uuid, 16));
+	CHECK(!memcmp(buf + 204, "user_xattr,errors=continue", 27));
 	CHECK(!memcmp(buf + 104, "a label", 8));
 	CHECK_OK(cfs_super_decode(buf, &back));
 	CHECK(!memcmp(&sb, &back, sizeof(sb)));
@@ -58,20 +65,15 @@ static void test_superblock(void)
 	CHECK_ERR(cfs_super_decode(buf, &back), EBADMSG);
 	cfs_super_csum_set(buf);
 	CHECK_OK(cfs_super_decode(buf, &back));
-
-	/* with META_UUID the shown uuid stays at 88 and the one the checksums
-	 * use moves to 188; MOUNT_OPTS are at 204 */
-	sb.feat_incompat = CFS_FEAT_INCOMPAT_META_UUID;
-	sb.feat_compat = CFS_FEAT_COMPAT_MOUNT_OPTS;
-	memset(sb.user_uuid, 0x77, 16);
-	strcpy(sb.mount_opts, "clean_after=5");
-	cfs_super_encode(&sb, buf);
-	CHECK(!memcmp(buf + 88, sb.user_uuid, 16));
-	CHECK(!memcmp(buf + 188, sb.uuid, 16));
-	CHECK(!memcmp(buf + 204, "clean_after=5", 14));
-	memset(&back, 0, sizeof(back));
+	/* without META_UUID the one UUID is at 88 and is the seed too; without
+	 * MOUNT_OPTS nothing is at 204 */
+	back = sb;
+	back.feat_incompat = back.feat_compat = 0;
+	cfs_super_encode(&back, buf);
+	CHECK(!memcmp(buf + 88, sb.uuid, 16));
+	CHECK_EQ(buf[188] | buf[204], 0);
 	CHECK_OK(cfs_super_decode(buf, &back));
-	CHECK(!memcmp(&sb, &back, sizeof(sb)));
+	CHECK(!memcmp(back.uuid, sb.uuid, 16) && !memcmp(back.user_uuid, sb.uuid, 16));
 }
 
 /* FORMAT.md 7 and 8 */
