@@ -21,6 +21,14 @@
 extern "C" {
 #endif
 
+/* libchunkfs is built with -fvisibility=hidden: what this header declares
+ * is all that its shared library exports, so a program's own names never
+ * meet the library's internal ones. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
+#define CFS_VISIBILITY_PUSHED
+#endif
+
 #define CFS_VERSION_STRING "0.1.0"
 
 typedef uint32_t cfs_ino_t;
@@ -240,6 +248,19 @@ int cfs_check(struct cfs_fs *fs, cfs_report_t report, void *ctx);
 #define CFS_FSCK_PREEN  1   /* fix what is safe, leave the rest (-p) */
 #define CFS_FSCK_YES    2   /* fix everything (-y) */
 
+/* One finding, as the checker's problem table describes it. */
+struct cfs_fsck_problem {
+	const char *code;       /* e.g. "INODE_CSUM": stable, for scripts */
+	int64_t chunk;          /* -1: the whole filesystem */
+	cfs_ino_t ino;          /* the inode concerned, or 0 */
+	const char *finding;    /* what is wrong */
+	const char *action;     /* what fixing it does */
+	const char *outcome;    /* "fixed", "not fixed: -n", "needs a person",
+				 * "fix failed: ..." */
+	const char *invariant;  /* the docs/FORMAT.md section it protects */
+	const char *text;       /* the whole line, as given to report */
+};
+
 struct cfs_fsck_opts {
 	int mode;               /* CFS_FSCK_* */
 	int force;              /* check clean chunks too (-f) */
@@ -248,6 +269,8 @@ struct cfs_fsck_opts {
 	void *ctx;
 	/* progress: chunks done of total (called from worker threads) */
 	void (*progress)(void *ctx, uint32_t done, uint32_t total);
+	/* each problem with its code (may be NULL; called under a lock) */
+	void (*problem)(void *ctx, const struct cfs_fsck_problem *p);
 };
 
 struct cfs_fsck_result {
@@ -264,6 +287,11 @@ struct cfs_fsck_result {
 
 int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *opts,
 	     struct cfs_fsck_result *res);
+
+#ifdef CFS_VISIBILITY_PUSHED
+#pragma GCC visibility pop
+#undef CFS_VISIBILITY_PUSHED
+#endif
 
 #ifdef __cplusplus
 }

@@ -558,6 +558,16 @@ int cfs_sync(struct cfs_fs *fs)
 	return ret;
 }
 
+/* Every change so far to stable storage (operations are excluded). */
+static int idle_flush(struct cfs_fs *fs)
+{
+	int ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+
+	if (ret == 0)
+		fs->idle_flushed = cfs_now_mono();
+	return ret;
+}
+
 /* Mark chunk c clean: its changes first reach stable storage, then the
  * header says clean.  Runs with every operation excluded. */
 static int chunk_clean(struct cfs_fs *fs, uint32_t c)
@@ -568,7 +578,7 @@ static int chunk_clean(struct cfs_fs *fs, uint32_t c)
 	/* Flush every chunk, not just this one: then "clean" also means that
 	 * the other half of each cross-chunk reference made so far is on
 	 * disk, which a dirty-only fsck relies on. */
-	ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+	ret = idle_flush(fs);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->state_lock);
@@ -579,21 +589,71 @@ static int chunk_clean(struct cfs_fs *fs, uint32_t c)
 	return ret;
 }
 
+/* Set held[c] for each chunk c holding an inode unlinked but still open.
+ * Runs with every operation excluded, so link counts hold still; open
+ * counts change under each inode's lock, which cannot be taken under the
+ * cache lock: the few unlinked inodes are pinned first.  -ENOMEM: all
+ * held. */
+static int orphan_chunks(struct cfs_fs *fs, uint8_t *held)
+{
+	struct inode **pin = NULL, **p, *ip;
+	size_t i, n = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&fs->icache_lock);
+	for (i = 0; i < ICACHE_SLOTS && ret == 0; i++)
+		for (ip = fs->icache[i]; ip && ret == 0; ip = ip->hnext) {
+			if (ip->loading || !ip->d.mode || ip->d.nlink || ip->deleted)
+				continue;
+			p = realloc(pin, (n + 1) * sizeof(*pin));
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			pin = p;
+			ip->ref++;
+			pin[n++] = ip;
+		}
+	pthread_mutex_unlock(&fs->icache_lock);
+	for (i = 0; i < n; i++) {
+		pthread_mutex_lock(&pin[i]->lock);
+		if (pin[i]->open || ret < 0)
+			held[CFS_INO_CHUNK(pin[i]->ino)] = 1;
+		pthread_mutex_unlock(&pin[i]->lock);
+		inode_put(fs, pin[i]);
+	}
+	free(pin);
+	if (ret < 0)
+		memset(held, 1, CFS_MAX_CHUNKS);
+	return ret;
+}
+
+/* A chunk holding an inode unlinked but still open stays dirty: after a
+ * crash its check frees the inode ("deleted while open"), where a clean
+ * chunk would keep the space for ever.  Its changes still go to disk once
+ * idle, the unlink among them, or the crash would bring the file back. */
 int cfs_clean_idle(struct cfs_fs *fs, double idle)
 {
 	double now = cfs_now_mono();
+	uint8_t held[CFS_MAX_CHUNKS] = { 0 };
 	uint32_t c;
 	int n = 0, ret = 0;
 
 	if (fs->rdonly || fs->error)
 		return 0;
 	pthread_rwlock_wrlock(&fs->op_lock);
+	orphan_chunks(fs, held);
 	for (c = 0; c < fs->sb.nchunks && ret == 0; c++) {
 		struct chunk *ch = &fs->chunks[c];
 
 		if (!(ch->disk_state & CFS_STATE_DIRTY) || ch->was_dirty ||
 		    now - ch->last_change < idle)
 			continue;
+		if (held[c]) {
+			if (ch->last_change >= fs->idle_flushed)
+				ret = idle_flush(fs);
+			continue;
+		}
 		ret = chunk_clean(fs, c);
 		if (ret == 0)
 			n++;
@@ -693,7 +753,7 @@ int cfs_get_info(struct cfs_fs *fs, struct cfs_info *in)
 	in->feature_compat = fs->sb.feat_compat;
 	in->feature_ro_compat = fs->sb.feat_ro_compat;
 	in->feature_incompat = fs->sb.feat_incompat;
-	memcpy(in->uuid, fs->sb.uuid, 16);
+	memcpy(in->uuid, fs->sb.user_uuid, 16);
 	memcpy(in->label, fs->sb.label, sizeof(in->label));
 	in->created = fs->sb.created;
 	in->root = fs->sb.root_ino;

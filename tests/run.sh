@@ -4,7 +4,7 @@
 #   tests/run.sh BUILDDIR        e.g. tests/run.sh build/san   (make check)
 #                                     tests/run.sh build       (make tests)
 #
-# Runs each BUILDDIR/tests/test_* binary and each tests/cli/*.sh, tests/fsck/*.sh, tests/fuzz/*.sh and
+# Runs each BUILDDIR/tests/test_* binary and each tests/cli/*.sh, tests/lib/*.sh, tests/fsck/*.sh, tests/fuzz/*.sh and
 # tests/mount/*.sh script (except lib.sh, which they source; see
 # SCRIPT_SUITES below).  Every one prints lines "PASS name",
 # "FAIL name[: why]", "SKIP name: reason" and closes with
@@ -63,7 +63,7 @@ trap 'exit 130' INT TERM
 
 # ---- collect what to run ----------------------------------------------------
 # Directories of shell test scripts, all run the same way (tests/cli/lib.sh).
-SCRIPT_SUITES=(cli mount fsck fuzz)
+SCRIPT_SUITES=(cli lib mount fsck fuzz)
 
 names=() kinds=() paths=()
 for f in "$BUILDDIR"/tests/test_*; do

@@ -711,7 +711,7 @@ static int rm_tree(struct cfs_fs *fs, const char *img, const char *path,
 		   cfs_ino_t dir, struct rm_opts *o);
 
 static int rm_entry(struct cfs_fs *fs, const char *img, const char *path,
-		    cfs_ino_t dir, const struct dirent_rec *e, struct rm_opts *o)
+		    cfs_ino_t dir, const struct dir_entry *e, struct rm_opts *o)
 {
 	struct cfs_stat st;
 	int ret = cfs_getattr(fs, e->ino, &st);

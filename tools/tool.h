@@ -101,6 +101,8 @@ int parse_size(const char *s, uint64_t *out);
 int parse_u64(const char *s, uint64_t *out);
 /* Octal permission bits (at most 07777). */
 int parse_mode(const char *s, uint32_t *out);
+/* xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (either case), nothing else. */
+int parse_uuid(const char *s, uint8_t out[16]);
 
 /* ---- image access ---- */
 /* Open img; prints the error and returns a negative errno on failure. */
@@ -126,13 +128,13 @@ const char *type_name(uint32_t mode);
 void fmt_time(const struct timespec *ts, char *buf, size_t len);
 
 /* ---- directory iteration ---- */
-struct dirent_rec {
+struct dir_entry {
 	char *name;
 	cfs_ino_t ino;
 	uint32_t dtype;
 };
 struct dir_list {
-	struct dirent_rec *ent;
+	struct dir_entry *ent;
 	size_t n, cap;
 };
 /* Read all entries of dir (with "." and ".." unless skip_dots). */

@@ -22,7 +22,7 @@ static int dir_fill(void *arg, const char *name, size_t namelen, cfs_ino_t ino,
 {
 	struct dir_fill_ctx *c = arg;
 	struct dir_list *dl = c->dl;
-	struct dirent_rec *e;
+	struct dir_entry *e;
 
 	c->seen++;
 	c->cookie = next_cookie;
@@ -31,7 +31,7 @@ static int dir_fill(void *arg, const char *name, size_t namelen, cfs_ino_t ino,
 		return 0;
 	if (dl->n == dl->cap) {
 		size_t cap = dl->cap ? dl->cap * 2 : 64;
-		struct dirent_rec *n = realloc(dl->ent, cap * sizeof(*n));
+		struct dir_entry *n = realloc(dl->ent, cap * sizeof(*n));
 
 		if (!n)
 			goto nomem;
@@ -93,7 +93,7 @@ void dir_list_free(struct dir_list *dl)
 
 static int ent_cmp(const void *a, const void *b)
 {
-	const struct dirent_rec *x = a, *y = b;
+	const struct dir_entry *x = a, *y = b;
 
 	return strcmp(x->name, y->name);
 }

@@ -1,6 +1,7 @@
-/* Unit tests of an inode's life under device faults (src/inode.c,
- * src/file.c): inline data moved out to a block when a read fails half-way,
- * and the release of an inode deleted while open when that fails at close.
+/* Unit tests of an inode's life under device faults and crashes
+ * (src/inode.c, src/file.c, src/super.c): inline data moved out to a block
+ * when a device call fails half-way, the release of an inode deleted while
+ * open when that fails at close, and such an inode across a crash.
  *
  * The filesystem lives on the fault-injecting memory device; the blocks a
  * step needs are dropped from the cache first (cache_forget on clean
@@ -176,10 +177,58 @@ static void test_close_release_fault(void)
 	cfs_bdev_destroy(dev);
 }
 
+/* A file deleted while open keeps its chunk dirty, its unlink written once
+ * idle: after a crash the chunk is checked and the file freed, where a
+ * chunk marked clean meanwhile would keep its space for ever (only fsck -f
+ * found it), and one never written would bring the file back. */
+static void test_open_orphan_survives_crash(void)
+{
+	struct cfs_fsck_opts fo = { .mode = CFS_FSCK_PREEN, .threads = 1, .report = report };
+	static uint8_t data[64 << 10];
+	struct cfs_fsck_result res;
+	struct cfs_chunk_info ci;
+	struct cfs_statfs s0, s1;
+	struct cfs_bdev *dev, *crashed;
+	struct cfs_fs *fs = make_fs(&dev);
+	uint64_t n;
+	cfs_ino_t f;
+	uint32_t c;
+
+	CHECK_OK(cfs_statfs(fs, &s0));
+	CHECK_OK(cfs_mknod(fs, CFS_ROOT_INO, "f", S_IFREG | 0644, 0, 0, 0, &f));
+	fill(data, sizeof(data), 4);
+	CHECK_EQ(cfs_write(fs, f, data, sizeof(data), 0), sizeof(data));
+	CHECK_OK(cfs_inode_get(fs, f));
+	CHECK_OK(cfs_sync(fs));
+	CHECK_OK(cfs_unlink(fs, CFS_ROOT_INO, "f"));
+	CHECK(cfs_clean_idle(fs, 0) >= 0);   /* writes the unlink, marks others clean */
+	for (c = 0; c < 2; c++) {
+		CHECK_OK(cfs_get_chunk_info(fs, c, &ci));
+		CHECK_EQ(ci.state, c == CFS_INO_CHUNK(f) ? CFS_CHUNK_DIRTY : CFS_CHUNK_CLEAN);
+	}
+	/* the crash: what the device holds now, without the close */
+	CHECK_OK(fixture_image_dev(cfs_bdev_fault_bytes(dev, &n), SIZE, BS, &crashed));
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(dev);
+	CHECK_ERR(fixture_open(crashed, 0, &fs), EUCLEAN);
+	CHECK_OK(fixture_open(crashed, CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, &fs));
+	CHECK_OK(cfs_fsck(fs, &fo, &res));
+	CHECK_EQ(res.checked, 1);
+	CHECK_EQ(res.problems, res.fixed);
+	reopen_checked(crashed, &fs);
+	CHECK_ERR(cfs_lookup(fs, CFS_ROOT_INO, "f", &f), ENOENT);
+	CHECK_OK(cfs_statfs(fs, &s1));
+	CHECK_EQ(s1.bfree, s0.bfree);
+	CHECK_EQ(s1.ffree, s0.ffree);
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(crashed);
+}
+
 int main(void)
 {
 	TEST_RUN(test_inline_move_read_faults);
 	TEST_RUN(test_inline_move_write_faults);
 	TEST_RUN(test_close_release_fault);
+	TEST_RUN(test_open_orphan_survives_crash);
 	return TEST_DONE();
 }
