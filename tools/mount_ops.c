@@ -226,13 +226,10 @@ static void name_remember(struct mnt *m, cfs_ino_t ino, fuse_ino_t parent,
 
 static bool name_recall(struct mnt *m, cfs_ino_t ino, struct recent_name *out)
 {
-	bool ret;
-
 	pthread_mutex_lock(&m->nlock);
 	*out = m->names[ino % NAME_SLOTS];
 	pthread_mutex_unlock(&m->nlock);
-	ret = out->ino == ino && out->name[0];
-	return ret;
+	return out->ino == ino && out->name[0];
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -767,9 +764,6 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(buf);
 }
 
-/* O_APPEND needs nothing here: with the writeback cache the kernel picks
- * the offset (it owns the file size), without it the kernel passes the
- * end of file it knows, which is ours since nothing else writes. */
 /* With the writeback cache a failed write (ENOSPC) comes back at fsync or
  * close, but the kernel keeps the pages and the size it grew the file to:
  * stat and read would go on showing bytes that are not in the image.
@@ -789,6 +783,9 @@ static void inval_later(struct mnt *m, cfs_ino_t ino)
 	pthread_mutex_unlock(&m->lock);
 }
 
+/* O_APPEND needs nothing here: with the writeback cache the kernel picks
+ * the offset (it owns the file size), without it the kernel passes the
+ * end of file it knows, which is ours since nothing else writes. */
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 		     off_t off, struct fuse_file_info *fi)
 {
