@@ -620,6 +620,8 @@ static int run_mount(struct mopts *o, const char *image)
 	else
 		status = EX_OK;
 	fuse_session_unmount(m.se);
+	if (getenv("CHUNKFS_REQUEST_COUNTS"))
+		req_counts_write(getenv("CHUNKFS_REQUEST_COUNTS"));
 out_signals:
 	fuse_remove_signal_handlers(m.se);
 out_session:

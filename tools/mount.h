@@ -82,6 +82,15 @@ struct mnt {
 
 extern const struct fuse_lowlevel_ops chunkfs_ops;
 
+/* ioctls on the mount (tools/mount_ioctl.c): one dispatch, one case each */
+void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		 struct fuse_file_info *fi, unsigned flags, const void *in,
+		 size_t in_size, size_t out_size);
+
+/* FUSE requests served, by opcode (counted always, a relaxed atomic add
+ * each); written at unmount to the file named by CHUNKFS_REQUEST_COUNTS. */
+void req_counts_write(const char *path);
+
 /* The thread that marks idle chunks clean (not started read-only). */
 int cleaner_start(struct mnt *m);
 void cleaner_stop(struct mnt *m);

@@ -39,6 +39,47 @@ static void reply_err(fuse_req_t req, int ret)
 	fuse_reply_err(req, ret < 0 ? -ret : ret);
 }
 
+/* ---- request counts --------------------------------------------------- */
+
+#define REQ_OPS(X) X(FORGET) X(BATCH_FORGET) X(STATFS) X(LOOKUP) X(GETATTR) X(SETATTR) X(READLINK) X(MKNOD) X(MKDIR) X(SYMLINK) X(LINK) X(UNLINK) X(RMDIR) X(RENAME) X(READDIR) X(READDIRPLUS) X(OPENDIR) X(RELEASEDIR) X(FSYNCDIR) X(OPEN) X(CREATE) X(RELEASE) X(READ) X(WRITE) X(FSYNC) X(FALLOCATE) X(LSEEK) X(SETXATTR) X(GETXATTR) X(LISTXATTR) X(REMOVEXATTR) X(IOCTL)
+
+enum req_op {
+#define REQ_ENUM(n) REQ_##n,
+	REQ_OPS(REQ_ENUM)
+	REQ_N
+};
+
+static const char *const req_names[] = {
+#define REQ_NAME(n) #n,
+	REQ_OPS(REQ_NAME)
+};
+
+static _Atomic unsigned long req_counts[REQ_N];
+
+static void req_count(enum req_op op, unsigned long n)
+{
+	atomic_fetch_add_explicit(&req_counts[op], n, memory_order_relaxed);
+}
+
+/* "OPCODE COUNT" lines, opcodes never seen left out. */
+void req_counts_write(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fuse_log(FUSE_LOG_ERR, "chunkfs: %s: %s\n", path, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < REQ_N; i++) {
+		unsigned long n = atomic_load(&req_counts[i]);
+
+		if (n)
+			fprintf(f, "%s %lu\n", req_names[i], n);
+	}
+	if (fclose(f) != 0)
+		fuse_log(FUSE_LOG_ERR, "chunkfs: %s: %s\n", path, strerror(errno));
+}
+
 /* ---- attributes ----------------------------------------------------- */
 
 static void stat_from(const struct cfs_stat *cs, struct stat *st)
@@ -150,6 +191,9 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	/* ioctls on directories: FITRIM goes to the mount point */
+	if (conn->capable & FUSE_CAP_IOCTL_DIR)
+		conn->want |= FUSE_CAP_IOCTL_DIR;
 	/* Let the kernel clear setuid/setgid on write, truncate and chown
 	 * (it sends us the new mode), and truncate on O_TRUNC through
 	 * setattr: then both follow the VFS rules exactly. */
@@ -168,6 +212,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
+	req_count(REQ_FORGET, 1);
 	struct mnt *m = mnt_of(req);
 
 	while (nlookup--)
@@ -178,6 +223,7 @@ static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 static void op_forget_multi(fuse_req_t req, size_t count,
 			    struct fuse_forget_data *forgets)
 {
+	req_count(REQ_BATCH_FORGET, 1);
 	struct mnt *m = mnt_of(req);
 
 	for (size_t i = 0; i < count; i++)
@@ -188,6 +234,7 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+	req_count(REQ_STATFS, 1);
 	struct cfs_statfs cs;
 	struct statvfs sv;
 	int ret = cfs_statfs(mnt_of(req)->fs, &cs);
@@ -234,6 +281,7 @@ static bool name_recall(struct mnt *m, cfs_ino_t ino, struct recent_name *out)
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	req_count(REQ_LOOKUP, 1);
 	struct mnt *m = mnt_of(req);
 	cfs_ino_t ino;
 	int ret = cfs_lookup(m->fs, (cfs_ino_t)parent, name, &ino);
@@ -253,6 +301,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	req_count(REQ_GETATTR, 1);
 	struct mnt *m = mnt_of(req);
 	struct cfs_stat cs;
 	struct stat st;
@@ -309,6 +358,7 @@ static void setattr_from(const struct stat *st, int to_set, struct cfs_setattr *
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
+	req_count(REQ_SETATTR, 1);
 	struct mnt *m = mnt_of(req);
 	struct cfs_setattr a;
 	struct cfs_stat cs;
@@ -328,6 +378,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
+	req_count(REQ_READLINK, 1);
 	char buf[PATH_MAX + 1];
 	ssize_t n = cfs_readlink(mnt_of(req)->fs, (cfs_ino_t)ino, buf, sizeof(buf) - 1);
 
@@ -346,6 +397,7 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		     dev_t rdev)
 {
+	req_count(REQ_MKNOD, 1);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	cfs_ino_t ino = 0;
 	int ret = cfs_mknod(mnt_of(req)->fs, (cfs_ino_t)parent, name, mode, rdev,
@@ -356,6 +408,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
+	req_count(REQ_MKDIR, 1);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	cfs_ino_t ino = 0;
 	int ret = cfs_mkdir(mnt_of(req)->fs, (cfs_ino_t)parent, name, mode,
@@ -367,6 +420,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 		       const char *name)
 {
+	req_count(REQ_SYMLINK, 1);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	cfs_ino_t ino = 0;
 	int ret = cfs_symlink(mnt_of(req)->fs, (cfs_ino_t)parent, name, target,
@@ -378,6 +432,7 @@ static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		    const char *newname)
 {
+	req_count(REQ_LINK, 1);
 	int ret = cfs_link(mnt_of(req)->fs, (cfs_ino_t)ino, (cfs_ino_t)newparent, newname);
 
 	reply_entry(req, ret, (cfs_ino_t)ino);
@@ -385,17 +440,20 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	req_count(REQ_UNLINK, 1);
 	reply_err(req, cfs_unlink(mnt_of(req)->fs, (cfs_ino_t)parent, name));
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	req_count(REQ_RMDIR, 1);
 	reply_err(req, cfs_rmdir(mnt_of(req)->fs, (cfs_ino_t)parent, name));
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
+	req_count(REQ_RENAME, 1);
 	unsigned cflags = 0;
 	int ret;
 
@@ -536,6 +594,7 @@ out:
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
+	req_count(REQ_READDIR, 1);
 	(void)fi;
 	do_readdir(req, ino, size, off, false);
 }
@@ -543,12 +602,14 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			   struct fuse_file_info *fi)
 {
+	req_count(REQ_READDIRPLUS, 1);
 	(void)fi;
 	do_readdir(req, ino, size, off, true);
 }
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	req_count(REQ_OPENDIR, 1);
 	struct cfs_stat cs;
 	int ret = cfs_getattr(mnt_of(req)->fs, (cfs_ino_t)ino, &cs);
 
@@ -562,6 +623,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	req_count(REQ_RELEASEDIR, 1);
 	(void)ino;
 	(void)fi;
 	reply_err(req, 0);
@@ -570,6 +632,7 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 			struct fuse_file_info *fi)
 {
+	req_count(REQ_FSYNCDIR, 1);
 	(void)fi;
 	reply_err(req, cfs_fsync(mnt_of(req)->fs, (cfs_ino_t)ino, datasync));
 }
@@ -684,6 +747,7 @@ static void file_closed(struct mnt *m, cfs_ino_t ino, const struct fuse_file_inf
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	req_count(REQ_OPEN, 1);
 	struct mnt *m = mnt_of(req);
 	int ret = file_opened(m, (cfs_ino_t)ino, fi);
 
@@ -715,6 +779,7 @@ static int create_inode(fuse_req_t req, fuse_ino_t parent, const char *name,
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, struct fuse_file_info *fi)
 {
+	req_count(REQ_CREATE, 1);
 	struct mnt *m = mnt_of(req);
 	struct fuse_entry_param e;
 	cfs_ino_t ino = 0;
@@ -741,6 +806,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	req_count(REQ_RELEASE, 1);
 	file_closed(mnt_of(req), (cfs_ino_t)ino, fi);
 	reply_err(req, 0);
 }
@@ -748,6 +814,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
+	req_count(REQ_READ, 1);
 	char *buf = malloc(size ? size : 1);
 	ssize_t n;
 
@@ -789,6 +856,7 @@ static void inval_later(struct mnt *m, cfs_ino_t ino)
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 		     off_t off, struct fuse_file_info *fi)
 {
+	req_count(REQ_WRITE, 1);
 	struct mnt *m = mnt_of(req);
 	ssize_t n = cfs_write(m->fs, (cfs_ino_t)ino, buf, size, (uint64_t)off);
 
@@ -803,6 +871,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		     struct fuse_file_info *fi)
 {
+	req_count(REQ_FSYNC, 1);
 	(void)fi;
 	reply_err(req, cfs_fsync(mnt_of(req)->fs, (cfs_ino_t)ino, datasync));
 }
@@ -810,6 +879,7 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 			 off_t len, struct fuse_file_info *fi)
 {
+	req_count(REQ_FALLOCATE, 1);
 	int cmode = 0, ret;
 
 	(void)fi;
@@ -834,6 +904,7 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		     struct fuse_file_info *fi)
 {
+	req_count(REQ_LSEEK, 1);
 	struct mnt *m = mnt_of(req);
 	int64_t ret;
 
@@ -862,6 +933,7 @@ static void reply_xattr_buf(fuse_req_t req, ssize_t n, const char *buf, size_t s
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			const char *value, size_t size, int flags)
 {
+	req_count(REQ_SETXATTR, 1);
 	int cflags = 0;
 
 	/* POSIX ACLs would be stored but never enforced (the kernel checks
@@ -881,6 +953,7 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
+	req_count(REQ_GETXATTR, 1);
 	char *buf = size ? malloc(size) : NULL;
 	ssize_t n;
 
@@ -895,6 +968,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
+	req_count(REQ_LISTXATTR, 1);
 	char *buf = size ? malloc(size) : NULL;
 	ssize_t n;
 
@@ -909,7 +983,18 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
+	req_count(REQ_REMOVEXATTR, 1);
 	reply_err(req, cfs_removexattr(mnt_of(req)->fs, (cfs_ino_t)ino, name));
+}
+
+/* ---- ioctls: tools/mount_ioctl.c ------------------------------------- */
+
+static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+		     size_t in_bufsz, size_t out_bufsz)
+{
+	req_count(REQ_IOCTL, 1);
+	mount_ioctl(req, ino, cmd, arg, fi, flags, in_buf, in_bufsz, out_bufsz);
 }
 
 const struct fuse_lowlevel_ops chunkfs_ops = {
@@ -949,6 +1034,7 @@ const struct fuse_lowlevel_ops chunkfs_ops = {
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,
 	.removexattr = op_removexattr,
+	.ioctl = op_ioctl,
 };
 
 /* ---- the cleaner ---------------------------------------------------- */
