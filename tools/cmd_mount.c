@@ -43,6 +43,7 @@ struct mopts {
 	double clean_after;
 	enum atime_mode atime;
 	bool diratime;
+	bool discard;
 	unsigned max_threads;
 	char *fuse;                     /* options passed on to libfuse */
 };
@@ -52,7 +53,7 @@ struct mopts {
 static bool ext4_harmless(const char *o)
 {
 	static const char *const names[] = {
-		"user_xattr", "lazytime", "nolazytime", "discard", "nodiscard",
+		"user_xattr", "lazytime", "nolazytime",
 		"noacl", "barrier", "barrier=1", "nobarrier", "barrier=0",
 		"errors=continue", "errors=remount-ro", "errors=panic", "data=ordered",
 		"auto_da_alloc", "noauto_da_alloc", "delalloc", "i_version",
@@ -136,6 +137,8 @@ static int mount_opt(struct mopts *o, const char *opt)
 	}
 	if (strcmp(opt, "nocheck") == 0)
 		return (o->nocheck = true), 0;
+	if (strcmp(opt, "discard") == 0 || strcmp(opt, "nodiscard") == 0)
+		return (o->discard = opt[0] == 'd'), 0;
 	if (strcmp(opt, "remount") == 0)
 		return (o->remount = true), 0;
 	if (ext4_harmless(opt)) {
@@ -589,6 +592,7 @@ static int run_mount(struct mopts *o, const char *image)
 	struct mnt m = { .timeout = ATTR_TIMEOUT, .entry_timeout = ENTRY_TIMEOUT,
 			 .atime = o->atime,
 			 .diratime = o->diratime, .rdonly = o->rdonly,
+			 .discard = o->discard && !o->rdonly,
 			 .clean_after = o->clean_after };
 	int lockfd, ret, status = EX_FAIL;
 

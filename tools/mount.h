@@ -55,6 +55,7 @@ struct mnt {
 	enum atime_mode atime;
 	bool diratime;
 	bool rdonly;
+	bool discard;            /* -o discard: trim freed blocks, batched */
 	double clean_after;
 	/* the cleaner thread */
 	pthread_t cleaner;
@@ -62,6 +63,10 @@ struct mnt {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool stop;
+	/* -o discard: an operation may have freed blocks since the last
+	 * trim, made at trimmed */
+	_Atomic bool freed;
+	struct timespec trimmed;
 	/* inodes whose write-back failed: what the kernel caches of them
 	 * (pages, the size it grew) no longer matches the image */
 	cfs_ino_t inval[INVAL_SLOTS];

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "mount.h"
+#include "trim.h"
 
 static struct mnt *mnt_of(fuse_req_t req)
 {
@@ -179,6 +180,13 @@ static void touch_atime(struct mnt *m, cfs_ino_t ino, bool dir)
 		fuse_lowlevel_notify_inval_inode(m->se, ino, -1, 0);
 }
 
+/* An operation that may have freed blocks ran: -o discard trims soon. */
+static void may_have_freed(struct mnt *m)
+{
+	if (m->discard)
+		atomic_store_explicit(&m->freed, true, memory_order_relaxed);
+}
+
 /* ---- lifecycle ------------------------------------------------------ */
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
@@ -212,33 +220,35 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	req_count(REQ_FORGET, 1);
 	struct mnt *m = mnt_of(req);
 
+	req_count(REQ_FORGET, 1);
 	while (nlookup--)
 		cfs_inode_put(m->fs, (cfs_ino_t)ino);
+	may_have_freed(m);
 	fuse_reply_none(req);
 }
 
 static void op_forget_multi(fuse_req_t req, size_t count,
 			    struct fuse_forget_data *forgets)
 {
-	req_count(REQ_BATCH_FORGET, 1);
 	struct mnt *m = mnt_of(req);
 
+	req_count(REQ_BATCH_FORGET, 1);
 	for (size_t i = 0; i < count; i++)
 		for (uint64_t n = forgets[i].nlookup; n; n--)
 			cfs_inode_put(m->fs, (cfs_ino_t)forgets[i].ino);
+	may_have_freed(m);
 	fuse_reply_none(req);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
-	req_count(REQ_STATFS, 1);
 	struct cfs_statfs cs;
 	struct statvfs sv;
 	int ret = cfs_statfs(mnt_of(req)->fs, &cs);
 
+	req_count(REQ_STATFS, 1);
 	(void)ino;
 	if (ret < 0) {
 		reply_err(req, ret);
@@ -281,11 +291,11 @@ static bool name_recall(struct mnt *m, cfs_ino_t ino, struct recent_name *out)
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	req_count(REQ_LOOKUP, 1);
 	struct mnt *m = mnt_of(req);
 	cfs_ino_t ino;
 	int ret = cfs_lookup(m->fs, (cfs_ino_t)parent, name, &ino);
 
+	req_count(REQ_LOOKUP, 1);
 	/* A negative entry may be cached like a positive one: every change
 	 * to the image comes through this mount, which invalidates it. */
 	if (ret == -ENOENT) {
@@ -301,12 +311,12 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	req_count(REQ_GETATTR, 1);
 	struct mnt *m = mnt_of(req);
 	struct cfs_stat cs;
 	struct stat st;
 	int ret = cfs_getattr(m->fs, (cfs_ino_t)ino, &cs);
 
+	req_count(REQ_GETATTR, 1);
 	(void)fi;
 	if (ret < 0) {
 		reply_err(req, ret);
@@ -358,16 +368,18 @@ static void setattr_from(const struct stat *st, int to_set, struct cfs_setattr *
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
-	req_count(REQ_SETATTR, 1);
 	struct mnt *m = mnt_of(req);
 	struct cfs_setattr a;
 	struct cfs_stat cs;
 	struct stat st;
 	int ret;
 
+	req_count(REQ_SETATTR, 1);
 	(void)fi;
 	setattr_from(attr, to_set, &a);
 	ret = cfs_setattr(m->fs, (cfs_ino_t)ino, &a, &cs);
+	if (a.valid & CFS_SET_SIZE)
+		may_have_freed(m);
 	if (ret < 0) {
 		reply_err(req, ret);
 		return;
@@ -378,10 +390,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
-	req_count(REQ_READLINK, 1);
 	char buf[PATH_MAX + 1];
 	ssize_t n = cfs_readlink(mnt_of(req)->fs, (cfs_ino_t)ino, buf, sizeof(buf) - 1);
 
+	req_count(REQ_READLINK, 1);
 	if (n < 0) {
 		reply_err(req, (int)n);
 		return;
@@ -397,66 +409,72 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		     dev_t rdev)
 {
-	req_count(REQ_MKNOD, 1);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	cfs_ino_t ino = 0;
 	int ret = cfs_mknod(mnt_of(req)->fs, (cfs_ino_t)parent, name, mode, rdev,
 			    ctx->uid, ctx->gid, &ino);
 
+	req_count(REQ_MKNOD, 1);
 	reply_entry(req, ret, ino);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-	req_count(REQ_MKDIR, 1);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	cfs_ino_t ino = 0;
 	int ret = cfs_mkdir(mnt_of(req)->fs, (cfs_ino_t)parent, name, mode,
 			    ctx->uid, ctx->gid, &ino);
 
+	req_count(REQ_MKDIR, 1);
 	reply_entry(req, ret, ino);
 }
 
 static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 		       const char *name)
 {
-	req_count(REQ_SYMLINK, 1);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	cfs_ino_t ino = 0;
 	int ret = cfs_symlink(mnt_of(req)->fs, (cfs_ino_t)parent, name, target,
 			      ctx->uid, ctx->gid, &ino);
 
+	req_count(REQ_SYMLINK, 1);
 	reply_entry(req, ret, ino);
 }
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		    const char *newname)
 {
-	req_count(REQ_LINK, 1);
 	int ret = cfs_link(mnt_of(req)->fs, (cfs_ino_t)ino, (cfs_ino_t)newparent, newname);
 
+	req_count(REQ_LINK, 1);
 	reply_entry(req, ret, (cfs_ino_t)ino);
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	int ret = cfs_unlink(mnt_of(req)->fs, (cfs_ino_t)parent, name);
+
 	req_count(REQ_UNLINK, 1);
-	reply_err(req, cfs_unlink(mnt_of(req)->fs, (cfs_ino_t)parent, name));
+	may_have_freed(mnt_of(req));
+	reply_err(req, ret);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	int ret = cfs_rmdir(mnt_of(req)->fs, (cfs_ino_t)parent, name);
+
 	req_count(REQ_RMDIR, 1);
-	reply_err(req, cfs_rmdir(mnt_of(req)->fs, (cfs_ino_t)parent, name));
+	may_have_freed(mnt_of(req));
+	reply_err(req, ret);
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
-	req_count(REQ_RENAME, 1);
 	unsigned cflags = 0;
 	int ret;
 
+	req_count(REQ_RENAME, 1);
 	if (flags & RENAME_NOREPLACE)
 		cflags |= CFS_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
@@ -467,6 +485,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	else
 		ret = cfs_rename(mnt_of(req)->fs, (cfs_ino_t)parent, name,
 				 (cfs_ino_t)newparent, newname, cflags);
+	may_have_freed(mnt_of(req));
 	reply_err(req, ret);
 }
 
@@ -609,10 +628,10 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	req_count(REQ_OPENDIR, 1);
 	struct cfs_stat cs;
 	int ret = cfs_getattr(mnt_of(req)->fs, (cfs_ino_t)ino, &cs);
 
+	req_count(REQ_OPENDIR, 1);
 	if (ret == 0 && !S_ISDIR(cs.mode))
 		ret = -ENOTDIR;
 	if (ret < 0)
@@ -747,10 +766,10 @@ static void file_closed(struct mnt *m, cfs_ino_t ino, const struct fuse_file_inf
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	req_count(REQ_OPEN, 1);
 	struct mnt *m = mnt_of(req);
 	int ret = file_opened(m, (cfs_ino_t)ino, fi);
 
+	req_count(REQ_OPEN, 1);
 	if (ret < 0) {
 		reply_err(req, ret);
 		return;
@@ -779,12 +798,12 @@ static int create_inode(fuse_req_t req, fuse_ino_t parent, const char *name,
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, struct fuse_file_info *fi)
 {
-	req_count(REQ_CREATE, 1);
 	struct mnt *m = mnt_of(req);
 	struct fuse_entry_param e;
 	cfs_ino_t ino = 0;
 	int ret = create_inode(req, parent, name, mode, fi->flags, &ino);
 
+	req_count(REQ_CREATE, 1);
 	if (ret == 0)
 		ret = entry_get(m, ino, &e);
 	if (ret < 0) {
@@ -808,16 +827,17 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
 	req_count(REQ_RELEASE, 1);
 	file_closed(mnt_of(req), (cfs_ino_t)ino, fi);
+	may_have_freed(mnt_of(req));
 	reply_err(req, 0);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	req_count(REQ_READ, 1);
 	char *buf = malloc(size ? size : 1);
 	ssize_t n;
 
+	req_count(REQ_READ, 1);
 	(void)fi;
 	if (!buf) {
 		reply_err(req, -ENOMEM);
@@ -856,10 +876,10 @@ static void inval_later(struct mnt *m, cfs_ino_t ino)
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 		     off_t off, struct fuse_file_info *fi)
 {
-	req_count(REQ_WRITE, 1);
 	struct mnt *m = mnt_of(req);
 	ssize_t n = cfs_write(m->fs, (cfs_ino_t)ino, buf, size, (uint64_t)off);
 
+	req_count(REQ_WRITE, 1);
 	if (n < 0)
 		reply_err(req, (int)n);
 	else
@@ -879,9 +899,9 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 			 off_t len, struct fuse_file_info *fi)
 {
-	req_count(REQ_FALLOCATE, 1);
 	int cmode = 0, ret;
 
+	req_count(REQ_FALLOCATE, 1);
 	(void)fi;
 	if (mode & FALLOC_FL_KEEP_SIZE)
 		cmode |= CFS_FALLOC_KEEP_SIZE;
@@ -894,6 +914,7 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	else
 		ret = cfs_fallocate(mnt_of(req)->fs, (cfs_ino_t)ino, cmode,
 				    (uint64_t)off, (uint64_t)len);
+	may_have_freed(mnt_of(req));
 	reply_err(req, ret);
 }
 
@@ -904,10 +925,10 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		     struct fuse_file_info *fi)
 {
-	req_count(REQ_LSEEK, 1);
 	struct mnt *m = mnt_of(req);
 	int64_t ret;
 
+	req_count(REQ_LSEEK, 1);
 	(void)fi;
 	if (has_writers(m, (cfs_ino_t)ino))
 		fuse_lowlevel_notify_inval_inode(m->se, ino, 0, 0);
@@ -933,9 +954,9 @@ static void reply_xattr_buf(fuse_req_t req, ssize_t n, const char *buf, size_t s
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			const char *value, size_t size, int flags)
 {
-	req_count(REQ_SETXATTR, 1);
 	int cflags = 0;
 
+	req_count(REQ_SETXATTR, 1);
 	/* POSIX ACLs would be stored but never enforced (the kernel checks
 	 * only the mode bits without FUSE_CAP_POSIX_ACL): refuse them, as
 	 * ext4 mounted with noacl does. */
@@ -953,10 +974,10 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	req_count(REQ_GETXATTR, 1);
 	char *buf = size ? malloc(size) : NULL;
 	ssize_t n;
 
+	req_count(REQ_GETXATTR, 1);
 	if (size && !buf) {
 		reply_err(req, -ENOMEM);
 		return;
@@ -968,10 +989,10 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	req_count(REQ_LISTXATTR, 1);
 	char *buf = size ? malloc(size) : NULL;
 	ssize_t n;
 
+	req_count(REQ_LISTXATTR, 1);
 	if (size && !buf) {
 		reply_err(req, -ENOMEM);
 		return;
@@ -983,8 +1004,11 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
+	int ret = cfs_removexattr(mnt_of(req)->fs, (cfs_ino_t)ino, name);
+
 	req_count(REQ_REMOVEXATTR, 1);
-	reply_err(req, cfs_removexattr(mnt_of(req)->fs, (cfs_ino_t)ino, name));
+	may_have_freed(mnt_of(req));
+	reply_err(req, ret);
 }
 
 /* ---- ioctls: tools/mount_ioctl.c ------------------------------------- */
@@ -1073,6 +1097,31 @@ static void inval_queued(struct mnt *m)
 		;
 }
 
+/* -o discard, batched: once an operation that may have freed blocks has
+ * run and clean_after seconds (at least one) have passed since the last
+ * trim, discard the free blocks (cfs_trim flushes first, so nothing in
+ * memory still claims one). */
+static void discard_freed(struct mnt *m, const struct timespec *now)
+{
+	double wait = m->clean_after > 1 ? m->clean_after : 1;
+	struct cfs_trim_result res;
+	int ret;
+
+	if ((double)(now->tv_sec - m->trimmed.tv_sec) +
+	    (now->tv_nsec - m->trimmed.tv_nsec) / 1e9 < wait ||
+	    !atomic_exchange(&m->freed, false))
+		return;
+	ret = cfs_trim(m->fs, 1, &res);
+	m->trimmed = *now;
+	if (ret == -EOPNOTSUPP) {
+		fuse_log(FUSE_LOG_WARNING, "chunkfs: -o discard: the storage cannot "
+			 "discard; discard turned off\n");
+		m->discard = false;
+	} else if (ret < 0) {
+		fuse_log(FUSE_LOG_ERR, "chunkfs: -o discard: %s\n", errstr(ret));
+	}
+}
+
 /* About once a second, mark chunks clean that have been idle for
  * clean_after seconds, so that a crash costs a check of only the chunks
  * that were in use; and invalidate, as soon as queued, the inodes whose
@@ -1101,6 +1150,8 @@ static void *cleaner_main(void *arg)
 		if (ret < 0)
 			fuse_log(FUSE_LOG_ERR, "chunkfs: marking idle chunks clean: %s\n",
 				 errstr(ret));
+		if (m->discard)
+			discard_freed(m, &now);
 		tick = now;
 		ts_add_ms(&tick, 1000);
 		pthread_mutex_lock(&m->lock);
@@ -1121,6 +1172,8 @@ int cleaner_start(struct mnt *m)
 	pthread_mutex_init(&m->lock, NULL);
 	if (m->rdonly)
 		return 0;
+	if (m->discard)
+		clock_gettime(CLOCK_MONOTONIC, &m->trimmed);
 	ret = pthread_create(&m->cleaner, NULL, cleaner_main, m);
 	if (ret)
 		return -ret;
