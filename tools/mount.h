@@ -15,7 +15,7 @@
 
 #include "tool.h"
 
-#define ATTR_TIMEOUT    1.0             /* seconds the kernel caches attributes */
+#define ATTR_TIMEOUT    60.0            /* seconds the kernel caches attributes */
 /* Names (negative ones too) are kept longer: every change to the
  * namespace comes through this mount, which updates the kernel's entries
  * as it makes it.  Then an unlink, rename or open of a name seen a while

@@ -364,6 +364,13 @@ savetime 2 ut
 sleep 20
 utimens ut OMIT OMIT => OK
 cmptime 2 ut => OK a= m= c=
+== atime_seen_through_attr_cache
+mkdir ra 0755 => OK
+utimens ra 1000 OMIT => OK
+stat ra atime => OK 1000.000000000
+savetime 5 ra
+ls ra => OK
+cmptime 5 ra => OK a> m= c=
 utimens nofile NOW NOW => ERR ENOENT
 
 == timestamps
