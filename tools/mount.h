@@ -67,6 +67,7 @@ struct mnt {
 	 * trim, made at trimmed */
 	_Atomic bool freed;
 	struct timespec trimmed;
+	bool discard_off;        /* the storage cannot discard (cleaner only) */
 	/* inodes whose write-back failed: what the kernel caches of them
 	 * (pages, the size it grew) no longer matches the image */
 	cfs_ino_t inval[INVAL_SLOTS];

@@ -1107,7 +1107,8 @@ static void discard_freed(struct mnt *m, const struct timespec *now)
 	struct cfs_trim_result res;
 	int ret;
 
-	if ((double)(now->tv_sec - m->trimmed.tv_sec) +
+	if (m->discard_off ||
+	    (double)(now->tv_sec - m->trimmed.tv_sec) +
 	    (now->tv_nsec - m->trimmed.tv_nsec) / 1e9 < wait ||
 	    !atomic_exchange(&m->freed, false))
 		return;
@@ -1116,7 +1117,7 @@ static void discard_freed(struct mnt *m, const struct timespec *now)
 	if (ret == -EOPNOTSUPP) {
 		fuse_log(FUSE_LOG_WARNING, "chunkfs: -o discard: the storage cannot "
 			 "discard; discard turned off\n");
-		m->discard = false;
+		m->discard_off = true;
 	} else if (ret < 0) {
 		fuse_log(FUSE_LOG_ERR, "chunkfs: -o discard: %s\n", errstr(ret));
 	}
