@@ -182,6 +182,26 @@ int cfs_meta_verify(const uint8_t *blk, uint32_t bsize, uint32_t seed,
 
 /* Chunk header: block 0 of each chunk, after the common header. */
 
+static void err_rec_encode(const struct cfs_err_rec *e, uint8_t *p)
+{
+	put_le64(p + CFS_OFF_ER_TIME, (uint64_t)e->time);
+	put_le32(p + CFS_OFF_ER_INO, e->ino);
+	put_le32(p + CFS_OFF_ER_ERRNO, e->err);
+	put_le64(p + CFS_OFF_ER_BLOCK, e->block);
+	memset(p + CFS_OFF_ER_WHAT, 0, CFS_ERR_WHAT_LEN);
+	memcpy(p + CFS_OFF_ER_WHAT, e->what, strnlen(e->what, CFS_ERR_WHAT_LEN - 1));
+}
+
+static void err_rec_decode(const uint8_t *p, struct cfs_err_rec *e)
+{
+	e->time = (int64_t)get_le64(p + CFS_OFF_ER_TIME);
+	e->ino = get_le32(p + CFS_OFF_ER_INO);
+	e->err = get_le32(p + CFS_OFF_ER_ERRNO);
+	e->block = get_le64(p + CFS_OFF_ER_BLOCK);
+	memcpy(e->what, p + CFS_OFF_ER_WHAT, CFS_ERR_WHAT_LEN);
+	e->what[CFS_ERR_WHAT_LEN - 1] = 0;
+}
+
 void cfs_chunk_hdr_encode(const struct cfs_chunk_hdr *h, uint8_t *blk)
 {
 	put_le32(blk + CFS_OFF_CH_INDEX, h->index);
@@ -198,10 +218,14 @@ void cfs_chunk_hdr_encode(const struct cfs_chunk_hdr *h, uint8_t *blk)
 	put_le32(blk + CFS_OFF_CH_NSTUBS, h->nstubs);
 	put_le32(blk + CFS_OFF_CH_NDIRS, h->ndirs);
 	memcpy(blk + CFS_OFF_CH_UUID, h->uuid, 16);
+	put_le32(blk + CFS_OFF_CH_ERR_COUNT, h->error_count);
+	err_rec_encode(&h->first_error, blk + CFS_OFF_CH_ERR_FIRST);
+	err_rec_encode(&h->last_error, blk + CFS_OFF_CH_ERR_LAST);
 }
 
 void cfs_chunk_hdr_decode(const uint8_t *blk, struct cfs_chunk_hdr *h)
 {
+	memset(h, 0, sizeof(*h));   /* padding too: callers compare headers whole */
 	h->index = get_le32(blk + CFS_OFF_CH_INDEX);
 	h->state = get_le32(blk + CFS_OFF_CH_STATE);
 	h->generation = get_le64(blk + CFS_OFF_CH_GEN);
@@ -216,6 +240,9 @@ void cfs_chunk_hdr_decode(const uint8_t *blk, struct cfs_chunk_hdr *h)
 	h->nstubs = get_le32(blk + CFS_OFF_CH_NSTUBS);
 	h->ndirs = get_le32(blk + CFS_OFF_CH_NDIRS);
 	memcpy(h->uuid, blk + CFS_OFF_CH_UUID, 16);
+	h->error_count = get_le32(blk + CFS_OFF_CH_ERR_COUNT);
+	err_rec_decode(blk + CFS_OFF_CH_ERR_FIRST, &h->first_error);
+	err_rec_decode(blk + CFS_OFF_CH_ERR_LAST, &h->last_error);
 }
 
 /* Inode, inode_size bytes in the inode table. */
