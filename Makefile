@@ -10,7 +10,7 @@
 #   make install      PREFIX (default /usr/local) and DESTDIR are honoured
 #   make uninstall, make clean
 #
-# Sources are found by wildcard (src/*.c is the library, tools/*.c the
+# Sources are found by wildcard (src/*.c and src/fsck/*.c are the library, tools/*.c the
 # chunkfs command, tests/unit/test_*.c one test binary each), so new files
 # need no change here.  Header dependencies are tracked with -MMD -MP.
 # The library needs only libc and pthreads; the command also links libfuse3
@@ -53,7 +53,7 @@ LDFLAGS     ?=
 LDLIBS      ?=
 TEST_CPPFLAGS := -Itests
 
-LIB_SRCS  := $(sort $(wildcard src/*.c))
+LIB_SRCS  := $(sort $(wildcard src/*.c src/fsck/*.c))
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_NAMES := $(basename $(notdir $(TEST_SRCS)))
@@ -260,6 +260,29 @@ install-completion:
 
 uninstall-completion:
 	rm -f $(DESTDIR)$(COMPDIR)/chunkfs $(COMP_NAMES:%=$(DESTDIR)$(COMPDIR)/%)
+
+# make deb: the Debian packages chunkfs, libchunkfs0 and libchunkfs-dev
+# (debian/), built by dpkg-buildpackage from a copy of the tree in
+# build/deb/ (it writes its results to the parent directory), then checked
+# with lintian; the .deb files end up in build/deb/.
+DEB_DIR := $(B)/deb
+.PHONY: deb
+deb:
+	bash scripts/deps.sh debhelper dpkg-dev fakeroot lintian
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/chunkfs-$(VERSION)
+	tar -c --exclude=./build --exclude=./.git --exclude='./*.img' --exclude=./mnt . | \
+		tar -x -C $(DEB_DIR)/chunkfs-$(VERSION)
+	cd $(DEB_DIR)/chunkfs-$(VERSION) && dpkg-buildpackage -us -uc -b
+	lintian --info --display-info $(DEB_DIR)/*.changes | tee $(DEB_DIR)/lintian.txt
+
+# tests/deb/install.sh on the packages just built: lintian clean, install,
+# use (mount -t chunkfs, fstab, mkfs/fsck -t, man, pkg-config), remove.  Not
+# part of make check: building the packages takes 1-2 minutes here, and
+# installing them changes /usr while the test runs.  Needs root.
+.PHONY: deb-check
+deb-check: deb
+	DEB_DIR=$(abspath $(DEB_DIR)) bash tests/deb/install.sh
 
 clean:
 	rm -rf $(B)

@@ -267,6 +267,19 @@ int cfs_check(struct cfs_fs *fs, cfs_report_t report, void *ctx);
 #define CFS_FSCK_PREEN  1   /* fix what is safe, leave the rest (-p) */
 #define CFS_FSCK_YES    2   /* fix everything (-y) */
 
+/* One finding, as the checker's problem table describes it. */
+struct cfs_fsck_problem {
+	const char *code;       /* e.g. "INODE_CSUM": stable, for scripts */
+	int64_t chunk;          /* -1: the whole filesystem */
+	cfs_ino_t ino;          /* the inode concerned, or 0 */
+	const char *finding;    /* what is wrong */
+	const char *action;     /* what fixing it does */
+	const char *outcome;    /* "fixed", "not fixed: -n", "needs a person",
+				 * "fix failed: ..." */
+	const char *invariant;  /* the docs/FORMAT.md section it protects */
+	const char *text;       /* the whole line, as given to report */
+};
+
 struct cfs_fsck_opts {
 	int mode;               /* CFS_FSCK_* */
 	int force;              /* check clean chunks too (-f) */
@@ -275,6 +288,8 @@ struct cfs_fsck_opts {
 	void *ctx;
 	/* progress: chunks done of total (called from worker threads) */
 	void (*progress)(void *ctx, uint32_t done, uint32_t total);
+	/* each problem with its code (may be NULL; called under a lock) */
+	void (*problem)(void *ctx, const struct cfs_fsck_problem *p);
 };
 
 struct cfs_fsck_result {

@@ -21,6 +21,7 @@ packages=(
 	bash-completion # tests/cli/test_completion.sh loads ours with it too
 	clang           # the libFuzzer harness (tests/fuzz)
 	libclang-rt-14-dev # libFuzzer's runtime for clang 14
+	fdisk          # sfdisk: tests make partition tables for mkfs to name
 	"$@"
 )
 

@@ -51,6 +51,19 @@ int cfs_bdev_flush(struct cfs_bdev *bd)
 	return bd->ops->flush(bd);
 }
 
+int cfs_bdev_discard(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
+{
+	int ret;
+
+	if (bd && bd->read_only)
+		return -EROFS;
+	/* no buffer: any non-NULL pointer passes the shared check */
+	ret = check_range(bd, blk, count, bd);
+	if (ret)
+		return ret;
+	return bd->ops->discard ? bd->ops->discard(bd, blk, count) : -EOPNOTSUPP;
+}
+
 void cfs_bdev_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
 {
 	if (!bd || !bd->ops->prefetch || blk >= bd->nblocks || count == 0)

@@ -21,6 +21,9 @@ struct cfs_bdev_ops {
 	/* Optional: start reading a run the caller will soon read, without
 	 * waiting for it (posix_fadvise WILLNEED).  NULL: nothing to gain. */
 	void (*prefetch)(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
+	/* Optional: the run's contents are no longer needed; the storage may
+	 * give the space back.  NULL: not supported (-EOPNOTSUPP). */
+	int (*discard)(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
 };
 
 struct cfs_bdev {
@@ -43,6 +46,14 @@ int cfs_bdev_flush(struct cfs_bdev *bd);
 /* A hint: the run will be read soon.  Lets many reads that would be made one
  * after another reach the disk together.  Out-of-range parts are ignored. */
 void cfs_bdev_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
+/* (Addition, admin:) give a run of unused blocks back to the storage: a
+ * hole punched in an image file (FALLOC_FL_PUNCH_HOLE), BLKDISCARD on a
+ * block device, zeroes on the fault device.  Afterwards the run reads as
+ * zeroes from a file and as anything from a disk, so only free blocks may
+ * be discarded.  Checked like a write (-EROFS, -EINVAL for count 0, -EIO
+ * out of range); -EOPNOTSUPP when the backend or the filesystem under the
+ * image cannot do it.  Not durable before the next flush. */
+int cfs_bdev_discard(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
 void cfs_bdev_destroy(struct cfs_bdev *bd);
 /* Change the block size used for addressing (the device size in bytes is
  * unchanged; nblocks is recomputed).  Used after reading the superblock. */
@@ -64,6 +75,7 @@ int cfs_bdev_file_open(const char *path, int flags, uint32_t block_size,
 /* In-memory device with fault injection, for tests.
  *
  * Semantics (addition, bdev layer; see bdev_fault.c):
+ * - A discard is a write call of zeroes (counted, failed and cut alike).
  * - Reads see the volatile view: durable contents plus every write so far.
  *   flush makes all pending writes durable.
  * - Counters count calls that reach the backend (a multi-block write is one

@@ -155,7 +155,8 @@ out:
 	return ret;
 }
 
-static int fault_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count,
+/* A write of buf, or of zeroes when buf is NULL (a discard). */
+static int fault_store(struct cfs_bdev *bd, uint64_t blk, uint32_t count,
 		       const void *buf)
 {
 	struct fault_bdev *f = to_fault(bd);
@@ -172,13 +173,27 @@ static int fault_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count,
 	ret = track_range(f, off, len);
 	if (ret)
 		goto out;
-	memcpy(f->data + off, buf, len);
+	if (buf)
+		memcpy(f->data + off, buf, len);
+	else
+		memset(f->data + off, 0, len);
 	/* The write itself completes; the power goes right after it. */
 	if (++f->good_writes == f->cfg.power_cut_at)
 		power_cut(f);
 out:
 	pthread_mutex_unlock(&f->lock);
 	return ret;
+}
+
+static int fault_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count,
+		       const void *buf)
+{
+	return fault_store(bd, blk, count, buf);
+}
+
+static int fault_discard(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
+{
+	return fault_store(bd, blk, count, NULL);
 }
 
 static int fault_flush(struct cfs_bdev *bd)
@@ -211,6 +226,7 @@ static void fault_destroy(struct cfs_bdev *bd)
 static const struct cfs_bdev_ops fault_ops = {
 	.read = fault_read,
 	.write = fault_write,
+	.discard = fault_discard,
 	.flush = fault_flush,
 	.destroy = fault_destroy,
 };

@@ -103,6 +103,21 @@ static void file_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
 			    (off_t)count * bd->block_size, POSIX_FADV_WILLNEED);
 }
 
+/* A hole in an image file, a discard on a disk: either way the storage
+ * may reuse the space. */
+static int file_discard(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
+{
+	struct file_bdev *f = to_file(bd);
+	uint64_t range[2] = { blk * bd->block_size, (uint64_t)count * bd->block_size };
+
+	if (f->is_blkdev)
+		return ioctl(f->fd, BLKDISCARD, range) < 0 ? -errno : 0;
+	if (fallocate(f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)range[0], (off_t)range[1]) < 0)
+		return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+	return 0;
+}
+
 static void file_destroy(struct cfs_bdev *bd)
 {
 	struct file_bdev *f = to_file(bd);
@@ -117,6 +132,7 @@ static const struct cfs_bdev_ops file_ops = {
 	.flush = file_flush,
 	.destroy = file_destroy,
 	.prefetch = file_prefetch,
+	.discard = file_discard,
 };
 
 static int file_size(int fd, uint64_t *size, int *is_blkdev)

@@ -1,7 +1,8 @@
-/* cfs_check: a read-only, whole-image consistency check.  It is the test
- * oracle for the library (and the mount until fsck exists); the per-chunk
- * checker with repair is fsck's job.  Memory is proportional to the number
- * of inodes, which is fine for the images tests use. */
+/* cfs_check: a read-only, whole-image consistency check, written apart
+ * from fsck (src/fsck/) so that the tests have an oracle that does not
+ * share fsck's mistakes; checking with repair, per chunk, is fsck's job.
+ * Memory is proportional to the number of inodes, which is fine for the
+ * images tests use. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 
 #include "fsint.h"
 
-struct ck {
+struct oracle {
 	struct cfs_fs *fs;
 	cfs_report_t report;
 	void *ctx;
@@ -24,7 +25,7 @@ struct ck {
 	uint32_t chunk;
 };
 
-static void problem(struct ck *k, const char *fmt, ...)
+static void oracle_problem(struct oracle *k, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -42,7 +43,7 @@ static uint64_t idx_of(struct cfs_fs *fs, cfs_ino_t ino)
 	return (uint64_t)CFS_INO_CHUNK(ino) * fs->sb.inodes_per_chunk + CFS_INO_LOCAL(ino) - 1;
 }
 
-static void claim(struct ck *k, uint32_t rel, uint32_t n, cfs_ino_t ino)
+static void claim(struct oracle *k, uint32_t rel, uint32_t n, cfs_ino_t ino)
 {
 	uint32_t i;
 
@@ -50,12 +51,12 @@ static void claim(struct ck *k, uint32_t rel, uint32_t n, cfs_ino_t ino)
 		uint64_t b = (uint64_t)rel + i;
 
 		if (b < k->fs->sb.data_start || b >= k->fs->sb.chunk_blocks) {
-			problem(k, "inode %u: block %llu outside chunk %u's data area", ino,
+			oracle_problem(k, "inode %u: block %llu outside chunk %u's data area", ino,
 				(unsigned long long)b, k->chunk);
 			return;
 		}
 		if (k->owned[b >> 3] & (1u << (b & 7)))
-			problem(k, "chunk %u: block %llu claimed twice (inode %u)", k->chunk,
+			oracle_problem(k, "chunk %u: block %llu claimed twice (inode %u)", k->chunk,
 				(unsigned long long)b, ino);
 		k->owned[b >> 3] |= (uint8_t)(1u << (b & 7));
 	}
@@ -63,7 +64,7 @@ static void claim(struct ck *k, uint32_t rel, uint32_t n, cfs_ino_t ino)
 }
 
 struct ext_claim {
-	struct ck *k;
+	struct oracle *k;
 	cfs_ino_t ino;
 };
 
@@ -78,7 +79,7 @@ static int claim_extent(void *vc, const struct extent *e, int is_node, uint32_t 
 	return 0;
 }
 
-static void check_inode_blocks(struct ck *k, struct inode *ip)
+static void check_inode_blocks(struct oracle *k, struct inode *ip)
 {
 	struct ext_claim x = { k, ip->ino };
 	int ret;
@@ -86,15 +87,15 @@ static void check_inode_blocks(struct ck *k, struct inode *ip)
 	k->counted = 0;
 	ret = ext_walk(k->fs, ip, claim_extent, &x);
 	if (ret < 0)
-		problem(k, "inode %u: unreadable extent tree (%s)", ip->ino, strerror(-ret));
+		oracle_problem(k, "inode %u: unreadable extent tree (%s)", ip->ino, strerror(-ret));
 	if (ip->d.xattr_block)
 		claim(k, ip->d.xattr_block, 1, ip->ino);
 	if (ret == 0 && k->counted != ip->d.nblocks)
-		problem(k, "inode %u: owns %llu blocks, records %llu", ip->ino,
+		oracle_problem(k, "inode %u: owns %llu blocks, records %llu", ip->ino,
 			(unsigned long long)k->counted, (unsigned long long)ip->d.nblocks);
 }
 
-static void check_chunk_bitmaps(struct ck *k, uint32_t c, uint32_t used_inodes,
+static void check_chunk_bitmaps(struct oracle *k, uint32_t c, uint32_t used_inodes,
 				uint32_t conts, uint32_t stubs, uint32_t dirs)
 {
 	struct cfs_fs *fs = k->fs;
@@ -106,28 +107,28 @@ static void check_chunk_bitmaps(struct ck *k, uint32_t c, uint32_t used_inodes,
 		int own = b < fs->sb.data_start || (k->owned[b >> 3] & (1u << (b & 7)));
 
 		if (chunk_test_bit(fs, c, 0, (uint32_t)b, &set) < 0) {
-			problem(k, "chunk %u: unreadable block bitmap", c);
+			oracle_problem(k, "chunk %u: unreadable block bitmap", c);
 			return;
 		}
 		if (set != own)
-			problem(k, "chunk %u: block %llu is %s but bitmap says %s", c,
+			oracle_problem(k, "chunk %u: block %llu is %s but bitmap says %s", c,
 				(unsigned long long)b, own ? "in use" : "free",
 				set ? "used" : "free");
 		freeb += !set;
 	}
 	if (freeb != ch->hdr.free_blocks)
-		problem(k, "chunk %u: free blocks %u, bitmap has %llu", c,
+		oracle_problem(k, "chunk %u: free blocks %u, bitmap has %llu", c,
 			ch->hdr.free_blocks, (unsigned long long)freeb);
 	if (fs->sb.inodes_per_chunk - used_inodes != ch->hdr.free_inodes)
-		problem(k, "chunk %u: free inodes %u, counted %u", c, ch->hdr.free_inodes,
+		oracle_problem(k, "chunk %u: free inodes %u, counted %u", c, ch->hdr.free_inodes,
 			fs->sb.inodes_per_chunk - used_inodes);
 	if (conts != ch->hdr.nconts || stubs != ch->hdr.nstubs || dirs != ch->hdr.ndirs)
-		problem(k, "chunk %u: counts conts/stubs/dirs %u/%u/%u, counted %u/%u/%u", c,
+		oracle_problem(k, "chunk %u: counts conts/stubs/dirs %u/%u/%u, counted %u/%u/%u", c,
 			ch->hdr.nconts, ch->hdr.nstubs, ch->hdr.ndirs, conts, stubs, dirs);
 }
 
 /* Pass 1: every inode of chunk c, its blocks and the chunk's bitmaps. */
-static void check_chunk(struct ck *k, uint32_t c)
+static void check_chunk(struct oracle *k, uint32_t c)
 {
 	struct cfs_fs *fs = k->fs;
 	uint32_t l, used = 0, conts = 0, stubs = 0, dirs = 0;
@@ -142,21 +143,21 @@ static void check_chunk(struct ck *k, uint32_t c)
 		int ret;
 
 		if (chunk_test_bit(fs, c, 1, l - 1, &set) < 0) {
-			problem(k, "chunk %u: unreadable inode bitmap", c);
+			oracle_problem(k, "chunk %u: unreadable inode bitmap", c);
 			return;
 		}
 		if (l > limit) {
 			if (set)
-				problem(k, "inode %u: allocated beyond the inode table", ino);
+				oracle_problem(k, "inode %u: allocated beyond the inode table", ino);
 			continue;
 		}
 		ret = inode_get(fs, ino, &ip);
 		if (ret < 0) {
-			problem(k, "inode %u: unreadable (%s)", ino, strerror(-ret));
+			oracle_problem(k, "inode %u: unreadable (%s)", ino, strerror(-ret));
 			continue;
 		}
 		if (!!ip->d.mode != set)
-			problem(k, "inode %u: %s but bitmap says %s", ino,
+			oracle_problem(k, "inode %u: %s but bitmap says %s", ino,
 				ip->d.mode ? "in use" : "free", set ? "used" : "free");
 		if (ip->d.mode) {
 			used++;
@@ -174,33 +175,33 @@ static void check_chunk(struct ck *k, uint32_t c)
 }
 
 struct dir_walk {
-	struct ck *k;
+	struct oracle *k;
 	struct inode *dp;
 	uint64_t entries, remote;
 };
 
-static void check_entry_stub(struct ck *k, struct inode *dp, const struct dirent_rec *r)
+static void check_entry_stub(struct oracle *k, struct inode *dp, const struct dirent_rec *r)
 {
 	struct cfs_fs *fs = k->fs;
 	struct inode *s;
 
 	if (CFS_INO_CHUNK(r->ino) == CFS_INO_CHUNK(dp->ino)) {
 		if (r->stub)
-			problem(k, "dir %u: local entry '%s' has a stub", dp->ino, r->name);
+			oracle_problem(k, "dir %u: local entry '%s' has a stub", dp->ino, r->name);
 		return;
 	}
 	if (!r->stub || !ino_valid(fs, r->stub) || CFS_INO_CHUNK(r->stub) != CFS_INO_CHUNK(r->ino)) {
-		problem(k, "dir %u: cross-chunk entry '%s' has no valid stub", dp->ino, r->name);
+		oracle_problem(k, "dir %u: cross-chunk entry '%s' has no valid stub", dp->ino, r->name);
 		return;
 	}
 	k->stubrefs[idx_of(fs, r->stub)]++;
 	if (inode_get(fs, r->stub, &s) < 0) {
-		problem(k, "stub %u unreadable", r->stub);
+		oracle_problem(k, "stub %u unreadable", r->stub);
 		return;
 	}
 	if (!(s->d.flags & CFS_IFL_STUB) || s->d.head != r->ino || s->d.back != dp->ino ||
 	    s->d.lo != r->hash)
-		problem(k, "stub %u does not match entry '%s' of dir %u", r->stub, r->name,
+		oracle_problem(k, "stub %u does not match entry '%s' of dir %u", r->stub, r->name,
 			dp->ino);
 	inode_put(fs, s);
 }
@@ -208,16 +209,16 @@ static void check_entry_stub(struct ck *k, struct inode *dp, const struct dirent
 static int check_entry(void *vc, const struct dirent_rec *r)
 {
 	struct dir_walk *w = vc;
-	struct ck *k = w->k;
+	struct oracle *k = w->k;
 	struct cfs_fs *fs = k->fs;
 	struct inode *ip;
 
 	w->entries++;
 	w->remote += r->stub != 0;
 	if (r->hash != dir_hash(fs, r->name, r->namelen))
-		problem(k, "dir %u: entry '%s' has a wrong hash", w->dp->ino, r->name);
+		oracle_problem(k, "dir %u: entry '%s' has a wrong hash", w->dp->ino, r->name);
 	if (!ino_valid(fs, r->ino) || k->inuse[idx_of(fs, r->ino)] != 1) {
-		problem(k, "dir %u: entry '%s' names free or invalid inode %u", w->dp->ino,
+		oracle_problem(k, "dir %u: entry '%s' names free or invalid inode %u", w->dp->ino,
 			r->name, r->ino);
 		return 0;
 	}
@@ -226,42 +227,42 @@ static int check_entry(void *vc, const struct dirent_rec *r)
 	if (inode_get(fs, r->ino, &ip) < 0)
 		return 0;
 	if (((ip->d.mode & S_IFMT) >> 12) != r->type)
-		problem(k, "dir %u: entry '%s' type %u, inode says %u", w->dp->ino, r->name,
+		oracle_problem(k, "dir %u: entry '%s' type %u, inode says %u", w->dp->ino, r->name,
 			r->type, (ip->d.mode & S_IFMT) >> 12);
 	if (S_ISDIR(ip->d.mode)) {
 		k->subdirs[idx_of(fs, w->dp->ino)]++;
 		if (ip->d.back != w->dp->ino)
-			problem(k, "dir %u: parent pointer %u, but it is in dir %u", ip->ino,
+			oracle_problem(k, "dir %u: parent pointer %u, but it is in dir %u", ip->ino,
 				ip->d.back, w->dp->ino);
 	}
 	inode_put(fs, ip);
 	return 0;
 }
 
-static void check_cont(struct ck *k, struct inode *ci)
+static void check_cont(struct oracle *k, struct inode *ci)
 {
 	struct cfs_fs *fs = k->fs;
 	struct inode *p;
 	int s, found = 0;
 
 	if (!ino_valid(fs, ci->d.head) || k->inuse[idx_of(fs, ci->d.head)] != 1) {
-		problem(k, "continuation %u: head %u is not in use", ci->ino, ci->d.head);
+		oracle_problem(k, "continuation %u: head %u is not in use", ci->ino, ci->d.head);
 		return;
 	}
 	if (!ino_valid(fs, ci->d.back) || inode_get(fs, ci->d.back, &p) < 0) {
-		problem(k, "continuation %u: bad back pointer %u", ci->ino, ci->d.back);
+		oracle_problem(k, "continuation %u: bad back pointer %u", ci->ino, ci->d.back);
 		return;
 	}
 	for (s = 0; s < CFS_NCONT; s++)
 		found += p->d.cont[s] == ci->ino;
 	if (found != 1 || (p->ino != ci->d.head && p->d.head != ci->d.head))
-		problem(k, "continuation %u: predecessor %u does not point to it once",
+		oracle_problem(k, "continuation %u: predecessor %u does not point to it once",
 			ci->ino, p->ino);
 	inode_put(fs, p);
 }
 
 /* Pass 2: directory entries, link counts, stubs and continuations. */
-static void check_links(struct ck *k)
+static void check_links(struct oracle *k)
 {
 	struct cfs_fs *fs = k->fs;
 	uint64_t i;
@@ -283,9 +284,9 @@ static void check_links(struct ck *k)
 			w.entries = w.remote = 0;
 			ret = dir_iterate(fs, ip, 0, check_entry, &w);
 			if (ret < 0)
-				problem(k, "dir %u: unreadable (%s)", ino, strerror(-ret));
+				oracle_problem(k, "dir %u: unreadable (%s)", ino, strerror(-ret));
 			else if (w.entries != ip->d.lo || w.remote != ip->d.hi)
-				problem(k, "dir %u: records %llu entries (%llu remote), has "
+				oracle_problem(k, "dir %u: records %llu entries (%llu remote), has "
 					"%llu (%llu)", ino, (unsigned long long)ip->d.lo,
 					(unsigned long long)ip->d.hi,
 					(unsigned long long)w.entries,
@@ -300,25 +301,25 @@ static void check_links(struct ck *k)
 		uint32_t want;
 
 		if (k->inuse[i] == 3 && k->stubrefs[i] != 1)
-			problem(k, "stub %u referenced %u times", ino, k->stubrefs[i]);
+			oracle_problem(k, "stub %u referenced %u times", ino, k->stubrefs[i]);
 		if (k->inuse[i] != 1 || inode_get(fs, ino, &ip) < 0)
 			continue;
 		want = S_ISDIR(ip->d.mode) ? 2 + k->subdirs[i] : k->refs[i];
 		if (ino == fs->sb.root_ino && k->refs[i])
-			problem(k, "root directory has %u entries naming it", k->refs[i]);
+			oracle_problem(k, "root directory has %u entries naming it", k->refs[i]);
 		else if (S_ISDIR(ip->d.mode) && ino != fs->sb.root_ino && k->refs[i] != 1)
-			problem(k, "dir %u: named by %u entries", ino, k->refs[i]);
+			oracle_problem(k, "dir %u: named by %u entries", ino, k->refs[i]);
 		if (!ip->d.nlink && !ip->open && ino != fs->sb.root_ino)
-			problem(k, "inode %u: unreferenced, link count 0 (orphan)", ino);
+			oracle_problem(k, "inode %u: unreferenced, link count 0 (orphan)", ino);
 		else if (ip->d.nlink != want && !(ip->open && ip->d.nlink == 0))
-			problem(k, "inode %u: link count %u, counted %u", ino, ip->d.nlink, want);
+			oracle_problem(k, "inode %u: link count %u, counted %u", ino, ip->d.nlink, want);
 		inode_put(fs, ip);
 	}
 }
 
 int cfs_check(struct cfs_fs *fs, cfs_report_t report, void *ctx)
 {
-	struct ck k;
+	struct oracle k;
 	uint32_t c;
 
 	memset(&k, 0, sizeof(k));

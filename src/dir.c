@@ -112,19 +112,33 @@ static const struct bt_ops dir_ops = {
 	.put = dir_put,
 };
 
+/* One operation on a directory's tree. */
+struct dir_op {
+	struct dir_ctx x;
+	struct btree t;
+	struct bt_cur c;
+};
+
 /* Open the tree: holds the root block until dir_close. */
-static int dir_open(struct cfs_fs *fs, struct inode *dp, struct dir_ctx *x, struct btree *t)
+static int dir_open(struct cfs_fs *fs, struct inode *dp, struct dir_op *o)
 {
-	x->fs = fs;
-	x->dp = dp;
-	t->ops = &dir_ops;
-	t->ctx = x;
-	return dir_get_node(x, 0, &t->root);
+	o->x.fs = fs;
+	o->x.dp = dp;
+	o->t.ops = &dir_ops;
+	o->t.ctx = &o->x;
+	return dir_get_node(&o->x, 0, &o->t.root);
 }
 
 static void dir_close(struct btree *t)
 {
 	dir_put(t->ctx, &t->root);
+}
+
+/* Release the cursor, then the tree. */
+static void dir_done(struct dir_op *o)
+{
+	bt_release(&o->c);
+	dir_close(&o->t);
 }
 
 int dir_init(struct cfs_fs *fs, struct inode *dp)
@@ -185,18 +199,15 @@ static int dir_find(struct btree *t, const char *name, size_t len, struct bt_cur
 
 int dir_lookup(struct cfs_fs *fs, struct inode *dp, const char *name, struct dirent_rec *out)
 {
-	struct dir_ctx x;
-	struct btree t;
-	struct bt_cur c;
-	int ret = dir_open(fs, dp, &x, &t);
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o);
 
 	if (ret < 0)
 		return ret;
-	ret = dir_find(&t, name, strlen(name), &c);
+	ret = dir_find(&o.t, name, strlen(name), &o.c);
 	if (ret == 1)
-		rec_decode(bt_rec(&c), out);
-	bt_release(&c);
-	dir_close(&t);
+		rec_decode(bt_rec(&o.c), out);
+	dir_done(&o);
 	return ret < 0 ? ret : ret ? 0 : -ENOENT;
 }
 
@@ -204,98 +215,90 @@ int dir_add(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
 {
 	uint8_t rec[CFS_DE_FIXED + CFS_NAME_MAX];
 	struct dirent_rec e = *r;
-	struct dir_ctx x;
-	struct btree t;
-	int ret = dir_open(fs, dp, &x, &t);
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o);
 
 	if (ret < 0)
 		return ret;
 	e.hash = dir_hash(fs, r->name, r->namelen);
-	ret = bt_insert(&t, rec, rec_encode(&e, rec));
+	ret = bt_insert(&o.t, rec, rec_encode(&e, rec));
 	if (ret == 0) {
 		/* entry counts: let fsck notice lost entries, and whether any
 		 * of them named another chunk */
 		dp->d.lo++;
 		dp->d.hi += !!e.stub;
 	}
-	dir_close(&t);
+	dir_close(&o.t);
 	return ret;
 }
 
 int dir_remove(struct cfs_fs *fs, struct inode *dp, const char *name)
 {
-	struct dir_ctx x;
-	struct btree t;
-	struct bt_cur c;
-	int ret = dir_open(fs, dp, &x, &t);
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o);
 
 	if (ret < 0)
 		return ret;
-	ret = dir_find(&t, name, strlen(name), &c);
+	ret = dir_find(&o.t, name, strlen(name), &o.c);
 	if (ret == 1) {
 		struct cfs_dirent d;
 		int remote;
 
-		cfs_dirent_decode(bt_rec(&c), &d);
+		cfs_dirent_decode(bt_rec(&o.c), &d);
 		remote = d.stub != 0;
-
-		ret = bt_delete(&c);
+		ret = bt_delete(&o.c);
 		if (ret == 0) {
 			dp->d.lo--;
 			dp->d.hi -= remote;
 		}
 	} else {
-		bt_release(&c);
+		bt_release(&o.c);
 		if (ret == 0)
 			ret = -ENOENT;
 	}
 	/* Freed nodes leave holes in the directory's logical blocks; once the
 	 * directory is empty they all go, so its size does not creep up. */
-	if (ret == 0 && bt_nrec(&t.root) == 0 && dp->d.size > fs->bsize) {
+	if (ret == 0 && bt_nrec(&o.t.root) == 0 && dp->d.size > fs->bsize) {
 		ret = file_punch(fs, dp, 1, UINT64_MAX);
 		dp->d.size = fs->bsize;
 		if (ret == 0)
 			ret = inode_write(fs, dp);
 	}
-	dir_close(&t);
+	dir_close(&o.t);
 	return ret;
 }
 
 int dir_update(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
 {
-	struct dir_ctx x;
-	struct btree t;
-	struct bt_cur c;
-	int ret = dir_open(fs, dp, &x, &t);
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o);
 
 	if (ret < 0)
 		return ret;
-	ret = dir_find(&t, r->name, r->namelen, &c);
+	ret = dir_find(&o.t, r->name, r->namelen, &o.c);
 	if (ret == 1) {
 		struct cfs_dirent d;
 
-		cfs_dirent_decode(bt_rec(&c), &d);
+		cfs_dirent_decode(bt_rec(&o.c), &d);
 		dp->d.hi += (uint64_t)(r->stub != 0) - (d.stub != 0);
-		cfs_dirent_retarget(bt_rec(&c), r->ino, r->stub, r->type);
-		ret = bt_dirty(&c);
+		cfs_dirent_retarget(bt_rec(&o.c), r->ino, r->stub, r->type);
+		ret = bt_dirty(&o.c);
 	} else if (ret == 0) {
 		ret = -ENOENT;
 	}
-	bt_release(&c);
-	dir_close(&t);
+	dir_done(&o);
 	return ret;
 }
 
 int dir_is_empty(struct cfs_fs *fs, struct inode *dp)
 {
-	struct dir_ctx x;
-	struct btree t;
-	int ret = dir_open(fs, dp, &x, &t);
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o);
 
 	if (ret < 0)
 		return ret;
-	ret = bt_nrec(&t.root) == 0;
-	dir_close(&t);
+	ret = bt_nrec(&o.t.root) == 0;
+	dir_close(&o.t);
 	return ret;
 }
 
@@ -303,26 +306,23 @@ int dir_iterate(struct cfs_fs *fs, struct inode *dp, uint64_t cookie,
 		int (*cb)(void *ctx, const struct dirent_rec *r), void *ctx)
 {
 	struct dirent_rec r;
-	struct dir_ctx x;
-	struct btree t;
-	struct bt_cur c;
-	int ret = dir_open(fs, dp, &x, &t);
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o);
 
 	if (ret < 0)
 		return ret;
-	for (ret = bt_seek(&t, cookie, BT_GE, &c); ret == 1; ret = bt_next(&c)) {
-		if (bt_rec_len(&c) == 0) {
+	for (ret = bt_seek(&o.t, cookie, BT_GE, &o.c); ret == 1; ret = bt_next(&o.c)) {
+		if (bt_rec_len(&o.c) == 0) {
 			ret = -EUCLEAN;
 			break;
 		}
-		rec_decode(bt_rec(&c), &r);
+		rec_decode(bt_rec(&o.c), &r);
 		if (cb(ctx, &r)) {
 			ret = 0;
 			break;
 		}
 	}
-	bt_release(&c);
-	dir_close(&t);
+	dir_done(&o);
 	return ret < 0 ? ret : 0;
 }
 
@@ -399,24 +399,21 @@ int dir_rebuild(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r,
 int dir_has_entry(struct cfs_fs *fs, struct inode *dp, uint64_t hash, cfs_ino_t ino,
 		  cfs_ino_t stub)
 {
-	struct dir_ctx x;
-	struct btree t;
-	struct bt_cur c;
-	int ret = dir_open(fs, dp, &x, &t), found = 0;
+	struct dir_op o;
+	int ret = dir_open(fs, dp, &o), found = 0;
 
 	if (ret < 0)
 		return ret;
-	for (ret = bt_seek(&t, hash, BT_GE, &c); ret == 1 && bt_key(&c) == hash;
-	     ret = bt_next(&c)) {
+	for (ret = bt_seek(&o.t, hash, BT_GE, &o.c); ret == 1 && bt_key(&o.c) == hash;
+	     ret = bt_next(&o.c)) {
 		struct cfs_dirent d;
 
-		cfs_dirent_decode(bt_rec(&c), &d);
+		cfs_dirent_decode(bt_rec(&o.c), &d);
 		if (d.ino == ino && d.stub == stub) {
 			found = 1;
 			break;
 		}
 	}
-	bt_release(&c);
-	dir_close(&t);
+	dir_done(&o);
 	return ret < 0 ? ret : found;
 }

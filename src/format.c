@@ -4,10 +4,69 @@
 #include "format.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "crc32c.h"
 #include "le.h"
+
+/* One integer field: its offset on disk, its width (2, 4 or 8 bytes: the
+ * width of its member, so that each table line names both once) and its
+ * member in the decoded structure.  Signed members are stored as their
+ * two's complement bits. */
+struct field {
+	uint16_t off;
+	uint8_t size;
+	uint16_t mem;
+};
+
+#define FIELD(type, member, off) \
+	{ (off), sizeof(((type *)0)->member), offsetof(type, member) }
+#define FIELDS_ENCODE(t, s, buf) fields_encode(t, sizeof(t) / sizeof((t)[0]), s, buf)
+#define FIELDS_DECODE(t, buf, s) fields_decode(t, sizeof(t) / sizeof((t)[0]), buf, s)
+
+/* A member of size bytes, widened. */
+static uint64_t member_get(const uint8_t *m, unsigned size)
+{
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	if (size == 2)
+		return memcpy(&v16, m, 2), v16;
+	if (size == 4)
+		return memcpy(&v32, m, 4), v32;
+	return memcpy(&v64, m, 8), v64;
+}
+
+static void member_set(uint8_t *m, unsigned size, uint64_t v)
+{
+	uint16_t v16 = (uint16_t)v;
+	uint32_t v32 = (uint32_t)v;
+
+	if (size == 2)
+		memcpy(m, &v16, 2);
+	else if (size == 4)
+		memcpy(m, &v32, 4);
+	else
+		memcpy(m, &v, 8);
+}
+
+static void fields_encode(const struct field *f, size_t n, const void *s, uint8_t *buf)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		put_le(buf + f[i].off, f[i].size, member_get((const uint8_t *)s + f[i].mem, f[i].size));
+}
+
+static void fields_decode(const struct field *f, size_t n, const uint8_t *buf, void *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		member_set((uint8_t *)s + f[i].mem, f[i].size, get_le(buf + f[i].off, f[i].size));
+}
 
 uint32_t cfs_fs_seed(const uint8_t uuid[16])
 {
@@ -27,32 +86,45 @@ static uint32_t sb_crc(const uint8_t *buf)
 	return crc_around(0, buf, CFS_SB_SIZE, CFS_OFF_SB_CRC);
 }
 
+/* The superblock's integer fields (uuid and label are byte strings). */
+static const struct field sb_fields[] = {
+	FIELD(struct cfs_super, version, CFS_OFF_SB_VERSION),
+	FIELD(struct cfs_super, block_size, CFS_OFF_SB_BLOCK_SIZE),
+	FIELD(struct cfs_super, feat_compat, CFS_OFF_SB_COMPAT),
+	FIELD(struct cfs_super, feat_ro_compat, CFS_OFF_SB_RO_COMPAT),
+	FIELD(struct cfs_super, feat_incompat, CFS_OFF_SB_INCOMPAT),
+	FIELD(struct cfs_super, inode_size, CFS_OFF_SB_INODE_SIZE),
+	FIELD(struct cfs_super, nchunks, CFS_OFF_SB_NCHUNKS),
+	FIELD(struct cfs_super, inodes_per_chunk, CFS_OFF_SB_IPC),
+	FIELD(struct cfs_super, chunk_blocks, CFS_OFF_SB_CHUNK_BLOCKS),
+	FIELD(struct cfs_super, first_chunk_block, CFS_OFF_SB_FIRST_CHUNK),
+	FIELD(struct cfs_super, total_blocks, CFS_OFF_SB_TOTAL_BLOCKS),
+	FIELD(struct cfs_super, backup_sb_block, CFS_OFF_SB_BACKUP),
+	FIELD(struct cfs_super, root_ino, CFS_OFF_SB_ROOT),
+	FIELD(struct cfs_super, lpf_ino, CFS_OFF_SB_LPF),
+	FIELD(struct cfs_super, created, CFS_OFF_SB_CREATED),
+	FIELD(struct cfs_super, bbm_blocks, CFS_OFF_SB_BBM_BLOCKS),
+	FIELD(struct cfs_super, ibm_blocks, CFS_OFF_SB_IBM_BLOCKS),
+	FIELD(struct cfs_super, itable_blocks, CFS_OFF_SB_ITABLE),
+	FIELD(struct cfs_super, data_start, CFS_OFF_SB_DATA_START),
+	FIELD(struct cfs_super, hash_seed, CFS_OFF_SB_HASH_SEED),
+};
+
 void cfs_super_encode(const struct cfs_super *sb, uint8_t *buf)
 {
 	memset(buf, 0, CFS_SB_SIZE);
 	put_le32(buf + CFS_OFF_SB_MAGIC, CFS_SB_MAGIC);
-	put_le32(buf + CFS_OFF_SB_VERSION, sb->version);
-	put_le32(buf + CFS_OFF_SB_BLOCK_SIZE, sb->block_size);
-	put_le32(buf + CFS_OFF_SB_COMPAT, sb->feat_compat);
-	put_le32(buf + CFS_OFF_SB_RO_COMPAT, sb->feat_ro_compat);
-	put_le32(buf + CFS_OFF_SB_INCOMPAT, sb->feat_incompat);
-	put_le32(buf + CFS_OFF_SB_INODE_SIZE, sb->inode_size);
-	put_le32(buf + CFS_OFF_SB_NCHUNKS, sb->nchunks);
-	put_le32(buf + CFS_OFF_SB_IPC, sb->inodes_per_chunk);
-	put_le64(buf + CFS_OFF_SB_CHUNK_BLOCKS, sb->chunk_blocks);
-	put_le64(buf + CFS_OFF_SB_FIRST_CHUNK, sb->first_chunk_block);
-	put_le64(buf + CFS_OFF_SB_TOTAL_BLOCKS, sb->total_blocks);
-	put_le64(buf + CFS_OFF_SB_BACKUP, sb->backup_sb_block);
-	put_le32(buf + CFS_OFF_SB_ROOT, sb->root_ino);
-	put_le32(buf + CFS_OFF_SB_LPF, sb->lpf_ino);
-	put_le64(buf + CFS_OFF_SB_CREATED, (uint64_t)sb->created);
-	memcpy(buf + CFS_OFF_SB_UUID, sb->uuid, 16);
+	FIELDS_ENCODE(sb_fields, sb, buf);
+	if (sb->feat_incompat & CFS_FEAT_INCOMPAT_META_UUID) {
+		memcpy(buf + CFS_OFF_SB_UUID, sb->user_uuid, 16);
+		memcpy(buf + CFS_OFF_SB_META_UUID, sb->uuid, 16);
+	} else {
+		memcpy(buf + CFS_OFF_SB_UUID, sb->uuid, 16);
+	}
+	if (sb->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
+		memcpy(buf + CFS_OFF_SB_MOUNT_OPTS, sb->mount_opts,
+		       strnlen(sb->mount_opts, 63));
 	memcpy(buf + CFS_OFF_SB_LABEL, sb->label, strnlen(sb->label, 63));
-	put_le32(buf + CFS_OFF_SB_BBM_BLOCKS, sb->bbm_blocks);
-	put_le32(buf + CFS_OFF_SB_IBM_BLOCKS, sb->ibm_blocks);
-	put_le32(buf + CFS_OFF_SB_ITABLE, sb->itable_blocks);
-	put_le32(buf + CFS_OFF_SB_DATA_START, sb->data_start);
-	put_le32(buf + CFS_OFF_SB_HASH_SEED, sb->hash_seed);
 	cfs_super_csum_set(buf);
 }
 
@@ -68,29 +140,14 @@ int cfs_super_decode(const uint8_t *buf, struct cfs_super *sb)
 	if (get_le32(buf + CFS_OFF_SB_CRC) != sb_crc(buf))
 		return -EBADMSG;
 	memset(sb, 0, sizeof(*sb));
-	sb->version = get_le32(buf + CFS_OFF_SB_VERSION);
-	sb->block_size = get_le32(buf + CFS_OFF_SB_BLOCK_SIZE);
-	sb->feat_compat = get_le32(buf + CFS_OFF_SB_COMPAT);
-	sb->feat_ro_compat = get_le32(buf + CFS_OFF_SB_RO_COMPAT);
-	sb->feat_incompat = get_le32(buf + CFS_OFF_SB_INCOMPAT);
-	sb->inode_size = get_le32(buf + CFS_OFF_SB_INODE_SIZE);
-	sb->nchunks = get_le32(buf + CFS_OFF_SB_NCHUNKS);
-	sb->inodes_per_chunk = get_le32(buf + CFS_OFF_SB_IPC);
-	sb->chunk_blocks = get_le64(buf + CFS_OFF_SB_CHUNK_BLOCKS);
-	sb->first_chunk_block = get_le64(buf + CFS_OFF_SB_FIRST_CHUNK);
-	sb->total_blocks = get_le64(buf + CFS_OFF_SB_TOTAL_BLOCKS);
-	sb->backup_sb_block = get_le64(buf + CFS_OFF_SB_BACKUP);
-	sb->root_ino = get_le32(buf + CFS_OFF_SB_ROOT);
-	sb->lpf_ino = get_le32(buf + CFS_OFF_SB_LPF);
-	sb->created = (int64_t)get_le64(buf + CFS_OFF_SB_CREATED);
-	memcpy(sb->uuid, buf + CFS_OFF_SB_UUID, 16);
+	FIELDS_DECODE(sb_fields, buf, sb);
+	memcpy(sb->user_uuid, buf + CFS_OFF_SB_UUID, 16);
+	memcpy(sb->uuid, buf + (sb->feat_incompat & CFS_FEAT_INCOMPAT_META_UUID ?
+				CFS_OFF_SB_META_UUID : CFS_OFF_SB_UUID), 16);
+	if (sb->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
+		memcpy(sb->mount_opts, buf + CFS_OFF_SB_MOUNT_OPTS, 63);
 	memcpy(sb->label, buf + CFS_OFF_SB_LABEL, 63);
 	sb->label[63] = 0;
-	sb->bbm_blocks = get_le32(buf + CFS_OFF_SB_BBM_BLOCKS);
-	sb->ibm_blocks = get_le32(buf + CFS_OFF_SB_IBM_BLOCKS);
-	sb->itable_blocks = get_le32(buf + CFS_OFF_SB_ITABLE);
-	sb->data_start = get_le32(buf + CFS_OFF_SB_DATA_START);
-	sb->hash_seed = get_le32(buf + CFS_OFF_SB_HASH_SEED);
 	return 0;
 }
 
@@ -182,43 +239,50 @@ int cfs_meta_verify(const uint8_t *blk, uint32_t bsize, uint32_t seed,
 
 /* Chunk header: block 0 of each chunk, after the common header. */
 
+/* The chunk header's integer fields (the uuid is a byte string). */
+static const struct field ch_fields[] = {
+	FIELD(struct cfs_chunk_hdr, index, CFS_OFF_CH_INDEX),
+	FIELD(struct cfs_chunk_hdr, state, CFS_OFF_CH_STATE),
+	FIELD(struct cfs_chunk_hdr, generation, CFS_OFF_CH_GEN),
+	FIELD(struct cfs_chunk_hdr, last_check, CFS_OFF_CH_LAST_CHECK),
+	FIELD(struct cfs_chunk_hdr, last_write, CFS_OFF_CH_LAST_WRITE),
+	FIELD(struct cfs_chunk_hdr, free_blocks, CFS_OFF_CH_FREE_BLK),
+	FIELD(struct cfs_chunk_hdr, free_inodes, CFS_OFF_CH_FREE_INO),
+	FIELD(struct cfs_chunk_hdr, bbm_init, CFS_OFF_CH_BBM_INIT),
+	FIELD(struct cfs_chunk_hdr, ibm_init, CFS_OFF_CH_IBM_INIT),
+	FIELD(struct cfs_chunk_hdr, itable_init, CFS_OFF_CH_ITAB_INIT),
+	FIELD(struct cfs_chunk_hdr, nconts, CFS_OFF_CH_NCONTS),
+	FIELD(struct cfs_chunk_hdr, nstubs, CFS_OFF_CH_NSTUBS),
+	FIELD(struct cfs_chunk_hdr, ndirs, CFS_OFF_CH_NDIRS),
+	FIELD(struct cfs_chunk_hdr, error_count, CFS_OFF_CH_ERR_COUNT),
+};
+
+/* An error record's integer fields (what is a byte string). */
+static const struct field er_fields[] = {
+	FIELD(struct cfs_err_rec, time, CFS_OFF_ER_TIME),
+	FIELD(struct cfs_err_rec, ino, CFS_OFF_ER_INO),
+	FIELD(struct cfs_err_rec, err, CFS_OFF_ER_ERRNO),
+	FIELD(struct cfs_err_rec, block, CFS_OFF_ER_BLOCK),
+};
+
 static void err_rec_encode(const struct cfs_err_rec *e, uint8_t *p)
 {
-	put_le64(p + CFS_OFF_ER_TIME, (uint64_t)e->time);
-	put_le32(p + CFS_OFF_ER_INO, e->ino);
-	put_le32(p + CFS_OFF_ER_ERRNO, e->err);
-	put_le64(p + CFS_OFF_ER_BLOCK, e->block);
+	FIELDS_ENCODE(er_fields, e, p);
 	memset(p + CFS_OFF_ER_WHAT, 0, CFS_ERR_WHAT_LEN);
 	memcpy(p + CFS_OFF_ER_WHAT, e->what, strnlen(e->what, CFS_ERR_WHAT_LEN - 1));
 }
 
 static void err_rec_decode(const uint8_t *p, struct cfs_err_rec *e)
 {
-	e->time = (int64_t)get_le64(p + CFS_OFF_ER_TIME);
-	e->ino = get_le32(p + CFS_OFF_ER_INO);
-	e->err = get_le32(p + CFS_OFF_ER_ERRNO);
-	e->block = get_le64(p + CFS_OFF_ER_BLOCK);
+	FIELDS_DECODE(er_fields, p, e);
 	memcpy(e->what, p + CFS_OFF_ER_WHAT, CFS_ERR_WHAT_LEN);
 	e->what[CFS_ERR_WHAT_LEN - 1] = 0;
 }
 
 void cfs_chunk_hdr_encode(const struct cfs_chunk_hdr *h, uint8_t *blk)
 {
-	put_le32(blk + CFS_OFF_CH_INDEX, h->index);
-	put_le32(blk + CFS_OFF_CH_STATE, h->state);
-	put_le64(blk + CFS_OFF_CH_GEN, h->generation);
-	put_le64(blk + CFS_OFF_CH_LAST_CHECK, (uint64_t)h->last_check);
-	put_le64(blk + CFS_OFF_CH_LAST_WRITE, (uint64_t)h->last_write);
-	put_le32(blk + CFS_OFF_CH_FREE_BLK, h->free_blocks);
-	put_le32(blk + CFS_OFF_CH_FREE_INO, h->free_inodes);
-	put_le32(blk + CFS_OFF_CH_BBM_INIT, h->bbm_init);
-	put_le32(blk + CFS_OFF_CH_IBM_INIT, h->ibm_init);
-	put_le32(blk + CFS_OFF_CH_ITAB_INIT, h->itable_init);
-	put_le32(blk + CFS_OFF_CH_NCONTS, h->nconts);
-	put_le32(blk + CFS_OFF_CH_NSTUBS, h->nstubs);
-	put_le32(blk + CFS_OFF_CH_NDIRS, h->ndirs);
+	FIELDS_ENCODE(ch_fields, h, blk);
 	memcpy(blk + CFS_OFF_CH_UUID, h->uuid, 16);
-	put_le32(blk + CFS_OFF_CH_ERR_COUNT, h->error_count);
 	err_rec_encode(&h->first_error, blk + CFS_OFF_CH_ERR_FIRST);
 	err_rec_encode(&h->last_error, blk + CFS_OFF_CH_ERR_LAST);
 }
@@ -226,87 +290,52 @@ void cfs_chunk_hdr_encode(const struct cfs_chunk_hdr *h, uint8_t *blk)
 void cfs_chunk_hdr_decode(const uint8_t *blk, struct cfs_chunk_hdr *h)
 {
 	memset(h, 0, sizeof(*h));   /* padding too: callers compare headers whole */
-	h->index = get_le32(blk + CFS_OFF_CH_INDEX);
-	h->state = get_le32(blk + CFS_OFF_CH_STATE);
-	h->generation = get_le64(blk + CFS_OFF_CH_GEN);
-	h->last_check = (int64_t)get_le64(blk + CFS_OFF_CH_LAST_CHECK);
-	h->last_write = (int64_t)get_le64(blk + CFS_OFF_CH_LAST_WRITE);
-	h->free_blocks = get_le32(blk + CFS_OFF_CH_FREE_BLK);
-	h->free_inodes = get_le32(blk + CFS_OFF_CH_FREE_INO);
-	h->bbm_init = get_le32(blk + CFS_OFF_CH_BBM_INIT);
-	h->ibm_init = get_le32(blk + CFS_OFF_CH_IBM_INIT);
-	h->itable_init = get_le32(blk + CFS_OFF_CH_ITAB_INIT);
-	h->nconts = get_le32(blk + CFS_OFF_CH_NCONTS);
-	h->nstubs = get_le32(blk + CFS_OFF_CH_NSTUBS);
-	h->ndirs = get_le32(blk + CFS_OFF_CH_NDIRS);
+	FIELDS_DECODE(ch_fields, blk, h);
 	memcpy(h->uuid, blk + CFS_OFF_CH_UUID, 16);
-	h->error_count = get_le32(blk + CFS_OFF_CH_ERR_COUNT);
 	err_rec_decode(blk + CFS_OFF_CH_ERR_FIRST, &h->first_error);
 	err_rec_decode(blk + CFS_OFF_CH_ERR_LAST, &h->last_error);
 }
 
 /* Inode, inode_size bytes in the inode table. */
 
+static const struct field in_fields[] = {
+	FIELD(struct cfs_dinode, mode, CFS_OFF_IN_MODE),
+	FIELD(struct cfs_dinode, flags, CFS_OFF_IN_FLAGS),
+	FIELD(struct cfs_dinode, nlink, CFS_OFF_IN_NLINK),
+	FIELD(struct cfs_dinode, uid, CFS_OFF_IN_UID),
+	FIELD(struct cfs_dinode, gid, CFS_OFF_IN_GID),
+	FIELD(struct cfs_dinode, size, CFS_OFF_IN_SIZE),
+	FIELD(struct cfs_dinode, atime, CFS_OFF_IN_ATIME),
+	FIELD(struct cfs_dinode, mtime, CFS_OFF_IN_MTIME),
+	FIELD(struct cfs_dinode, ctime, CFS_OFF_IN_CTIME),
+	FIELD(struct cfs_dinode, crtime, CFS_OFF_IN_CRTIME),
+	FIELD(struct cfs_dinode, atime_ns, CFS_OFF_IN_ATIME_NS),
+	FIELD(struct cfs_dinode, mtime_ns, CFS_OFF_IN_MTIME_NS),
+	FIELD(struct cfs_dinode, ctime_ns, CFS_OFF_IN_CTIME_NS),
+	FIELD(struct cfs_dinode, crtime_ns, CFS_OFF_IN_CRTIME_NS),
+	FIELD(struct cfs_dinode, generation, CFS_OFF_IN_GEN),
+	FIELD(struct cfs_dinode, xattr_block, CFS_OFF_IN_XATTR_BLK),
+	FIELD(struct cfs_dinode, nblocks, CFS_OFF_IN_NBLOCKS),
+	FIELD(struct cfs_dinode, rdev, CFS_OFF_IN_RDEV),
+	FIELD(struct cfs_dinode, head, CFS_OFF_IN_HEAD),
+	FIELD(struct cfs_dinode, back, CFS_OFF_IN_BACK),
+	FIELD(struct cfs_dinode, lo, CFS_OFF_IN_LO),
+	FIELD(struct cfs_dinode, hi, CFS_OFF_IN_HI),
+	FIELD(struct cfs_dinode, cont[0], CFS_OFF_IN_CONT),
+	FIELD(struct cfs_dinode, cont[1], CFS_OFF_IN_CONT + 4),
+	FIELD(struct cfs_dinode, cont[2], CFS_OFF_IN_CONT + 8),
+	FIELD(struct cfs_dinode, cont[3], CFS_OFF_IN_CONT + 12),
+	FIELD(struct cfs_dinode, xattr_len, CFS_OFF_IN_XATTR_LEN),
+};
+
 void cfs_dinode_decode(const uint8_t *raw, struct cfs_dinode *d)
 {
-	int i;
-
-	d->mode = get_le16(raw + CFS_OFF_IN_MODE);
-	d->flags = get_le16(raw + CFS_OFF_IN_FLAGS);
-	d->nlink = get_le32(raw + CFS_OFF_IN_NLINK);
-	d->uid = get_le32(raw + CFS_OFF_IN_UID);
-	d->gid = get_le32(raw + CFS_OFF_IN_GID);
-	d->size = get_le64(raw + CFS_OFF_IN_SIZE);
-	d->atime = (int64_t)get_le64(raw + CFS_OFF_IN_ATIME);
-	d->mtime = (int64_t)get_le64(raw + CFS_OFF_IN_MTIME);
-	d->ctime = (int64_t)get_le64(raw + CFS_OFF_IN_CTIME);
-	d->crtime = (int64_t)get_le64(raw + CFS_OFF_IN_CRTIME);
-	d->atime_ns = get_le32(raw + CFS_OFF_IN_ATIME_NS);
-	d->mtime_ns = get_le32(raw + CFS_OFF_IN_MTIME_NS);
-	d->ctime_ns = get_le32(raw + CFS_OFF_IN_CTIME_NS);
-	d->crtime_ns = get_le32(raw + CFS_OFF_IN_CRTIME_NS);
-	d->generation = get_le32(raw + CFS_OFF_IN_GEN);
-	d->xattr_block = get_le32(raw + CFS_OFF_IN_XATTR_BLK);
-	d->nblocks = get_le64(raw + CFS_OFF_IN_NBLOCKS);
-	d->rdev = get_le64(raw + CFS_OFF_IN_RDEV);
-	d->head = get_le32(raw + CFS_OFF_IN_HEAD);
-	d->back = get_le32(raw + CFS_OFF_IN_BACK);
-	d->lo = get_le64(raw + CFS_OFF_IN_LO);
-	d->hi = get_le64(raw + CFS_OFF_IN_HI);
-	for (i = 0; i < CFS_NCONT; i++)
-		d->cont[i] = get_le32(raw + CFS_OFF_IN_CONT + 4 * i);
-	d->xattr_len = get_le16(raw + CFS_OFF_IN_XATTR_LEN);
+	FIELDS_DECODE(in_fields, raw, d);
 }
 
 void cfs_dinode_encode(const struct cfs_dinode *d, uint8_t *raw)
 {
-	int i;
-
-	put_le16(raw + CFS_OFF_IN_MODE, d->mode);
-	put_le16(raw + CFS_OFF_IN_FLAGS, d->flags);
-	put_le32(raw + CFS_OFF_IN_NLINK, d->nlink);
-	put_le32(raw + CFS_OFF_IN_UID, d->uid);
-	put_le32(raw + CFS_OFF_IN_GID, d->gid);
-	put_le64(raw + CFS_OFF_IN_SIZE, d->size);
-	put_le64(raw + CFS_OFF_IN_ATIME, (uint64_t)d->atime);
-	put_le64(raw + CFS_OFF_IN_MTIME, (uint64_t)d->mtime);
-	put_le64(raw + CFS_OFF_IN_CTIME, (uint64_t)d->ctime);
-	put_le64(raw + CFS_OFF_IN_CRTIME, (uint64_t)d->crtime);
-	put_le32(raw + CFS_OFF_IN_ATIME_NS, d->atime_ns);
-	put_le32(raw + CFS_OFF_IN_MTIME_NS, d->mtime_ns);
-	put_le32(raw + CFS_OFF_IN_CTIME_NS, d->ctime_ns);
-	put_le32(raw + CFS_OFF_IN_CRTIME_NS, d->crtime_ns);
-	put_le32(raw + CFS_OFF_IN_GEN, d->generation);
-	put_le32(raw + CFS_OFF_IN_XATTR_BLK, d->xattr_block);
-	put_le64(raw + CFS_OFF_IN_NBLOCKS, d->nblocks);
-	put_le64(raw + CFS_OFF_IN_RDEV, d->rdev);
-	put_le32(raw + CFS_OFF_IN_HEAD, d->head);
-	put_le32(raw + CFS_OFF_IN_BACK, d->back);
-	put_le64(raw + CFS_OFF_IN_LO, d->lo);
-	put_le64(raw + CFS_OFF_IN_HI, d->hi);
-	for (i = 0; i < CFS_NCONT; i++)
-		put_le32(raw + CFS_OFF_IN_CONT + 4 * i, d->cont[i]);
-	put_le16(raw + CFS_OFF_IN_XATTR_LEN, d->xattr_len);
+	FIELDS_ENCODE(in_fields, d, raw);
 	memset(raw + CFS_OFF_IN_RESERVED, 0, CFS_OFF_IN_VAR - CFS_OFF_IN_RESERVED);
 }
 

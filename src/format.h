@@ -27,10 +27,15 @@
 #define CFS_MAGIC_XATTR     0x41584B43u   /* "CKXA" xattr overflow block */
 
 /* Feature flags.  Unknown incompat: refuse.  Unknown ro_compat: read-only. */
-#define CFS_FEAT_COMPAT_ERROR_RECORD 0x1u /* chunk headers keep an error record */
-#define CFS_FEAT_COMPAT_SUPP     CFS_FEAT_COMPAT_ERROR_RECORD
+/* compat: mount_opts holds default mount options (chunkfs tune -o) */
+#define CFS_FEAT_COMPAT_MOUNT_OPTS   0x1u
+/* compat: chunk headers keep an error record (count, first, last) */
+#define CFS_FEAT_COMPAT_ERROR_RECORD 0x2u
+/* incompat: metadata is bound to meta_uuid, uuid is free (chunkfs tune -U) */
+#define CFS_FEAT_INCOMPAT_META_UUID  0x1u
+#define CFS_FEAT_COMPAT_SUPP     (CFS_FEAT_COMPAT_MOUNT_OPTS | CFS_FEAT_COMPAT_ERROR_RECORD)
 #define CFS_FEAT_RO_COMPAT_SUPP  0u
-#define CFS_FEAT_INCOMPAT_SUPP   0u
+#define CFS_FEAT_INCOMPAT_SUPP   CFS_FEAT_INCOMPAT_META_UUID
 
 #define CFS_BLOCK_HDR       16            /* common metadata block header */
 #define CFS_INO_CHUNK_OF(i) ((uint32_t)(i) >> 24)
@@ -83,6 +88,8 @@ enum {
 	CFS_OFF_SB_ITABLE       = 176,  /* u32 */
 	CFS_OFF_SB_DATA_START   = 180,  /* u32 */
 	CFS_OFF_SB_HASH_SEED    = 184,  /* u32 */
+	CFS_OFF_SB_META_UUID    = 188,  /* u8[16], with INCOMPAT_META_UUID */
+	CFS_OFF_SB_MOUNT_OPTS   = 204,  /* char[64], NUL padded, with COMPAT_MOUNT_OPTS */
 };
 
 /* Common metadata block header [7]: the first CFS_BLOCK_HDR bytes of every
@@ -230,10 +237,15 @@ struct cfs_super {
 	uint32_t root_ino;
 	uint32_t lpf_ino;
 	int64_t created;
+	/* uuid is the one metadata is bound to (checksum seed, chunk
+	 * headers); user_uuid is the filesystem's UUID as shown.  They differ
+	 * only with CFS_FEAT_INCOMPAT_META_UUID, where uuid is meta_uuid. */
 	uint8_t uuid[16];
+	uint8_t user_uuid[16];
 	char label[64];
 	uint32_t bbm_blocks, ibm_blocks, itable_blocks, data_start;
 	uint32_t hash_seed;
+	char mount_opts[64];    /* with CFS_FEAT_COMPAT_MOUNT_OPTS */
 };
 
 struct cfs_chunk_hdr {

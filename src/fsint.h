@@ -255,14 +255,14 @@ int super_write_primary(struct cfs_fs *fs);
 int fs_op_begin(struct cfs_fs *fs);    /* -EROFS on a read-only fs */
 void fs_op_end(struct cfs_fs *fs);
 
-/* namei.c: fsck puts an unreferenced inode into /lost+found as "#ino"; with
- * hold, into /lost+found/#chunk-N, a directory in the inode's own chunk N,
- * so that it needs no stub there (for a chunk short of free inodes). */
-int namei_reconnect(struct cfs_fs *fs, cfs_ino_t ino, int hold);
-/* fsck: every chunkfs has a /lost+found; make it again if it is gone. */
-int namei_lpf_ensure(struct cfs_fs *fs);
-/* fsck: make the root directory again (empty) under its reserved number. */
-int namei_root_make(struct cfs_fs *fs);
+/* namei.c, for fsck's lost+found (src/fsck/lpf.c): a directory head
+ * (-ENOTDIR otherwise); name -> ip in dp, with a stub if they are in
+ * different chunks; a new directory ip made in dp; a new inode whose making
+ * failed, released. */
+int namei_get_dir(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out);
+int namei_link_add(struct cfs_fs *fs, struct inode *dp, const char *name, struct inode *ip);
+int namei_init_dir(struct cfs_fs *fs, struct inode *dp, struct inode *ip);
+int namei_drop_new(struct cfs_fs *fs, struct inode *ip);
 
 /* xattr.c */
 int xattr_set(struct cfs_fs *fs, struct inode *ip, const char *name, const void *v,

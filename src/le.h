@@ -37,4 +37,21 @@ static inline void put_le64(uint8_t *p, uint64_t v)
 	put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
+/* A field of w bytes (1, 2, 4 or 8). */
+static inline uint64_t get_le(const uint8_t *p, unsigned w)
+{
+	return w == 1 ? p[0] : w == 2 ? get_le16(p) : w == 4 ? get_le32(p) : get_le64(p);
+}
+static inline void put_le(uint8_t *p, unsigned w, uint64_t v)
+{
+	if (w == 1)
+		p[0] = (uint8_t)v;
+	else if (w == 2)
+		put_le16(p, (uint16_t)v);
+	else if (w == 4)
+		put_le32(p, (uint32_t)v);
+	else
+		put_le64(p, v);
+}
+
 #endif

@@ -756,7 +756,7 @@ int cfs_get_info(struct cfs_fs *fs, struct cfs_info *in)
 	in->feature_compat = fs->sb.feat_compat;
 	in->feature_ro_compat = fs->sb.feat_ro_compat;
 	in->feature_incompat = fs->sb.feat_incompat;
-	memcpy(in->uuid, fs->sb.uuid, 16);
+	memcpy(in->uuid, fs->sb.user_uuid, 16);
 	memcpy(in->label, fs->sb.label, sizeof(in->label));
 	in->created = fs->sb.created;
 	in->root = fs->sb.root_ino;

@@ -186,24 +186,41 @@ out:
 	return ret;
 }
 
+/* Split full into its namespace and name (the key, e), load ip's
+ * attributes into l and find the key among them: *i is its index, or -1. */
+static int xlist_open(struct cfs_fs *fs, struct inode *ip, const char *full, struct xlist *l,
+		      struct cfs_xattr_ent *e, int *i)
+{
+	const char *name;
+	int ret = name_split(full, &e->ns, &name);
+
+	if (ret < 0)
+		return ret;
+	e->nlen = (uint8_t)strlen(name);
+	e->name = (const uint8_t *)name;
+	ret = xlist_load(fs, ip, l);
+	if (ret < 0)
+		return ret;
+	*i = xlist_find(l, e->ns, name);
+	return 0;
+}
+
 int xattr_set(struct cfs_fs *fs, struct inode *ip, const char *full, const void *v,
 	      size_t n, int flags)
 {
 	struct xlist l;
 	struct cfs_xattr_ent e, *ne;
 	const char *name;
-	uint8_t ns;
-	int i, ret = name_split(full, &ns, &name);
+	int i, ret = name_split(full, &e.ns, &name);
 
 	if (ret < 0)
 		return ret;
 	if (n > 65535 || cfs_xattr_ent_size((uint32_t)strlen(name), (uint32_t)n) >
 			  cfs_xattr_blk_cap(fs->bsize))
 		return -E2BIG;
-	ret = xlist_load(fs, ip, &l);
+	ret = xlist_open(fs, ip, full, &l, &e, &i);
 	if (ret < 0)
 		return ret;
-	i = xlist_find(&l, ns, name);
 	if (i >= 0 && (flags & CFS_XATTR_CREATE)) {
 		ret = -EEXIST;
 		goto out;
@@ -212,10 +229,7 @@ int xattr_set(struct cfs_fs *fs, struct inode *ip, const char *full, const void 
 		ret = -ENODATA;
 		goto out;
 	}
-	e.ns = ns;
-	e.nlen = (uint8_t)strlen(name);
 	e.vlen = (uint16_t)n;
-	e.name = (const uint8_t *)name;
 	e.value = v;
 	if (i >= 0) {
 		l.e[i] = e;
@@ -237,18 +251,13 @@ out:
 ssize_t xattr_get(struct cfs_fs *fs, struct inode *ip, const char *full, void *buf,
 		  size_t n)
 {
+	struct cfs_xattr_ent key;
 	struct xlist l;
-	const char *name;
-	uint8_t ns;
-	ssize_t ret = name_split(full, &ns, &name);
 	int i;
+	ssize_t ret = xlist_open(fs, ip, full, &l, &key, &i);
 
 	if (ret < 0)
 		return ret;
-	ret = xlist_load(fs, ip, &l);
-	if (ret < 0)
-		return ret;
-	i = xlist_find(&l, ns, name);
 	if (i < 0)
 		ret = -ENODATA;
 	else if (n && n < l.e[i].vlen)
@@ -292,17 +301,12 @@ ssize_t xattr_list(struct cfs_fs *fs, struct inode *ip, char *buf, size_t n)
 
 int xattr_remove(struct cfs_fs *fs, struct inode *ip, const char *full)
 {
+	struct cfs_xattr_ent key;
 	struct xlist l;
-	const char *name;
-	uint8_t ns;
-	int i, ret = name_split(full, &ns, &name);
+	int i, ret = xlist_open(fs, ip, full, &l, &key, &i);
 
 	if (ret < 0)
 		return ret;
-	ret = xlist_load(fs, ip, &l);
-	if (ret < 0)
-		return ret;
-	i = xlist_find(&l, ns, name);
 	if (i < 0) {
 		ret = -ENODATA;
 	} else {

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +122,82 @@ static inline int fixture_mkfs(uint64_t size, const struct cfs_mkfs_opts *o,
 		*dev = NULL;
 	}
 	return ret;
+}
+
+/* File contents: a pattern seeded by s (seeds far apart give different
+ * bytes; neighbouring ones mostly the same). */
+static inline void fixture_fill(uint8_t *p, size_t n, unsigned s)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)((i * 2654435761u + s) >> 13);
+}
+
+/* A cfs_check/cfs_fsck report callback: every finding to stderr. */
+static inline void fixture_report(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "  check: %s\n", msg);
+}
+
+/* ---- reading a directory ---------------------------------------------- */
+
+#define FIXTURE_MAX_ENTS 128
+
+/* The entries one cfs_readdir call listed, at most max of them (max <=
+ * FIXTURE_MAX_ENTS); "." and ".." too unless skip_dots. */
+struct fixture_ents {
+	char name[FIXTURE_MAX_ENTS][CFS_NAME_MAX + 1];
+	cfs_ino_t ino[FIXTURE_MAX_ENTS];
+	int n, max, skip_dots;
+	int overflow;           /* it listed more than max: stopped there */
+	size_t bad_len;         /* it listed a name this long (> CFS_NAME_MAX) */
+};
+
+static inline int fixture_ents_cb(void *ctx, const char *name, size_t len, cfs_ino_t ino,
+				  uint32_t type, uint64_t next)
+{
+	struct fixture_ents *e = ctx;
+
+	(void)type;
+	(void)next;
+	if (e->skip_dots && ((len == 1 && name[0] == '.') ||
+			     (len == 2 && !memcmp(name, "..", 2))))
+		return 0;
+	if (len > CFS_NAME_MAX) {
+		e->bad_len = len;
+		return 1;
+	}
+	if (e->n >= e->max) {
+		e->overflow = 1;
+		return 1;
+	}
+	memcpy(e->name[e->n], name, len);
+	e->name[e->n][len] = 0;
+	e->ino[e->n++] = ino;
+	return 0;
+}
+
+/* An empty list for up to max entries, or NULL when out of memory. */
+static inline struct fixture_ents *fixture_ents_new(int max, int skip_dots)
+{
+	struct fixture_ents *e = malloc(sizeof(*e));
+
+	if (e) {
+		e->n = e->overflow = 0;
+		e->bad_len = 0;
+		e->max = max < FIXTURE_MAX_ENTS ? max : FIXTURE_MAX_ENTS;
+		e->skip_dots = skip_dots;
+	}
+	return e;
+}
+
+/* List dir from cookie into e (emptied first); cfs_readdir's result. */
+static inline int fixture_readdir(struct cfs_fs *fs, cfs_ino_t dir, uint64_t cookie,
+				  struct fixture_ents *e)
+{
+	e->n = e->overflow = 0;
+	e->bad_len = 0;
+	return cfs_readdir(fs, dir, cookie, fixture_ents_cb, e);
 }
 
 #endif

@@ -23,6 +23,12 @@ int cmd_fsck(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 bool mount_helper_call(int argc, char **argv);
 
+/* admin commands: tools/cmd_tune.c */
+int cmd_tune(int argc, char **argv);
+int cmd_mount_defaults(int argc, char **argv);
+/* tools/cmd_trim.c */
+int cmd_trim(int argc, char **argv);
+
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -99,7 +105,7 @@ static const struct command commands[] = {
 	  "  --json  machine-readable summary on stdout\n"
 	  "Exit status (fsck(8)): 0 clean, 1 errors corrected, 4 errors left,\n"
 	  "8 operational error, 16 usage error.\n" },
-	{ "mount", cmd_mount, "[-f] [-d] [-o OPTION[,OPTION...]] IMAGE DIR",
+	{ "mount", cmd_mount_defaults, "[-f] [-d] [-o OPTION[,OPTION...]] IMAGE DIR",
 	  "Mount IMAGE at DIR through FUSE; runs in the background until unmounted\n"
 	  "(umount DIR, fusermount3 -u DIR, SIGTERM or SIGINT), which marks every\n"
 	  "chunk clean.  Chunks left dirty by a crash are checked first (as by\n"
@@ -116,6 +122,21 @@ static const struct command commands[] = {
 	  "As mount.chunkfs (mount(8)'s helper conventions, IMAGE DIR first):\n"
 	  "  -f  fake: all but the mount     -r, -w  read-only, read-write\n"
 	  "  -n, -s, -v, -t TYPE  ignored    -o OPTIONS  as above\n" },
+	/* admin commands */
+	{ "tune", cmd_tune, "[-L LABEL] [-U UUID] [-o OPTIONS] [-l] IMAGE",
+	  "Change the label, the UUID or the default mount options of an\n"
+	  "unmounted image (a mounted one is refused); without options, or with\n"
+	  "-l, list them.\n"
+	  "  -L LABEL    volume label, at most 63 bytes (\"\" for none)\n"
+	  "  -U UUID     xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, \"random\" or \"nil\"\n"
+	  "  -o OPTIONS  default mount options, comma-separated, applied before\n"
+	  "              those given to the mount (\"\" for none)\n"
+	  "  -l          list them (after any change)\n" },
+	{ "trim", cmd_trim, "[-m MINLEN] [-v] IMAGE",
+	  "Give the free blocks of an unmounted image back to the storage, as\n"
+	  "fstrim does: holes punched in an image file, discards on a device.\n"
+	  "  -m MINLEN  only free runs of at least MINLEN bytes (K, M, G suffixes)\n"
+	  "  -v         say how much was trimmed\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -300,14 +321,55 @@ int parse_mode(const char *s, uint32_t *out)
 	return 0;
 }
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Canonical 8-4-4-4-12 form only, so a typo cannot be half-accepted. */
+int parse_uuid(const char *s, uint8_t out[16])
+{
+	int n = 0;
+
+	if (strlen(s) != 36)
+		return -EINVAL;
+	for (int i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-')
+				return -EINVAL;
+			continue;
+		}
+		if (hexval(s[i]) < 0 || hexval(s[i + 1]) < 0)
+			return -EINVAL;
+		out[n++] = (uint8_t)(hexval(s[i]) << 4 | hexval(s[i + 1]));
+		i++;
+	}
+	return 0;
+}
+
 /* ---- image access --------------------------------------------------- */
 
 int img_open(const char *img, bool rdonly, struct cfs_fs **fs)
 {
-	int flags = rdonly ? (CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK) : 0;
-	int ret = cfs_open(img, flags, fs);
-	const char *why;
+	struct img_use u;
 
+	return img_open_use(img, rdonly, fs, &u);
+}
+
+int img_open_use(const char *img, bool rdonly, struct cfs_fs **fs, struct img_use *u)
+{
+	int flags = rdonly ? (CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK) : 0;
+	const char *why;
+	int ret;
+
+	img_wait(img, u);
+	ret = cfs_open(img, flags, fs);
 	if (ret < 0) {
 		why = cfs_last_error();
 		if (!why || !*why)
@@ -513,7 +575,7 @@ static int main_dispatch(int argc, char **argv)
 	c = find_command(argv[1]);
 	/* mount.fuse3 runs "chunkfs IMAGE DIR -o ..." for -t fuse.chunkfs */
 	if (!c && mount_helper_call(argc, argv))
-		return cmd_mount(argc, argv);
+		return cmd_mount_defaults(argc, argv);
 	if (!c)
 		return usage_error(NULL, "unknown command '%s'", argv[1]);
 	return run_command(c, argc - 1, argv + 1);

@@ -799,21 +799,36 @@ static void put_attrs(struct copy_ctx *c, const struct stat *hs, cfs_ino_t ino,
 		img_err(c, ipath, ret);
 }
 
-static int put_file(struct copy_ctx *c, const char *hpath, const struct stat *hs,
-		    cfs_ino_t dir, const char *name, const char *ipath)
+/* An existing regular file is written into, as cp does: its other hard
+ * links see the new content.  Emptied first, owned as the source. */
+static int put_reuse(struct copy_ctx *c, const struct stat *hs, cfs_ino_t ino)
 {
-	bool stdin_src = strcmp(hpath, "-") == 0, host_side = false;
+	struct cfs_setattr a = {
+		.valid = CFS_SET_SIZE | CFS_SET_UID | CFS_SET_GID,
+		.size = 0, .uid = hs->st_uid, .gid = hs->st_gid,
+	};
+
+	return cfs_setattr(c->fs, ino, &a, NULL);
+}
+
+/* ino: the existing regular file to write into, or 0 to make one. */
+static int put_file(struct copy_ctx *c, const char *hpath, const struct stat *hs,
+		    cfs_ino_t dir, const char *name, const char *ipath, cfs_ino_t ino)
+{
+	bool stdin_src = strcmp(hpath, "-") == 0, host_side = false, made = !ino;
 	int fd = stdin_src ? STDIN_FILENO : open(hpath, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	uint64_t size = 0;
-	cfs_ino_t ino;
 	int ret;
 
 	if (fd < 0) {
 		host_err(c, hpath, -errno);
 		return -1;
 	}
-	ret = cfs_mknod(c->fs, dir, name, S_IFREG | (hs->st_mode & 07777), 0,
-			hs->st_uid, hs->st_gid, &ino);
+	if (made)
+		ret = cfs_mknod(c->fs, dir, name, S_IFREG | (hs->st_mode & 07777), 0,
+				hs->st_uid, hs->st_gid, &ino);
+	else
+		ret = put_reuse(c, hs, ino);
 	if (ret < 0) {
 		img_err(c, ipath, ret);
 		goto out;
@@ -824,8 +839,10 @@ static int put_file(struct copy_ctx *c, const char *hpath, const struct stat *hs
 			host_err(c, hpath, ret);
 		else
 			img_err(c, ipath, ret);
-		/* A half-copied file is worse than none (think ENOSPC). */
-		cfs_unlink(c->fs, dir, name);
+		/* A half-copied file is worse than none (think ENOSPC); one
+		 * that was there before stays, as cp leaves it. */
+		if (made)
+			cfs_unlink(c->fs, dir, name);
 		goto out;
 	}
 	if (!stdin_src)
@@ -976,9 +993,10 @@ static int put_special(struct copy_ctx *c, const char *hpath, const struct stat 
 }
 
 /* What is at dir/name already: 0 = nothing (or removed), 1 = a directory
- * to merge into (*ino), -1 = conflict (reported). */
+ * to merge into, 2 = a regular file to write into (*ino), -1 = conflict
+ * (reported).  reuse: a regular file may be written into. */
 static int put_clear(struct copy_ctx *c, const struct stat *hs, cfs_ino_t dir,
-		     const char *name, const char *ipath, cfs_ino_t *ino)
+		     const char *name, const char *ipath, bool reuse, cfs_ino_t *ino)
 {
 	struct cfs_stat st;
 	int ret = cfs_lookup(c->fs, dir, name, ino);
@@ -993,6 +1011,8 @@ static int put_clear(struct copy_ctx *c, const struct stat *hs, cfs_ino_t dir,
 		ret = S_ISDIR(st.mode) ? -EISDIR : -ENOTDIR;
 	if (ret >= 0 && S_ISDIR(st.mode))
 		return 1;
+	if (ret >= 0 && reuse && S_ISREG(st.mode))
+		return 2;
 	if (ret >= 0)
 		ret = cfs_unlink(c->fs, dir, name);
 	if (ret < 0) {
@@ -1003,16 +1023,21 @@ static int put_clear(struct copy_ctx *c, const struct stat *hs, cfs_ino_t dir,
 	return 0;
 }
 
+/* The copy of a host inode already copied in (a further hard link). */
+static struct link_ent *put_copied(struct copy_ctx *c, const struct stat *hs)
+{
+	if (S_ISDIR(hs->st_mode) || hs->st_nlink < 2)
+		return NULL;
+	return map_find(&c->links, (uint64_t)hs->st_dev, (uint64_t)hs->st_ino);
+}
+
 /* A further name for a host inode already copied in. */
 static bool put_hardlink(struct copy_ctx *c, const struct stat *hs, cfs_ino_t dir,
 			 const char *name, const char *ipath)
 {
-	struct link_ent *e;
+	struct link_ent *e = put_copied(c, hs);
 	int ret;
 
-	if (S_ISDIR(hs->st_mode) || hs->st_nlink < 2)
-		return false;
-	e = map_find(&c->links, (uint64_t)hs->st_dev, (uint64_t)hs->st_ino);
 	if (!e)
 		return false;
 	ret = cfs_link(c->fs, e->ino, dir, name);
@@ -1037,8 +1062,9 @@ static void put_remember(struct copy_ctx *c, const struct stat *hs, cfs_ino_t di
 static int put_entry(struct copy_ctx *c, const char *hpath, const struct stat *hs,
 		     cfs_ino_t dir, const char *name, const char *ipath)
 {
+	bool regular = S_ISREG(hs->st_mode) || strcmp(hpath, "-") == 0;
 	cfs_ino_t ino = 0;
-	int ret = put_clear(c, hs, dir, name, ipath, &ino);
+	int ret = put_clear(c, hs, dir, name, ipath, regular && !put_copied(c, hs), &ino);
 
 	if (ret < 0)
 		return ret;
@@ -1046,8 +1072,8 @@ static int put_entry(struct copy_ctx *c, const char *hpath, const struct stat *h
 		ret = 0;
 	else if (S_ISDIR(hs->st_mode))
 		ret = put_dir(c, hpath, hs, dir, name, ipath, &ino);
-	else if (S_ISREG(hs->st_mode) || strcmp(hpath, "-") == 0)
-		ret = put_file(c, hpath, hs, dir, name, ipath);
+	else if (regular)
+		ret = put_file(c, hpath, hs, dir, name, ipath, ret == 2 ? ino : 0);
 	else if (S_ISLNK(hs->st_mode))
 		ret = put_symlink(c, hpath, hs, dir, name, ipath, &ino);
 	else

@@ -21,25 +21,33 @@ struct fsck_ui {
 	int bar;                   /* a bar on the terminal (-C 0) */
 	char **msgs;               /* kept for --json */
 	size_t nmsgs;
+	char **probs;              /* the same, as JSON objects with their codes */
+	size_t nprobs;
 	pthread_mutex_t lock;
 };
+
+/* Keep s (taken) at the end of *v, or free it. */
+static void keep(char ***v, size_t *n, char *s)
+{
+	char **nv = s ? realloc(*v, (*n + 1) * sizeof(*nv)) : NULL;
+
+	if (!nv) {
+		free(s);
+		return;
+	}
+	*v = nv;
+	nv[(*n)++] = s;
+}
 
 static void ui_report(void *ctx, const char *msg)
 {
 	struct fsck_ui *u = ctx;
-	char **n;
 
 	pthread_mutex_lock(&u->lock);
 	if (u->bar)
 		fputs("\r\033[K", stderr);
 	if (u->json) {
-		n = realloc(u->msgs, (u->nmsgs + 1) * sizeof(*n));
-		if (n && (n[u->nmsgs] = strdup(msg))) {
-			u->msgs = n;
-			u->nmsgs++;
-		} else if (n) {
-			u->msgs = n;
-		}
+		keep(&u->msgs, &u->nmsgs, strdup(msg));
 	} else {
 		printf("%s: %s\n", u->img, msg);
 		fflush(stdout);
@@ -66,20 +74,60 @@ static void ui_progress(void *ctx, uint32_t done, uint32_t total)
 	pthread_mutex_unlock(&u->lock);
 }
 
-static void json_str(const char *s)
+static void json_str_to(FILE *f, const char *s)
 {
-	putchar('"');
+	putc('"', f);
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
 
 		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
+			fprintf(f, "\\%c", ch);
 		else if (ch < 0x20)
-			printf("\\u%04x", ch);
+			fprintf(f, "\\u%04x", ch);
 		else
-			putchar(ch);
+			putc(ch, f);
 	}
-	putchar('"');
+	putc('"', f);
+}
+
+static void json_str(const char *s)
+{
+	json_str_to(stdout, s);
+}
+
+/* --json: each problem as an object with its code (under u->lock: the
+ * library calls this with its own lock held, one problem at a time). */
+static void ui_problem(void *ctx, const struct cfs_fsck_problem *p)
+{
+	struct fsck_ui *u = ctx;
+	char *obj = NULL;
+	size_t len;
+	FILE *f;
+
+	if (!u->json || !(f = open_memstream(&obj, &len)))
+		return;
+	fputs("{\"code\":", f);
+	json_str_to(f, p->code);
+	if (p->chunk >= 0)
+		fprintf(f, ",\"chunk\":%lld", (long long)p->chunk);
+	if (p->ino)
+		fprintf(f, ",\"inode\":%u", p->ino);
+	fputs(",\"finding\":", f);
+	json_str_to(f, p->finding);
+	fputs(",\"action\":", f);
+	json_str_to(f, p->action);
+	fputs(",\"outcome\":", f);
+	json_str_to(f, p->outcome);
+	fputs(",\"invariant\":", f);
+	json_str_to(f, p->invariant);
+	putc('}', f);
+	if (fclose(f) != 0) {
+		free(obj);
+		return;
+	}
+	pthread_mutex_lock(&u->lock);
+	keep(&u->probs, &u->nprobs, obj);
+	pthread_mutex_unlock(&u->lock);
 }
 
 static void print_json(struct fsck_ui *u, const struct cfs_fsck_result *r, int code)
@@ -101,6 +149,9 @@ static void print_json(struct fsck_ui *u, const struct cfs_fsck_result *r, int c
 			putchar(',');
 		json_str(u->msgs[i]);
 	}
+	printf("],\"problem_list\":[");
+	for (i = 0; i < u->nprobs; i++)
+		printf("%s%s", i ? "," : "", u->probs[i]);
 	printf("]}\n");
 }
 
@@ -130,13 +181,35 @@ static int exit_code(const struct cfs_fsck_result *r)
 	return r->fixed ? FSCK_FIXED : FSCK_OK;
 }
 
+/* As e2fsck on a mounted filesystem: what is on disk lags behind what
+ * the daemon holds, so a read-only check may report problems that are
+ * not there (or miss some). */
+static void warn_in_use(const char *img, const struct img_use *use)
+{
+	char pid[32] = "";
+
+	if (use->pid)
+		snprintf(pid, sizeof(pid), " (pid %d)", (int)use->pid);
+	if (use->mnt[0])
+		warn_msg("%s is mounted on %s by the chunkfs daemon%s: the check reads "
+			 "the image as last written, so its results may be wrong", img,
+			 use->mnt, pid);
+	else
+		warn_msg("%s is being written by another process%s: the check's results "
+			 "may be wrong", img, pid);
+}
+
 static int run(struct fsck_ui *u, struct cfs_fsck_opts *o, struct cfs_fsck_result *r)
 {
 	int flags = CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, ret;
+	struct img_use use;
 	struct cfs_fs *fs;
 
 	if (o->mode == CFS_FSCK_NO)
 		flags |= CFS_OPEN_RDONLY;
+	img_wait(u->img, &use);
+	if (o->mode == CFS_FSCK_NO && use.busy)
+		warn_in_use(u->img, &use);
 	ret = cfs_open(u->img, flags, &fs);
 	if (ret < 0) {
 		err_msg("%s: %s", u->img, *cfs_last_error() ? cfs_last_error() : errstr(ret));
@@ -239,7 +312,7 @@ static int parse_args(int argc, char **argv, struct cfs_fsck_opts *o, struct fsc
 int cmd_fsck(int argc, char **argv)
 {
 	struct fsck_ui u = { .progress_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
-	struct cfs_fsck_opts o = { .report = ui_report, .ctx = &u };
+	struct cfs_fsck_opts o = { .report = ui_report, .problem = ui_problem, .ctx = &u };
 	struct cfs_fsck_result r;
 	int code, interactive = 0;
 	size_t i;
@@ -273,5 +346,8 @@ int cmd_fsck(int argc, char **argv)
 	for (i = 0; i < u.nmsgs; i++)
 		free(u.msgs[i]);
 	free(u.msgs);
+	for (i = 0; i < u.nprobs; i++)
+		free(u.probs[i]);
+	free(u.probs);
 	return code;
 }

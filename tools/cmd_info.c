@@ -4,12 +4,28 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "tool.h"
 
 struct totals {
 	uint64_t blocks, free_blocks, inodes, free_inodes, conts, xrefs;
 	uint32_t dirty, errors, unreadable;
+	int64_t last_write;             /* newest of the chunks' */
+	int64_t last_check;             /* oldest of the chunks' */
+	uint32_t last_check_chunk;
+	bool last_check_set;
+};
+
+/* While the image is mounted, what is on disk lags behind the daemon
+ * (by up to clean_after seconds, and the kernel's writeback): the live
+ * totals come from the mount itself. */
+struct live {
+	const struct img_use *use;
+	bool have;                      /* statvfs of the mount worked */
+	struct statvfs sv;
+	struct timespec written;        /* the image file's mtime */
 };
 
 static const char *state_name(int state)
@@ -208,10 +224,29 @@ static void json_chunk(const struct chunk_row *r, uint32_t idx, bool last)
 	printf("}%s\n", last ? "" : ",");
 }
 
+static void json_live(const struct live *l)
+{
+	const struct statvfs *v = &l->sv;
+
+	if (!l->use->mnt[0])
+		return;
+	printf("  \"mounted\": {\"dir\": ");
+	json_str(l->use->mnt, strlen(l->use->mnt));
+	printf(", \"pid\": %d, \"image_written\": %lld", (int)l->use->pid,
+	       (long long)l->written.tv_sec);
+	if (l->have)
+		printf(", \"live\": {\"blocks\": %llu, \"free_blocks\": %llu, "
+		       "\"inodes\": %llu, \"free_inodes\": %llu}",
+		       (unsigned long long)v->f_blocks, (unsigned long long)v->f_bfree,
+		       (unsigned long long)v->f_files, (unsigned long long)v->f_ffree);
+	printf("},\n");
+}
+
 static void print_json(const struct cfs_info *in, const struct chunk_row *rows,
-		       const struct totals *t)
+		       const struct totals *t, const struct live *l)
 {
 	json_info(in);
+	json_live(l);
 	json_totals(t);
 	printf("  \"chunks\": [\n");
 	for (uint32_t i = 0; i < in->chunks; i++)
@@ -264,6 +299,43 @@ static void text_info(const struct cfs_info *in)
 	       ")\n", in->root, CFS_INO_CHUNK(in->root), CFS_INO_LOCAL(in->root));
 }
 
+/* As dumpe2fs's "Last write time" and "Last checked". */
+static void print_times(const struct totals *t)
+{
+	struct timespec ts = { .tv_sec = (time_t)t->last_write };
+	char buf[80];
+
+	fmt_time(&ts, buf, sizeof(buf));
+	printf("Last write time:     %s\n", t->last_write ? buf : "never");
+	ts.tv_sec = (time_t)t->last_check;
+	fmt_time(&ts, buf, sizeof(buf));
+	printf("Last checked:        %s (chunk %" PRIu32 ", the longest ago)\n",
+	       t->last_check ? buf : "never", t->last_check_chunk);
+}
+
+/* The mount's live totals, and what the figures from the image are. */
+static void text_live(const struct live *l)
+{
+	const struct statvfs *v = &l->sv;
+	char when[80], pid[32] = "";
+
+	if (!l->use->mnt[0])
+		return;
+	if (l->use->pid)
+		snprintf(pid, sizeof(pid), ", pid %d", (int)l->use->pid);
+	printf("Mounted on:          %s (chunkfs daemon%s)\n", l->use->mnt, pid);
+	if (l->have)
+		printf("Live (from the mount): %llu blocks used, %llu free of %llu; "
+		       "%llu inodes used, %llu free\n",
+		       (unsigned long long)(v->f_blocks - v->f_bfree),
+		       (unsigned long long)v->f_bfree, (unsigned long long)v->f_blocks,
+		       (unsigned long long)(v->f_files - v->f_ffree),
+		       (unsigned long long)v->f_ffree);
+	fmt_time(&l->written, when, sizeof(when));
+	printf("The figures below are the image as last written (%s); the mount "
+	       "writes behind by up to clean_after seconds\n\n", when);
+}
+
 static void text_totals(const struct totals *t)
 {
 	printf("Data blocks:         %" PRIu64 " used, %" PRIu64 " free of %" PRIu64
@@ -272,6 +344,7 @@ static void text_totals(const struct totals *t)
 	       "\n", used(t->inodes, t->free_inodes), t->free_inodes, t->inodes);
 	printf("Continuations:       %" PRIu64 "\n", t->conts);
 	printf("Cross-chunk refs:    %" PRIu64 "\n", t->xrefs);
+	print_times(t);
 	printf("Dirty chunks:        %" PRIu32 "\n", t->dirty);
 	if (t->errors)
 		printf("Chunks with errors:  %" PRIu32 "\n", t->errors);
@@ -295,8 +368,9 @@ static void text_chunk(const struct chunk_row *r, uint32_t idx)
 }
 
 static void print_text(const struct cfs_info *in, const struct chunk_row *rows,
-		       const struct totals *t)
+		       const struct totals *t, const struct live *l)
 {
+	text_live(l);
 	text_info(in);
 	text_totals(t);
 	printf("\nchunk  state        used-blks  free-blks used-inos free-inos "
@@ -322,6 +396,13 @@ static void add_row(struct totals *t, const struct chunk_row *r)
 	t->free_inodes += c->free_inodes;
 	t->conts += c->conts;
 	t->xrefs += c->xrefs;
+	if (c->last_write > t->last_write)
+		t->last_write = c->last_write;
+	if (!t->last_check_set || c->last_check < t->last_check) {
+		t->last_check = c->last_check;
+		t->last_check_chunk = c->index;
+		t->last_check_set = true;
+	}
 	if (c->state & CFS_CHUNK_DIRTY)
 		t->dirty++;
 	if (c->state & CFS_CHUNK_ERROR)
@@ -349,6 +430,19 @@ static int gather(struct cfs_fs *fs, const struct cfs_info *in,
 	return 0;
 }
 
+static void live_get(const char *img, const struct img_use *use, struct live *l)
+{
+	struct stat st;
+
+	memset(l, 0, sizeof(*l));
+	l->use = use;
+	if (!use->mnt[0])
+		return;
+	l->have = statvfs(use->mnt, &l->sv) == 0;
+	if (stat(img, &st) == 0)
+		l->written = st.st_mtim;
+}
+
 /* What to print: the table, --json, --map, or --svg FILE (svg != NULL). */
 struct show_mode {
 	bool json, map;
@@ -370,7 +464,8 @@ static int print_picture(const struct show_mode *m, const char *img,
 	return ret;
 }
 
-static int show(struct cfs_fs *fs, const char *img, const struct show_mode *m)
+static int show(struct cfs_fs *fs, const char *img, const struct show_mode *m,
+		const struct live *l)
 {
 	struct cfs_info in;
 	struct chunk_row *rows = NULL;
@@ -387,9 +482,9 @@ static int show(struct cfs_fs *fs, const char *img, const struct show_mode *m)
 	if (m->map || m->svg)
 		ret = print_picture(m, img, &in, rows);
 	else if (m->json)
-		print_json(&in, rows, &t);
+		print_json(&in, rows, &t, l);
 	else
-		print_text(&in, rows, &t);
+		print_text(&in, rows, &t, l);
 	free(rows);
 	if (ret < 0)
 		return EX_FAIL;
@@ -409,6 +504,8 @@ int cmd_info(int argc, char **argv)
 		{ "svg", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct img_use use;
+	struct live live;
 	struct cfs_fs *fs;
 	struct show_mode mode = { 0 };
 	int c, status;
@@ -429,9 +526,10 @@ int cmd_info(int argc, char **argv)
 	if (argc - optind != 1)
 		return usage_error("info", argc == optind ? "no IMAGE given" :
 				   "too many arguments");
-	if (img_open(argv[optind], true, &fs) < 0)
+	if (img_open_use(argv[optind], true, &fs, &use) < 0)
 		return EX_FAIL;
-	status = show(fs, argv[optind], &mode);
+	live_get(argv[optind], &use, &live);
+	status = show(fs, argv[optind], &mode, &live);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		err_msg("writing standard output: %s", errstr(-errno));
 		status = EX_FAIL;

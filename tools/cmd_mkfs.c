@@ -29,38 +29,6 @@ static bool is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Canonical 8-4-4-4-12 form only, so a typo cannot be half-accepted. */
-static int parse_uuid(const char *s, uint8_t out[16])
-{
-	int n = 0;
-
-	if (strlen(s) != 36)
-		return -EINVAL;
-	for (int i = 0; i < 36; i++) {
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (s[i] != '-')
-				return -EINVAL;
-			continue;
-		}
-		if (hexval(s[i]) < 0 || hexval(s[i + 1]) < 0)
-			return -EINVAL;
-		out[n++] = (uint8_t)(hexval(s[i]) << 4 | hexval(s[i + 1]));
-		i++;
-	}
-	return 0;
-}
-
 static int opt_block_size(const char *cmd, const char *arg, struct mkfs_args *a)
 {
 	uint64_t v;
@@ -247,6 +215,7 @@ static int check_signature(struct mkfs_args *a)
  * will be a new file. */
 static int check_target(struct mkfs_args *a, bool *creating)
 {
+	struct img_use use;
 	struct stat st;
 	struct cfs_fs *fs;
 
@@ -275,6 +244,7 @@ static int check_target(struct mkfs_args *a, bool *creating)
 	a->blkdev = S_ISBLK(st.st_mode);
 	if (a->blkdev && check_blkdev_size(a))
 		return EX_FAIL;
+	img_wait(a->image, &use);
 	if (cfs_open(a->image, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
 		cfs_close(fs);
 		if (!a->force) {

@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -36,7 +38,7 @@ struct mopts {
 	const char *image, *dir;
 	bool helper;                    /* mount(8) helper conventions */
 	bool foreground, debug, fake;
-	bool rdonly, nocheck;
+	bool rdonly, nocheck, remount;
 	bool user_dev, user_suid, user_fsname, user_subtype;
 	double clean_after;
 	enum atime_mode atime;
@@ -44,6 +46,45 @@ struct mopts {
 	unsigned max_threads;
 	char *fuse;                     /* options passed on to libfuse */
 };
+
+/* ext4 options seen in fstab files that change nothing a user relies on
+ * here: accepted, and named as ignored. */
+static bool ext4_harmless(const char *o)
+{
+	static const char *const names[] = {
+		"user_xattr", "lazytime", "nolazytime", "discard", "nodiscard",
+		"noacl", "barrier", "barrier=1", "nobarrier", "barrier=0",
+		"errors=continue", "errors=remount-ro", "errors=panic", "data=ordered",
+		"auto_da_alloc", "noauto_da_alloc", "delalloc", "i_version",
+		"noquota", "journal_checksum", "block_validity", NULL
+	};
+
+	for (int i = 0; names[i]; i++)
+		if (strcmp(o, names[i]) == 0)
+			return true;
+	return strncmp(o, "commit=", 7) == 0 || strncmp(o, "stripe=", 7) == 0;
+}
+
+/* ext4 options that promise what chunkfs does not do: refused by name
+ * rather than passed to libfuse ("unknown option(s)"). */
+static const char *ext4_unsupported(const char *o)
+{
+	static const char *const names[] = {
+		"acl", "nouser_xattr", "data=journal", "data=writeback", "quota",
+		"usrquota", "grpquota", "prjquota", "dax", "nodelalloc", "journal_async_commit",
+		NULL
+	};
+
+	for (int i = 0; names[i]; i++)
+		if (strcmp(o, names[i]) == 0)
+			return names[i];
+	if (strncmp(o, "usrjquota=", 10) == 0 || strncmp(o, "grpjquota=", 10) == 0 ||
+	    strncmp(o, "jqfmt=", 6) == 0 || strncmp(o, "resuid=", 7) == 0 ||
+	    strncmp(o, "resgid=", 7) == 0 || strncmp(o, "sb=", 3) == 0 ||
+	    strncmp(o, "journal_dev=", 12) == 0)
+		return o;
+	return NULL;
+}
 
 /* Options that only mean something to mount(8) and fstab. */
 static bool fstab_only(const char *o)
@@ -95,6 +136,14 @@ static int mount_opt(struct mopts *o, const char *opt)
 	}
 	if (strcmp(opt, "nocheck") == 0)
 		return (o->nocheck = true), 0;
+	if (strcmp(opt, "remount") == 0)
+		return (o->remount = true), 0;
+	if (ext4_harmless(opt)) {
+		warn_msg("mount: option '%s' means nothing to chunkfs: ignored", opt);
+		return 0;
+	}
+	if (ext4_unsupported(opt))
+		return usage_error("mount", "option '%s' is not supported by chunkfs", opt);
 	if (strcmp(opt, "default_permissions") == 0 || fstab_only(opt))
 		return 0;               /* always on, or not ours */
 	if (strcmp(opt, "ro") == 0)
@@ -318,6 +367,19 @@ static void preen_report(void *ctx, const char *msg)
 	pthread_mutex_unlock(&lock);
 }
 
+/* The dirty chunks of image, read-only, for a message. */
+static const char *list_of(const char *image, char *buf, size_t len)
+{
+	struct cfs_fs *fs;
+
+	snprintf(buf, len, "?");
+	if (cfs_open(image, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
+		dirty_list(fs, buf, len);
+		cfs_close(fs);
+	}
+	return buf;
+}
+
 /* Check and repair the chunks that need it, as `chunkfs fsck -p` does:
  * 0 when the image may now be mounted, an error when a person is needed. */
 static int preen(const struct mopts *o, const char *image)
@@ -330,6 +392,12 @@ static int preen(const struct mopts *o, const char *image)
 	int ret, cret;
 
 	ret = cfs_open(image, CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, &fs);
+	if (ret == -EACCES || ret == -EPERM || ret == -EROFS) {
+		err_msg("%s: chunks %s need checking, but the image is not writable (%s): "
+			"mount it with -o ro,nocheck to look at it unchecked", o->image,
+			list_of(image, list, sizeof(list)), errstr(ret));
+		return ret;
+	}
 	if (ret < 0) {
 		err_msg("%s: %s", o->image, cfs_last_error());
 		return ret;
@@ -383,11 +451,13 @@ static int open_image(const struct mopts *o, const char *image, struct cfs_fs **
 		      int *lockfd)
 {
 	int flags = o->rdonly ? CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK : 0;
+	struct img_use use;
 	char list[256];
 	uint32_t n;
 	int ret;
 
 	*lockfd = -1;
+	img_wait(image, &use);
 	ret = check_before_mount(o, image);
 	if (ret < 0)
 		return ret;
@@ -432,6 +502,36 @@ static void daemonize(const struct mopts *o)
 		return;
 	openlog("chunkfs", LOG_PID, LOG_DAEMON);
 	fuse_set_log_func(log_to_syslog);
+}
+
+/* A FUSE mount at dir whose daemon is gone (killed) answers everything
+ * with ENOTCONN; mounting on top of it would stack a second mount over
+ * a dead one.  A dead mount of this same image is replaced, anything
+ * else is left to the user. */
+static int check_dead_mount(const struct mopts *o, const char *image)
+{
+	struct mount_entry e;
+	struct statvfs sv;
+	int ret = mount_at(o->dir, &e);
+
+	if (ret <= 0 || strncmp(e.type, "fuse", 4) != 0)
+		return 0;
+	if (statvfs(o->dir, &sv) == 0 || errno != ENOTCONN)
+		return 0;
+	if (strcmp(e.type, "fuse.chunkfs") != 0 || strcmp(e.src, image) != 0) {
+		err_msg("%s: a dead mount is still attached: run umount %s (fusermount3 "
+			"-u %s) first", o->dir, o->dir, o->dir);
+		return -1;
+	}
+	ret = mount_detach(e.dir);
+	if (ret < 0) {
+		err_msg("%s: a dead mount of %s is still attached and could not be "
+			"removed (%s): run umount %s (fusermount3 -u %s) first", o->dir,
+			o->image, errstr(ret), o->dir, o->dir);
+		return -1;
+	}
+	warn_msg("%s: replaced a dead mount of %s (its daemon had gone)", o->dir, o->image);
+	return 0;
 }
 
 static int check_mountpoint(const char *dir)
@@ -493,7 +593,9 @@ static int run_mount(struct mopts *o, const char *image)
 	int lockfd, ret, status = EX_FAIL;
 
 	pthread_mutex_init(&m.wlock, NULL);
-	if (check_mountpoint(o->dir) < 0 || final_fuse_opts(o, image) < 0)
+	pthread_mutex_init(&m.nlock, NULL);
+	if (check_dead_mount(o, image) < 0 || check_mountpoint(o->dir) < 0 ||
+	    final_fuse_opts(o, image) < 0)
 		return EX_FAIL;
 	if (open_image(o, image, &m.fs, &lockfd) < 0)
 		goto out;
@@ -534,6 +636,76 @@ out:
 	writers_free(&m);
 	free(m.conn_opts);
 	return status;
+}
+
+/* An image file the user may not write (mode 0444, chattr +i, a
+ * read-only filesystem) is mounted read-only with a warning, as the
+ * kernel does for a write-protected device. */
+static int check_writable(struct mopts *o, const char *image)
+{
+	int fd;
+
+	if (o->rdonly)
+		return 0;
+	fd = open(image, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != EACCES && errno != EPERM && errno != EROFS)
+		return 0;               /* opening the image reports it */
+	warn_msg("%s is not writable (%s): mounting read-only", o->image, strerror(errno));
+	o->rdonly = true;
+	return add_fuse_opt(o, "ro");
+}
+
+/* -o remount,ro or remount,rw of a chunkfs mount at DIR: the kernel
+ * writes back what it holds and then refuses (or again allows) writes;
+ * the daemon goes on as it is.  A daemon started read-only (no write
+ * lock on the image) cannot take writes: that needs a new mount. */
+static int remount(const struct mopts *o, const char *image)
+{
+	static const struct { unsigned long st, ms; } keep[] = {
+		{ ST_NOSUID, MS_NOSUID }, { ST_NODEV, MS_NODEV }, { ST_NOEXEC, MS_NOEXEC },
+		{ ST_SYNCHRONOUS, MS_SYNCHRONOUS }, { ST_NOATIME, MS_NOATIME },
+		{ ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
+	};
+	unsigned long flags = MS_REMOUNT | (o->rdonly ? MS_RDONLY : 0);
+	struct mount_entry e;
+	struct statvfs sv;
+	struct img_use use;
+
+	if (mount_at(o->dir, &e) <= 0 || strcmp(e.type, "fuse.chunkfs") != 0) {
+		err_msg("%s: not a chunkfs mount, nothing to remount", o->dir);
+		return EX_FAIL;
+	}
+	if (strcmp(e.src, image) != 0) {
+		err_msg("%s: a mount of %s, not of %s", o->dir, e.src, o->image);
+		return EX_FAIL;
+	}
+	if (statvfs(o->dir, &sv) < 0) {
+		err_host(o->dir, -errno);
+		return EX_FAIL;
+	}
+	img_wait(image, &use);
+	if (!o->rdonly && !use.busy) {
+		err_msg("%s was mounted read-only (-o ro): unmount it and mount it again "
+			"to write", o->dir);
+		return EX_FAIL;
+	}
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (sv.f_flag & keep[i].st)
+			flags |= keep[i].ms;
+	if (mount(e.src, e.dir, e.type, flags, NULL) < 0) {
+		if (errno == EPERM)
+			err_msg("%s: remounting needs root (fusermount3 cannot remount): "
+				"unmount it and mount it again%s", o->dir,
+				o->rdonly ? " with -o ro" : "");
+		else
+			err_msg("%s: remount failed: %s", o->dir, strerror(errno));
+		return EX_FAIL;
+	}
+	return EX_OK;
 }
 
 /* Called by mount.fuse3 as "chunkfs IMAGE DIR -o OPTS" (its convention
@@ -586,7 +758,12 @@ int cmd_mount(int argc, char **argv)
 			err_host(o.image, -errno);
 			ret = EX_FAIL;
 		} else {
-			ret = run_mount(&o, image);
+			if (o.remount)
+				ret = remount(&o, image);
+			else if (check_writable(&o, image) < 0)
+				ret = EX_FAIL;
+			else
+				ret = run_mount(&o, image);
 			free(image);
 		}
 	}

@@ -22,6 +22,8 @@
 #define ENTRY_TIMEOUT   60.0
 #define MAX_WRITE       (1u << 20)
 #define WRITERS_SLOTS   256
+#define INVAL_SLOTS     64
+#define NAME_SLOTS      256
 
 enum atime_mode { ATIME_OFF, ATIME_REL, ATIME_STRICT };
 
@@ -31,6 +33,12 @@ struct writer {
 	cfs_ino_t ino;
 	unsigned n;
 	struct writer *next;
+};
+
+/* A name an inode was last looked up or made under. */
+struct recent_name {
+	cfs_ino_t ino, parent;
+	char name[CFS_NAME_MAX + 1];
 };
 
 struct mnt {
@@ -48,6 +56,15 @@ struct mnt {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool stop;
+	/* inodes whose write-back failed: what the kernel caches of them
+	 * (pages, the size it grew) no longer matches the image */
+	cfs_ino_t inval[INVAL_SLOTS];
+	unsigned ninval;
+	/* where to find them: the kernel takes a file's size from us only
+	 * for an inode it makes anew, after the name is invalidated (by ino
+	 * modulo NAME_SLOTS; an overwritten slot only costs the size fix) */
+	pthread_mutex_t nlock;
+	struct recent_name names[NAME_SLOTS];
 	/* writable opens, by inode */
 	pthread_mutex_t wlock;
 	struct writer *writers[WRITERS_SLOTS];
@@ -61,5 +78,18 @@ int cleaner_start(struct mnt *m);
 void cleaner_stop(struct mnt *m);
 /* At exit: free the table of files still open for writing. */
 void writers_free(struct mnt *m);
+
+/* ---- the mount table (tools/mount_table.c) ---- */
+struct mount_entry {
+	char src[4096], dir[4096];
+	char type[64], opts[512];
+};
+/* DIR as /proc/mounts spells it (absolute, resolved), without a stat of
+ * DIR itself. */
+int mount_dir_abs(const char *dir, char *out, size_t len);
+/* The mount on top at DIR: 1 and *e, 0 if none, or a negative errno. */
+int mount_at(const char *dir, struct mount_entry *e);
+/* Detach the mount at DIR lazily (umount2 as root, else fusermount3). */
+int mount_detach(const char *dir);
 
 #endif

@@ -211,6 +211,29 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 
 /* ---- namespace ------------------------------------------------------ */
 
+static void name_remember(struct mnt *m, cfs_ino_t ino, fuse_ino_t parent,
+			  const char *name)
+{
+	struct recent_name *r = &m->names[ino % NAME_SLOTS];
+
+	pthread_mutex_lock(&m->nlock);
+	r->ino = ino;
+	r->parent = (cfs_ino_t)parent;
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	pthread_mutex_unlock(&m->nlock);
+}
+
+static bool name_recall(struct mnt *m, cfs_ino_t ino, struct recent_name *out)
+{
+	bool ret;
+
+	pthread_mutex_lock(&m->nlock);
+	*out = m->names[ino % NAME_SLOTS];
+	pthread_mutex_unlock(&m->nlock);
+	ret = out->ino == ino && out->name[0];
+	return ret;
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct mnt *m = mnt_of(req);
@@ -225,6 +248,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_entry(req, &e);
 		return;
 	}
+	if (ret == 0)
+		name_remember(m, ino, parent, name);
 	reply_entry(req, ret, ino);
 }
 
@@ -676,6 +701,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		reply_err(req, ret);
 		return;
 	}
+	name_remember(m, ino, parent, name);
 	ret = file_opened(m, ino, fi);
 	if (ret < 0) {
 		cfs_inode_put(m->fs, ino);
@@ -716,16 +742,37 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 /* O_APPEND needs nothing here: with the writeback cache the kernel picks
  * the offset (it owns the file size), without it the kernel passes the
  * end of file it knows, which is ours since nothing else writes. */
+/* With the writeback cache a failed write (ENOSPC) comes back at fsync or
+ * close, but the kernel keeps the pages and the size it grew the file to:
+ * stat and read would go on showing bytes that are not in the image.
+ * The cleaner thread invalidates the inode soon after; not here, since
+ * the kernel may be waiting on this very write (libfuse: no notify from
+ * the path of a related request). */
+static void inval_later(struct mnt *m, cfs_ino_t ino)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < m->ninval && m->inval[i] != ino; i++)
+		;
+	if (i == m->ninval && m->ninval < INVAL_SLOTS)
+		m->inval[m->ninval++] = ino;
+	pthread_cond_signal(&m->wake);
+	pthread_mutex_unlock(&m->lock);
+}
+
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 		     off_t off, struct fuse_file_info *fi)
 {
-	ssize_t n = cfs_write(mnt_of(req)->fs, (cfs_ino_t)ino, buf, size, (uint64_t)off);
+	struct mnt *m = mnt_of(req);
+	ssize_t n = cfs_write(m->fs, (cfs_ino_t)ino, buf, size, (uint64_t)off);
 
-	(void)fi;
 	if (n < 0)
 		reply_err(req, (int)n);
 	else
 		fuse_reply_write(req, (size_t)n);
+	if (fi->writepage && (n < 0 || (size_t)n < size))
+		inval_later(m, (cfs_ino_t)ino);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
@@ -881,27 +928,70 @@ const struct fuse_lowlevel_ops chunkfs_ops = {
 
 /* ---- the cleaner ---------------------------------------------------- */
 
+static void ts_add_ms(struct timespec *t, long ms)
+{
+	t->tv_nsec += ms * 1000000L;
+	t->tv_sec += t->tv_nsec / 1000000000L;
+	t->tv_nsec %= 1000000000L;
+}
+
+/* Invalidate what inval_later queued.  Called with m->lock held; pauses
+ * 200 ms after, so that pages whose write-back keeps failing (each
+ * invalidation writes them back again) cannot keep the thread busy. */
+static void inval_queued(struct mnt *m)
+{
+	cfs_ino_t inval[INVAL_SLOTS];
+	unsigned n = m->ninval;
+	struct timespec pause;
+
+	memcpy(inval, m->inval, n * sizeof(*inval));
+	m->ninval = 0;
+	pthread_mutex_unlock(&m->lock);
+	for (unsigned i = 0; i < n; i++) {
+		struct recent_name r;
+
+		fuse_lowlevel_notify_inval_inode(m->se, inval[i], 0, 0);
+		if (name_recall(m, inval[i], &r))
+			fuse_lowlevel_notify_inval_entry(m->se, r.parent, r.name,
+							 strlen(r.name));
+	}
+	pthread_mutex_lock(&m->lock);
+	clock_gettime(CLOCK_MONOTONIC, &pause);
+	ts_add_ms(&pause, 200);
+	while (!m->stop && pthread_cond_timedwait(&m->wake, &m->lock, &pause) == 0)
+		;
+}
+
 /* About once a second, mark chunks clean that have been idle for
  * clean_after seconds, so that a crash costs a check of only the chunks
- * that were in use. */
+ * that were in use; and invalidate, as soon as queued, the inodes whose
+ * write-back failed. */
 static void *cleaner_main(void *arg)
 {
 	struct mnt *m = arg;
-	struct timespec t;
+	struct timespec tick, now;
 	int ret;
 
+	clock_gettime(CLOCK_MONOTONIC, &tick);
+	ts_add_ms(&tick, 1000);
 	pthread_mutex_lock(&m->lock);
 	while (!m->stop) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		t.tv_sec += 1;
-		pthread_cond_timedwait(&m->wake, &m->lock, &t);
+		if (!m->ninval)
+			pthread_cond_timedwait(&m->wake, &m->lock, &tick);
 		if (m->stop)
 			break;
+		if (m->ninval)
+			inval_queued(m);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (m->stop || ts_cmp(&now, &tick) < 0)
+			continue;
 		pthread_mutex_unlock(&m->lock);
 		ret = cfs_clean_idle(m->fs, m->clean_after);
 		if (ret < 0)
 			fuse_log(FUSE_LOG_ERR, "chunkfs: marking idle chunks clean: %s\n",
 				 errstr(ret));
+		tick = now;
+		ts_add_ms(&tick, 1000);
 		pthread_mutex_lock(&m->lock);
 	}
 	pthread_mutex_unlock(&m->lock);

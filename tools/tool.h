@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "chunkfs.h"
@@ -80,6 +81,19 @@ int dev_signature(const char *path, char *out, size_t len);
  * blkid and mount no longer see the old filesystem). */
 int dev_wipe(const char *path);
 
+/* ---- who uses an image (tools/holder.c) ---- */
+struct img_use {
+	bool busy;              /* still held by a writer when we went on */
+	pid_t pid;              /* that writer (0 if unknown) */
+	char mnt[4096];         /* where the image is mounted, "" if not */
+};
+/* Wait for a chunkfs daemon that still writes IMAGE after its umount
+ * (saying so after a second), so that what follows sees the image as
+ * the daemon left it.  Fills *u with who holds it after that. */
+int img_wait(const char *img, struct img_use *u);
+/* img_open, telling who else uses the image (tools/chunkfs.c). */
+int img_open_use(const char *img, bool rdonly, struct cfs_fs **fs, struct img_use *u);
+
 /* ---- parsing ---- */
 /* Size with optional K/M/G/T suffix (powers of 1024, either case). */
 int parse_size(const char *s, uint64_t *out);
@@ -87,6 +101,8 @@ int parse_size(const char *s, uint64_t *out);
 int parse_u64(const char *s, uint64_t *out);
 /* Octal permission bits (at most 07777). */
 int parse_mode(const char *s, uint32_t *out);
+/* xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (either case), nothing else. */
+int parse_uuid(const char *s, uint8_t out[16]);
 
 /* ---- image access ---- */
 /* Open img; prints the error and returns a negative errno on failure. */

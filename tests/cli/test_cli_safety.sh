@@ -152,10 +152,14 @@ test_mkfs_devices() {
 	s=$(sum "$img")
 	# held open exclusively by someone else
 	if command -v python3 >/dev/null; then
-		python3 -c 'import os,sys,time; fd=os.open(sys.argv[1], os.O_RDONLY|os.O_EXCL); time.sleep(30)' \
-			"$l" &
-		local holder=$!
-		sleep 0.5
+		rm -f "$TESTDIR/held"
+		python3 -c 'import os,sys,time; fd=os.open(sys.argv[1], os.O_RDONLY|os.O_EXCL); open(sys.argv[2], "w").close(); time.sleep(60)' \
+			"$l" "$TESTDIR/held" &
+		local holder=$! i
+		for i in $(seq 200); do
+			[ -e "$TESTDIR/held" ] && break
+			sleep 0.05
+		done
 		if expect_exit 1 "$C" mkfs -F "$l"; then
 			err_has mkfs_busy_device "in use by the system"
 		else
@@ -202,7 +206,55 @@ test_fsck_modes() {
 	check_exit fsck_n_twice 0 "$C" fsck -n -n "$img"
 }
 
+# ==== put onto a file with other hard links (item 13) =======================
+
+test_put_hardlinks() {
+	local img=$TESTDIR/links.img d=$TESTDIR/linksrc
+	mkdir -p "$d"
+	"$C" mkfs -q "$img" 16M || { fail put_hardlinks "mkfs failed"; return; }
+	echo old >"$d/old" && echo "new content" >"$d/new"
+	"$C" put "$img" "$d/old" /a && "$C" ln "$img" /a /b || { fail put_hardlinks "setup"; return; }
+	check_exit put_over_linked_file 0 "$C" put "$img" "$d/new" /a
+	# as cp: the file is written into, so every name sees the new bytes
+	if [ "$("$C" cat "$img" /b)" = "new content" ] && [ "$("$C" cat "$img" /a)" = "new content" ]; then
+		pass put_writes_into_existing_inode
+	else
+		fail put_writes_into_existing_inode "/b has '$("$C" cat "$img" /b)'"
+	fi
+	"$C" ls -i "$img" / >"$OUT"
+	if [ "$(awk '$2 == "a" || $2 == "b" { print $1 }' "$OUT" | sort -u | wc -l)" = 1 ]; then
+		pass put_keeps_links_together
+	else
+		fail put_keeps_links_together "$(cat "$OUT")"
+	fi
+	# from standard input too, and a shorter file leaves no old tail
+	echo hi | "$C" put "$img" - /b
+	[ "$("$C" cat "$img" /a)" = hi ] && pass put_stdin_into_existing_inode ||
+		fail put_stdin_into_existing_inode "/a has '$("$C" cat "$img" /a)'"
+	check_exit put_links_fsck_clean 0 "$C" fsck -n -f "$img"
+}
+
+# ==== info shows last write and last check (item 12) =======================
+
+test_info_times() {
+	local img=$TESTDIR/times.img lw lc
+	"$C" mkfs -q "$img" 16M || return
+	echo x | "$C" put "$img" - /x
+	"$C" info --json "$img" >"$OUT" || { fail info_times "info --json failed"; return; }
+	lw=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(max(c["last_write"] for c in d["chunks"]))' "$OUT")
+	lc=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(min(c["last_check"] for c in d["chunks"]))' "$OUT")
+	"$C" info "$img" >"$OUT"
+	if grep -q "^Last write time: *$(date -d "@$lw" '+%Y-%m-%d %H:%M:%S')" "$OUT" &&
+		grep -q "^Last checked: *$(date -d "@$lc" '+%Y-%m-%d %H:%M:%S')" "$OUT"; then
+		pass info_shows_last_write_and_check
+	else
+		fail info_shows_last_write_and_check "$(grep -i last "$OUT")"
+	fi
+}
+
 test_mkfs_other_fs
 test_mkfs_devices
 test_fsck_modes
+test_put_hardlinks
+test_info_times
 finish

@@ -30,6 +30,7 @@
  * Built by tests/fsck/run.sh against the library of the build under test,
  * with -Isrc for the internal headers. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -41,10 +42,9 @@
 #include <unistd.h>
 
 #include "chunkfs.h"
-#include "crc32c.h"
 #include "format.h"
 #include "fsint.h"
-#include "le.h"
+#include "../damage.h"
 
 #define BS 1024
 
@@ -75,7 +75,7 @@ static void die(const char *fmt, ...)
 	} while (0)
 
 /* File contents: a pattern seeded by the file's manifest number. */
-static void fillpat(uint8_t *p, size_t n, uint32_t seed)
+static void manifest_pattern(uint8_t *p, size_t n, uint32_t seed)
 {
 	size_t i;
 
@@ -134,7 +134,7 @@ static cfs_ino_t mkfile(struct builder *b, const char *path, size_t size)
 	whole = malloc(size + 1);
 	if (!whole)
 		die("out of memory");
-	fillpat(whole, size, seed);
+	manifest_pattern(whole, size, seed);
 	for (off = 0; off < size; off += step) {
 		size_t n = size - off < step ? size - off : step;
 
@@ -216,7 +216,7 @@ static void build4(const char *img)
 	/* inline file with xattrs: one in the inode, one in an overflow block */
 	ino = mkfile(&b, "/d1/small", 13);
 	OK(cfs_setxattr(b.fs, ino, "user.a", "1", 1, 0));
-	fillpat(val, sizeof(val), 4242);
+	manifest_pattern(val, sizeof(val), 4242);
 	OK(cfs_setxattr(b.fs, ino, "user.big", val, sizeof(val), 0));
 	mkfile(&b, "/d1/multi", 20000);
 	mkfile(&b, "/d1/multi2", 9000);
@@ -232,7 +232,7 @@ static void build4(const char *img)
 
 		OK(cfs_mknod(b.fs, resolve(b.fs, "/d1"), "frag", S_IFREG | 0644, 0, 0, 0, &frag));
 		OK(cfs_mknod(b.fs, resolve(b.fs, "/d1"), "pad", S_IFREG | 0644, 0, 0, 0, &pad));
-		fillpat(whole, sizeof(whole), seed);
+		manifest_pattern(whole, sizeof(whole), seed);
 		for (i = 0; i < 24; i++) {
 			if (cfs_write(b.fs, frag, whole + i * BS, BS, (uint64_t)i * BS) != BS)
 				die("write frag");
@@ -292,40 +292,36 @@ static void build64(const char *img)
 /* ---- raw access to a closed image --------------------------------------- */
 
 struct img {
+	struct damage_img d;    /* the bytes and their geometry */
 	const char *path;
-	uint8_t *p;
-	size_t size;
-	struct cfs_super sb;
-	uint32_t seed, ipb;
 };
 
 static void img_load(struct img *m, const char *path)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY);
+	uint8_t *p;
+	size_t size, off;
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		die("%s: %s", path, strerror(errno));
 	m->path = path;
-	m->size = (size_t)st.st_size;
-	m->p = malloc(m->size);
-	if (!m->p || read(fd, m->p, m->size) != (ssize_t)m->size)
+	size = (size_t)st.st_size;
+	p = malloc(size);
+	if (!p || read(fd, p, size) != (ssize_t)size)
 		die("%s: cannot read", path);
 	close(fd);
+	if (damage_img_init(&m->d, p, size) == 0)
+		return;
 	/* the backup (the last block of the filesystem) describes the same
 	 * geometry and survives a zeroed primary */
-	if (cfs_super_decode(m->p, &m->sb) < 0) {
-		size_t off;
-
-		for (off = m->size / BS * BS; off >= BS; off -= BS)
-			if (cfs_super_decode(m->p + off - BS, &m->sb) == 0 &&
-			    m->sb.backup_sb_block * BS == off - BS)
-				break;
-		if (off < BS)
-			die("%s: no superblock, no backup", path);
-	}
-	m->seed = cfs_fs_seed(m->sb.uuid);
-	m->ipb = m->sb.block_size / m->sb.inode_size;
+	for (off = size / BS * BS; off >= BS; off -= BS)
+		if (damage_img_init(&m->d, p + off - BS, size) == 0 &&
+		    m->d.sb.backup_sb_block * BS == off - BS)
+			break;
+	if (off < BS)
+		die("%s: no superblock, no backup", path);
+	m->d.p = p;
 }
 
 /* Write the image back and release it. */
@@ -333,31 +329,26 @@ static void img_save(struct img *m)
 {
 	int fd = open(m->path, O_WRONLY);
 
-	if (fd < 0 || pwrite(fd, m->p, m->size, 0) != (ssize_t)m->size || fsync(fd) < 0)
+	if (fd < 0 || pwrite(fd, m->d.p, m->d.size, 0) != (ssize_t)m->d.size || fsync(fd) < 0)
 		die("%s: cannot write", m->path);
 	close(fd);
-	free(m->p);
-	m->p = NULL;
+	free(m->d.p);
+	m->d.p = NULL;
 }
 
 static uint8_t *blk(struct img *m, uint64_t b)
 {
-	if ((b + 1) * BS > m->size)
+	if ((b + 1) * BS > m->d.size)
 		die("block %llu outside the image", (unsigned long long)b);
-	return m->p + b * BS;
-}
-
-static uint64_t cbase(struct img *m, uint32_t c)
-{
-	return m->sb.first_chunk_block + (uint64_t)c * m->sb.chunk_blocks;
+	return damage_blk(&m->d, b);
 }
 
 static uint8_t *iraw(struct img *m, cfs_ino_t ino)
 {
 	uint32_t l = CFS_INO_LOCAL(ino) - 1;
 
-	return blk(m, cbase(m, CFS_INO_CHUNK(ino)) + 1 + m->sb.bbm_blocks + m->sb.ibm_blocks +
-			   l / m->ipb) + (l % m->ipb) * m->sb.inode_size;
+	blk(m, damage_itable(&m->d, CFS_INO_CHUNK(ino), l / m->d.ipb));
+	return damage_inode(&m->d, ino);
 }
 
 static void iget(struct img *m, cfs_ino_t ino, struct cfs_dinode *d)
@@ -371,44 +362,92 @@ static void iput(struct img *m, cfs_ino_t ino, const struct cfs_dinode *d)
 	uint8_t *raw = iraw(m, ino);
 
 	cfs_dinode_encode(d, raw);
-	cfs_dinode_csum_set(raw, m->sb.inode_size, m->seed, ino);
+	cfs_dinode_csum_set(raw, m->d.sb.inode_size, m->d.seed, ino);
+}
+
+/* Reseal inode ino after a change of its raw bytes. */
+static void ireseal(struct img *m, cfs_ino_t ino)
+{
+	cfs_dinode_csum_set(iraw(m, ino), m->d.sb.inode_size, m->d.seed, ino);
 }
 
 static void reseal(struct img *m, uint64_t b)
 {
-	cfs_meta_csum_set(blk(m, b), BS, m->seed);
+	blk(m, b);
+	damage_reseal(&m->d, b);
 }
 
 static void hdr_get(struct img *m, uint32_t c, struct cfs_chunk_hdr *h)
 {
-	cfs_chunk_hdr_decode(blk(m, cbase(m, c)), h);
+	cfs_chunk_hdr_decode(blk(m, damage_cbase(&m->d, c)), h);
 }
 
 static void hdr_put(struct img *m, uint32_t c, const struct cfs_chunk_hdr *h)
 {
-	cfs_chunk_hdr_encode(h, blk(m, cbase(m, c)));
-	reseal(m, cbase(m, c));
+	cfs_chunk_hdr_encode(h, blk(m, damage_cbase(&m->d, c)));
+	reseal(m, damage_cbase(&m->d, c));
+}
+
+/* The extent root of an inode (a B+tree node header). */
+static uint8_t *ext_root(struct img *m, cfs_ino_t ino)
+{
+	return iraw(m, ino) + CFS_OFF_IN_VAR;
 }
 
 /* First extent of an inode whose extent root is a leaf. */
 static void first_extent(struct img *m, cfs_ino_t ino, uint8_t **rec)
 {
-	uint8_t *var = iraw(m, ino) + CFS_INODE_FIXED;
+	uint8_t *root = ext_root(m, ino);
 
-	if (get_le16(var) != 0 || get_le16(var + 2) == 0)
+	if (cfs_btn_level(root) != 0 || cfs_btn_nrec(root) == 0)
 		die("inode %u: extent root is not a non-empty leaf", ino);
-	*rec = var + 8;
+	*rec = root + CFS_BTN_SIZE;
+}
+
+/* Chunk-relative block of an inode's first extent. */
+static uint32_t first_pblk(struct img *m, cfs_ino_t ino, uint64_t *lblk)
+{
+	uint32_t pblk, len;
+	uint8_t *rec;
+
+	first_extent(m, ino, &rec);
+	cfs_extent_decode(rec, lblk, &pblk, &len);
+	return pblk;
+}
+
+/* Make ino's first extent start at block pblk (resealed). */
+static void set_first_pblk(struct img *m, cfs_ino_t ino, uint32_t pblk)
+{
+	uint32_t old, len;
+	uint64_t lblk;
+	uint8_t *rec;
+
+	first_extent(m, ino, &rec);
+	cfs_extent_decode(rec, &lblk, &old, &len);
+	cfs_extent_encode(rec, lblk, pblk, len);
+	ireseal(m, ino);
 }
 
 /* Absolute block of logical block 0 of a directory (its root node). */
 static uint64_t dir_root_block(struct img *m, cfs_ino_t dir)
 {
-	uint8_t *rec;
+	uint64_t lblk;
+	uint32_t pblk = first_pblk(m, dir, &lblk);
 
-	first_extent(m, dir, &rec);
-	if (get_le64(rec) != 0)
+	if (lblk != 0)
 		die("dir %u: first extent does not start at 0", dir);
-	return cbase(m, CFS_INO_CHUNK(dir)) + get_le32(rec + 8);
+	return damage_cbase(&m->d, CFS_INO_CHUNK(dir)) + pblk;
+}
+
+/* Absolute block of the node block an inode's extent root (an index)
+ * points at first. */
+static uint64_t first_ext_node(struct img *m, cfs_ino_t ino, const char *what)
+{
+	uint8_t *root = ext_root(m, ino);
+
+	if (cfs_btn_level(root) == 0)
+		die("%s has no extent node", what);
+	return damage_cbase(&m->d, CFS_INO_CHUNK(ino)) + cfs_btidx_child(root + CFS_BTN_SIZE);
 }
 
 /* Chunks an interrupted operation had already marked dirty although the
@@ -479,6 +518,66 @@ struct damage {
 	void (*fn)(const char *img);
 };
 
+/* Change the fixed fields of inode ino of img through edit(d, v) and
+ * reseal it: a damage that passes checksums. */
+static void edit_inode(const char *img, cfs_ino_t ino,
+		       void (*edit)(struct cfs_dinode *d, uint64_t v), uint64_t v)
+{
+	struct cfs_dinode d;
+	struct img m;
+
+	img_load(&m, img);
+	iget(&m, ino, &d);
+	edit(&d, v);
+	iput(&m, ino, &d);
+	img_save(&m);
+}
+
+static void set_nlink(struct cfs_dinode *d, uint64_t v)
+{
+	d->nlink = (uint32_t)v;
+}
+
+static void set_back(struct cfs_dinode *d, uint64_t v)
+{
+	d->back = (uint32_t)v;
+}
+
+static void set_head(struct cfs_dinode *d, uint64_t v)
+{
+	d->head = (uint32_t)v;
+}
+
+static void set_xattr_len(struct cfs_dinode *d, uint64_t v)
+{
+	d->xattr_len = (uint16_t)v;
+}
+
+static void set_cont0(struct cfs_dinode *d, uint64_t v)
+{
+	d->cont[0] = (uint32_t)v;
+}
+
+/* the STUB flag on an inode that owns blocks */
+static void set_stub(struct cfs_dinode *d, uint64_t v)
+{
+	(void)v;
+	if (!d->nblocks)
+		die("the inode to flag a stub owns no block");
+	d->flags |= CFS_IFL_STUB;
+}
+
+/* entry count lo (v = 0: one more, and one more with a stub) */
+static void set_entries(struct cfs_dinode *d, uint64_t v)
+{
+	if (v) {
+		d->lo = v;
+	} else {
+		d->hi += 1;
+		d->lo += 1;
+	}
+}
+
 /* one byte of /d1/multi's inode (its mtime) changed, checksum not updated */
 static void d_inode_csum(const char *img)
 {
@@ -486,23 +585,35 @@ static void d_inode_csum(const char *img)
 	struct img m;
 
 	img_load(&m, img);
-	iraw(&m, ino)[33] ^= 0x40;
+	iraw(&m, ino)[CFS_OFF_IN_MTIME + 1] ^= 0x40;
 	img_save(&m);
 }
 
-/* /d1/sub/f3's inode overwritten with garbage (no valid checksum) */
-static void d_inode_garbage(const char *img)
+/* Inode ino overwritten with garbage (no valid checksum). */
+static void garbage_inode(const char *img, cfs_ino_t ino)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/sub/f3");
 	struct img m;
 	uint8_t *raw;
 	uint32_t i;
 
 	img_load(&m, img);
 	raw = iraw(&m, ino);
-	for (i = 0; i < m.sb.inode_size; i++)
+	for (i = 0; i < m.d.sb.inode_size; i++)
 		raw[i] = (uint8_t)(i * 37 + 11);
 	img_save(&m);
+}
+
+/* /d1/sub/f3's inode overwritten with garbage (no valid checksum) */
+static void d_inode_garbage(const char *img)
+{
+	garbage_inode(img, lookup_ro(img, "/d1/sub/f3"));
+}
+
+/* The first record's inode number in a directory's root node: a byte of
+ * it flipped. */
+static void flip_first_entry(struct img *m, cfs_ino_t dir)
+{
+	cfs_node_recs(blk(m, dir_root_block(m, dir)))[CFS_OFF_DE_INO] ^= 0x01;
 }
 
 /* a byte in the records of /d1/sub's only directory node flipped */
@@ -512,53 +623,40 @@ static void d_dirnode_csum(const char *img)
 	struct img m;
 
 	img_load(&m, img);
-	blk(&m, dir_root_block(&m, dir))[40] ^= 0x01;
+	flip_first_entry(&m, dir);
+	img_save(&m);
+}
+
+/* The first extent of the file at to made to point at the first block of
+ * the file at from (resealed). */
+static void share_first_block(const char *img, const char *from, const char *to)
+{
+	cfs_ino_t a = lookup_ro(img, from), b = lookup_ro(img, to);
+	struct img m;
+	uint64_t l;
+
+	img_load(&m, img);
+	set_first_pblk(&m, b, first_pblk(&m, a, &l));
 	img_save(&m);
 }
 
 /* /d1/multi2's first extent made to point at /d1/multi's first block */
 static void d_dup_block(const char *img)
 {
-	cfs_ino_t a = lookup_ro(img, "/d1/multi"), b = lookup_ro(img, "/d1/multi2");
-	struct img m;
-	uint8_t *ra, *rb;
-
-	img_load(&m, img);
-	first_extent(&m, a, &ra);
-	first_extent(&m, b, &rb);
-	put_le32(rb + 8, get_le32(ra + 8));
-	cfs_dinode_csum_set(iraw(&m, b), m.sb.inode_size, m.seed, b);
-	img_save(&m);
+	share_first_block(img, "/d1/multi", "/d1/multi2");
 }
 
 /* the other way round: /d1/multi's first extent (an inode checked before
  * /d1/multi2) made to point at /d1/multi2's first block */
 static void d_dup_block_first(const char *img)
 {
-	cfs_ino_t a = lookup_ro(img, "/d1/multi"), b = lookup_ro(img, "/d1/multi2");
-	struct img m;
-	uint8_t *ra, *rb;
-
-	img_load(&m, img);
-	first_extent(&m, a, &ra);
-	first_extent(&m, b, &rb);
-	put_le32(ra + 8, get_le32(rb + 8));
-	cfs_dinode_csum_set(iraw(&m, a), m.sb.inode_size, m.seed, a);
-	img_save(&m);
+	share_first_block(img, "/d1/multi2", "/d1/multi");
 }
 
 /* /d1/multi (two names) says nlink 7 */
 static void d_link_count(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/multi");
-	struct cfs_dinode d;
-	struct img m;
-
-	img_load(&m, img);
-	iget(&m, ino, &d);
-	d.nlink = 7;
-	iput(&m, ino, &d);
-	img_save(&m);
+	edit_inode(img, lookup_ro(img, "/d1/multi"), set_nlink, 7);
 }
 
 /* the same, on a chunk that stays marked clean */
@@ -585,16 +683,20 @@ static void d_entry_freed_inode(const char *img)
 	OK(cfs_close(fs));
 }
 
-static cfs_ino_t first_cont(struct img *m, cfs_ino_t head)
+/* The first continuation of the file at path. */
+static cfs_ino_t first_cont(const char *img, const char *path)
 {
+	cfs_ino_t head = lookup_ro(img, path);
 	struct cfs_dinode d;
+	struct img m;
 
-	iget(m, head, &d);
+	img_load(&m, img);
+	iget(&m, head, &d);
+	free(m.d.p);
 	if (!d.cont[0])
-		die("inode %u has no continuation", head);
+		die("%s has no continuation", path);
 	return d.cont[0];
 }
-
 /* /d3/big's head loses its forward pointer to its first continuation.
  * Every operation that changes a chain changes the continuation's chunk
  * too, so a crash leaves both chunks dirty.  (With the continuation's
@@ -602,50 +704,20 @@ static cfs_ino_t first_cont(struct img *m, cfs_ino_t head)
  * chunk names it any more.) */
 static void d_cont_broken(const char *img)
 {
-	cfs_ino_t big = lookup_ro(img, "/d3/big");
-	struct cfs_dinode d;
-	struct img m;
-
-	img_load(&m, img);
-	iget(&m, big, &d);
-	if (!d.cont[0])
-		die("/d3/big has no continuation");
-	also_dirty[CFS_INO_CHUNK(d.cont[0])] = 1;
-	d.cont[0] = 0;
-	iput(&m, big, &d);
-	img_save(&m);
+	also_dirty[CFS_INO_CHUNK(first_cont(img, "/d3/big"))] = 1;
+	edit_inode(img, lookup_ro(img, "/d3/big"), set_cont0, 0);
 }
 
 /* /d3/big's first continuation: back pointer names another inode */
 static void d_cont_wrong_back(const char *img)
 {
-	cfs_ino_t big = lookup_ro(img, "/d3/big"), other = lookup_ro(img, "/d1/multi");
-	struct cfs_dinode d;
-	struct img m;
-	cfs_ino_t c;
-
-	img_load(&m, img);
-	c = first_cont(&m, big);
-	iget(&m, c, &d);
-	d.back = other;
-	iput(&m, c, &d);
-	img_save(&m);
+	edit_inode(img, first_cont(img, "/d3/big"), set_back, lookup_ro(img, "/d1/multi"));
 }
 
 /* /d3/big's first continuation: head names another file */
 static void d_cont_wrong_head(const char *img)
 {
-	cfs_ino_t big = lookup_ro(img, "/d3/big"), other = lookup_ro(img, "/d1/multi");
-	struct cfs_dinode d;
-	struct img m;
-	cfs_ino_t c;
-
-	img_load(&m, img);
-	c = first_cont(&m, big);
-	iget(&m, c, &d);
-	d.head = other;
-	iput(&m, c, &d);
-	img_save(&m);
+	edit_inode(img, first_cont(img, "/d3/big"), set_head, lookup_ro(img, "/d1/multi"));
 }
 
 /* Stub of an entry: the one backing dir/name. */
@@ -697,7 +769,7 @@ static void d_zero_chunk_header(const char *img)
 	struct img m;
 
 	img_load(&m, img);
-	memset(blk(&m, cbase(&m, c)), 0, BS);
+	memset(blk(&m, damage_cbase(&m.d, c)), 0, BS);
 	img_save(&m);
 }
 
@@ -716,22 +788,21 @@ static void d_zero_superblock(const char *img)
 static void d_block_bitmap(const char *img)
 {
 	cfs_ino_t multi = lookup_ro(img, "/d1/multi");
-	uint32_t c = CFS_INO_CHUNK(multi), i, pb;
+	uint32_t c = CFS_INO_CHUNK(multi), i;
 	struct cfs_chunk_hdr h;
 	struct img m;
-	uint8_t *bm, *rec;
+	uint64_t l;
+	uint8_t *bm;
 
 	img_load(&m, img);
 	hdr_get(&m, c, &h);
 	if (h.bbm_init < 1)
 		die("block bitmap of chunk %u not initialised", c);
-	bm = blk(&m, cbase(&m, c) + 1);
-	first_extent(&m, multi, &rec);
-	pb = get_le32(rec + 8);
-	bm[16 + pb / 8] &= (uint8_t)~(1u << (pb % 8));
+	bm = blk(&m, damage_cbase(&m.d, c) + 1);
+	cfs_bitmap_set(bm, first_pblk(&m, multi, &l), 0);
 	for (i = 1000; i < 1003; i++)
-		bm[16 + i / 8] |= (uint8_t)(1u << (i % 8));
-	reseal(&m, cbase(&m, c) + 1);
+		cfs_bitmap_set(bm, i, 1);
+	reseal(&m, damage_cbase(&m.d, c) + 1);
 	img_save(&m);
 }
 
@@ -748,86 +819,96 @@ static void d_inode_bitmap(const char *img)
 	hdr_get(&m, c, &h);
 	if (h.ibm_init < 1)
 		die("inode bitmap of chunk %u not initialised", c);
-	bm = blk(&m, cbase(&m, c) + 1 + m.sb.bbm_blocks);
-	bm[16 + l / 8] &= (uint8_t)~(1u << (l % 8));
-	bm[16 + freel / 8] |= (uint8_t)(1u << (freel % 8));
-	reseal(&m, cbase(&m, c) + 1 + m.sb.bbm_blocks);
+	bm = blk(&m, damage_cbase(&m.d, c) + 1 + m.d.sb.bbm_blocks);
+	cfs_bitmap_set(bm, l, 0);
+	cfs_bitmap_set(bm, freel, 1);
+	reseal(&m, damage_cbase(&m.d, c) + 1 + m.d.sb.bbm_blocks);
 	img_save(&m);
+}
+
+/* Change chunk c's header through edit (resealed). */
+static void edit_header(const char *img, uint32_t c, void (*edit)(struct cfs_chunk_hdr *h))
+{
+	struct cfs_chunk_hdr h;
+	struct img m;
+
+	img_load(&m, img);
+	hdr_get(&m, c, &h);
+	edit(&h);
+	hdr_put(&m, c, &h);
+	img_save(&m);
+}
+
+static void wrong_free_counts(struct cfs_chunk_hdr *h)
+{
+	h->free_blocks += 5;
+	h->free_inodes -= 2;
+}
+
+static void wrong_counters(struct cfs_chunk_hdr *h)
+{
+	h->nconts += 1;
+	h->nstubs += 2;
+	h->ndirs += 3;
 }
 
 /* /d1's chunk header: free block and free inode counts off by a few */
 static void d_free_counts(const char *img)
 {
-	uint32_t c = chunk_of_path(img, "/d1");
-	struct cfs_chunk_hdr h;
-	struct img m;
-
-	img_load(&m, img);
-	hdr_get(&m, c, &h);
-	h.free_blocks += 5;
-	h.free_inodes -= 2;
-	hdr_put(&m, c, &h);
-	img_save(&m);
+	edit_header(img, chunk_of_path(img, "/d1"), wrong_free_counts);
 }
 
 /* /d1's chunk header: continuation, stub and directory counts wrong */
 static void d_header_counts(const char *img)
 {
-	uint32_t c = chunk_of_path(img, "/d1");
-	struct cfs_chunk_hdr h;
-	struct img m;
-
-	img_load(&m, img);
-	hdr_get(&m, c, &h);
-	h.nconts += 1;
-	h.nstubs += 2;
-	h.ndirs += 3;
-	hdr_put(&m, c, &h);
-	img_save(&m);
+	edit_header(img, chunk_of_path(img, "/d1"), wrong_counters);
 }
 
 /* /d1/sub says it has 5 entries (it has 3) */
 static void d_dir_count(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/sub");
-	struct cfs_dinode d;
-	struct img m;
-
-	img_load(&m, img);
-	iget(&m, ino, &d);
-	d.lo = 5;
-	iput(&m, ino, &d);
-	img_save(&m);
+	edit_inode(img, lookup_ro(img, "/d1/sub"), set_entries, 5);
 }
 
 /* /d2 says one more of its entries names another chunk than do: entries
  * with stubs may have been lost, so every chunk must be checked */
 static void d_dir_remote_count(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d2");
-	struct cfs_dinode d;
-	struct img m;
+	edit_inode(img, lookup_ro(img, "/d2"), set_entries, 0);
+}
 
-	img_load(&m, img);
-	iget(&m, ino, &d);
-	d.hi += 1;
-	d.lo += 1;
-	iput(&m, ino, &d);
-	img_save(&m);
+/* The entries of /d1/small's (inode ino) xattr overflow block, which
+ * start with user.big (e); its absolute block in *b. */
+static uint8_t *small_user_big(struct img *m, cfs_ino_t ino, uint64_t *b,
+			       struct cfs_xattr_ent *e)
+{
+	struct cfs_dinode d;
+	uint8_t *p;
+
+	iget(m, ino, &d);
+	if (!d.xattr_block)
+		die("/d1/small has no xattr block");
+	*b = damage_cbase(&m->d, CFS_INO_CHUNK(ino)) + d.xattr_block;
+	p = cfs_xattr_blk_data(blk(m, *b));
+	if (cfs_xattr_ent_decode(p, cfs_xattr_blk_cap(BS), e) < 0 || e->ns != 1 ||
+	    e->nlen != 3 || memcmp(e->name, "big", 3))
+		die("/d1/small's xattr block does not start with user.big");
+	return p;
 }
 
 /* the xattr overflow block of /d1/small: a byte flipped */
 static void d_xattr_block(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/small");
-	struct cfs_dinode d;
+	struct cfs_xattr_ent e;
 	struct img m;
+	uint8_t *p;
+	uint64_t b;
 
 	img_load(&m, img);
-	iget(&m, ino, &d);
-	if (!d.xattr_block)
-		die("/d1/small has no xattr block");
-	blk(&m, cbase(&m, CFS_INO_CHUNK(ino)) + d.xattr_block)[100] ^= 0x20;
+	p = small_user_big(&m, lookup_ro(img, "/d1/small"), &b, &e);
+	if (e.vlen < 62)
+		die("/d1/small's user.big is too short");
+	p[e.value - p + 61] ^= 0x20;            /* a byte of its value */
 	img_save(&m);
 }
 
@@ -836,14 +917,11 @@ static void d_extent_node(const char *img)
 {
 	cfs_ino_t ino = lookup_ro(img, "/d1/frag");
 	struct img m;
-	uint8_t *var;
 
 	img_load(&m, img);
-	var = iraw(&m, ino) + CFS_INODE_FIXED;
-	if (get_le16(var) == 0)
-		die("/d1/frag has no extent node");
-	/* the root's first index record: child block at var + 8 + 8 */
-	blk(&m, cbase(&m, CFS_INO_CHUNK(ino)) + get_le64(var + 16))[60] ^= 0x04;
+	/* the length of its second extent */
+	cfs_node_recs(blk(&m, first_ext_node(&m, ino, "/d1/frag")))[CFS_EXT_SIZE + CFS_OFF_EXT_LEN] ^=
+		0x04;
 	img_save(&m);
 }
 
@@ -856,23 +934,15 @@ static void d_orphans_full_chunk(const char *img)
 	struct img m;
 
 	img_load(&m, img);
-	memset(iraw(&m, ino) + CFS_INODE_FIXED, 0, CFS_EXT_ROOT_SIZE);
-	cfs_dinode_csum_set(iraw(&m, ino), m.sb.inode_size, m.seed, ino);
+	memset(ext_root(&m, ino), 0, CFS_EXT_ROOT_SIZE);
+	ireseal(&m, ino);
 	img_save(&m);
 }
 
 /* 64 chunks: /t5/a's link count wrong in its (dirty) chunk */
 static void d_c64_link_count(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/t5/a");
-	struct cfs_dinode d;
-	struct img m;
-
-	img_load(&m, img);
-	iget(&m, ino, &d);
-	d.nlink = 3;
-	iput(&m, ino, &d);
-	img_save(&m);
+	edit_inode(img, lookup_ro(img, "/t5/a"), set_nlink, 3);
 }
 
 /* 64 chunks: /t2/link-a removed, leaving its stub in /t1/a's chunk; the
@@ -892,19 +962,6 @@ static void d_root_dirnode(const char *img)
 
 	img_load(&m, img);
 	memset(blk(&m, dir_root_block(&m, CFS_ROOT_INO)), 0, BS);
-	img_save(&m);
-}
-
-static void garbage_inode(const char *img, cfs_ino_t ino)
-{
-	struct img m;
-	uint8_t *raw;
-	uint32_t i;
-
-	img_load(&m, img);
-	raw = iraw(&m, ino);
-	for (i = 0; i < m.sb.inode_size; i++)
-		raw[i] = (uint8_t)(i * 37 + 11);
 	img_save(&m);
 }
 
@@ -929,7 +986,7 @@ static void d_dir_huge_size(const char *img)
 	struct img m;
 
 	img_load(&m, img);
-	blk(&m, dir_root_block(&m, dir))[40] ^= 0x01;
+	flip_first_entry(&m, dir);
 	iget(&m, dir, &d);
 	d.size = 1ull << 40;
 	iput(&m, dir, &d);
@@ -939,17 +996,7 @@ static void d_dir_huge_size(const char *img)
 /* /d2/many/n03 (3 data blocks) gets the STUB flag */
 static void d_stub_with_blocks(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d2/many/n03");
-	struct cfs_dinode d;
-	struct img m;
-
-	img_load(&m, img);
-	iget(&m, ino, &d);
-	if (!d.nblocks)
-		die("/d2/many/n03 owns no block");
-	d.flags |= CFS_IFL_STUB;
-	iput(&m, ino, &d);
-	img_save(&m);
+	edit_inode(img, lookup_ro(img, "/d2/many/n03"), set_stub, 0);
 }
 
 /* /d1/frag's extent node says it holds no record (resealed) */
@@ -957,16 +1004,13 @@ static void d_extent_node_empty(const char *img)
 {
 	cfs_ino_t ino = lookup_ro(img, "/d1/frag");
 	struct img m;
-	uint8_t *var;
+	uint8_t *h;
 	uint64_t b;
 
 	img_load(&m, img);
-	var = iraw(&m, ino) + CFS_INODE_FIXED;
-	if (get_le16(var) == 0)
-		die("/d1/frag has no extent node");
-	b = cbase(&m, CFS_INO_CHUNK(ino)) + get_le64(var + 16);
-	put_le16(blk(&m, b) + 18, 0);          /* nrec */
-	put_le32(blk(&m, b) + 20, 0);          /* used */
+	b = first_ext_node(&m, ino, "/d1/frag");
+	h = cfs_node_hdr(blk(&m, b));
+	cfs_btn_set(h, cfs_btn_level(h), 0, 0);
 	reseal(&m, b);
 	img_save(&m);
 }
@@ -976,22 +1020,21 @@ static void d_extent_node_empty(const char *img)
  * takes the value's first byte, made a NUL (resealed) */
 static void d_xattr_name_nul(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/small");
-	struct cfs_dinode d;
+	struct cfs_xattr_ent e;
+	uint8_t *p, old[BS];
 	struct img m;
-	uint8_t *p;
+	uint64_t b;
 
 	img_load(&m, img);
-	iget(&m, ino, &d);
-	if (!d.xattr_block)
-		die("/d1/small has no xattr block");
-	p = blk(&m, cbase(&m, CFS_INO_CHUNK(ino)) + d.xattr_block);
-	if (p[32] != 1 || p[33] != 3 || memcmp(p + 36, "big", 3))
-		die("/d1/small's xattr block does not start with user.big");
-	p[33] = 4;
-	put_le16(p + 34, (uint16_t)(get_le16(p + 34) - 1));
-	p[36 + 3] = 0;                          /* the value's first byte */
-	reseal(&m, cbase(&m, CFS_INO_CHUNK(ino)) + d.xattr_block);
+	p = small_user_big(&m, lookup_ro(img, "/d1/small"), &b, &e);
+	memcpy(old, p, cfs_xattr_blk_cap(BS));
+	cfs_xattr_ent_decode(old, cfs_xattr_blk_cap(BS), &e);
+	old[e.value - old] = 0;                 /* the value's first byte */
+	e.nlen = 4;
+	e.vlen--;
+	e.value++;
+	cfs_xattr_ent_encode(&e, p);
+	reseal(&m, b);
 	img_save(&m);
 }
 
@@ -1007,10 +1050,10 @@ static void d_free_slot_garbage(const char *img)
 
 	img_load(&m, img);
 	hdr_get(&m, c, &h);
-	bm = blk(&m, cbase(&m, c) + 1 + m.sb.bbm_blocks) + 16;
-	for (l = 0; l < m.sb.inodes_per_chunk && (bm[l / 8] >> (l % 8)) & 1; l++)
+	bm = blk(&m, damage_cbase(&m.d, c) + 1 + m.d.sb.bbm_blocks);
+	for (l = 0; l < m.d.sb.inodes_per_chunk && cfs_bitmap_get(bm, l); l++)
 		;
-	if ((l / m.ipb) >= h.itable_init)
+	if ((l / m.d.ipb) >= h.itable_init)
 		die("no free slot below the inode table watermark in chunk %u", c);
 	memset(&d, 0, sizeof(d));
 	d.generation = 7;
@@ -1023,34 +1066,27 @@ static void d_free_slot_garbage(const char *img)
  * variable area leaves beside the extent root, so they overlap it */
 static void d_xattr_len_overlap(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/multi");
-	struct cfs_dinode d;
-	struct img m;
-
-	img_load(&m, img);
-	iget(&m, ino, &d);
-	d.xattr_len = 100;
-	iput(&m, ino, &d);
-	img_save(&m);
+	edit_inode(img, lookup_ro(img, "/d1/multi"), set_xattr_len, 100);
 }
 
 /* /d1/frag's extent node: the second record maps the first one's block too */
 static void d_extent_self_overlap(const char *img)
 {
 	cfs_ino_t ino = lookup_ro(img, "/d1/frag");
+	uint32_t pblk0, pblk1, len0, len1;
+	uint64_t b, lblk0, lblk1;
+	uint8_t *node, *r0;
 	struct img m;
-	uint8_t *var, *node;
-	uint64_t b;
 
 	img_load(&m, img);
-	var = iraw(&m, ino) + CFS_INODE_FIXED;
-	if (get_le16(var) == 0)
-		die("/d1/frag has no extent node");
-	b = cbase(&m, CFS_INO_CHUNK(ino)) + get_le64(var + 16);
+	b = first_ext_node(&m, ino, "/d1/frag");
 	node = blk(&m, b);
-	if (get_le16(node + 16) != 0 || get_le16(node + 18) < 2)
+	if (cfs_btn_level(cfs_node_hdr(node)) != 0 || cfs_btn_nrec(cfs_node_hdr(node)) < 2)
 		die("/d1/frag's node is not a leaf of 2 records or more");
-	put_le32(node + 32 + 16 + 8, get_le32(node + 32 + 8));
+	r0 = cfs_node_recs(node);
+	cfs_extent_decode(r0, &lblk0, &pblk0, &len0);
+	cfs_extent_decode(r0 + CFS_EXT_SIZE, &lblk1, &pblk1, &len1);
+	cfs_extent_encode(r0 + CFS_EXT_SIZE, lblk1, pblk0, len1);
 	reseal(&m, b);
 	img_save(&m);
 }
@@ -1061,21 +1097,26 @@ static void d_extent_self_overlap(const char *img)
 static void d_xentry_wrong_type(const char *img)
 {
 	cfs_ino_t dir = lookup_ro(img, "/d2");
+	uint8_t *node, *recs;
+	struct cfs_dirent e;
 	uint32_t used, off;
 	struct img m;
-	uint8_t *node;
+	size_t len;
 
 	img_load(&m, img);
 	node = blk(&m, dir_root_block(&m, dir));
-	if (get_le16(node + 16) != 0)
+	if (cfs_btn_level(cfs_node_hdr(node)) != 0)
 		die("/d2's root node is not a leaf");
-	used = get_le32(node + 20);
-	for (off = 0; off + 18 <= used; off += 18 + node[32 + off + 17])
-		if (node[32 + off + 17] == 10 && !memcmp(node + 32 + off + 18, "link-multi", 10))
+	used = cfs_btn_used(cfs_node_hdr(node));
+	recs = cfs_node_recs(node);
+	for (off = 0; (len = cfs_dirent_len(recs + off, used - off)) != 0; off += (uint32_t)len) {
+		cfs_dirent_decode(recs + off, &e);
+		if (e.namelen == 10 && !memcmp(e.name, "link-multi", 10))
 			break;
-	if (off + 18 > used)
+	}
+	if (!len)
 		die("no entry link-multi in /d2's node");
-	node[32 + off + 16] = 4;                /* DT_DIR */
+	cfs_dirent_retarget(recs + off, e.ino, e.stub, DT_DIR);
 	reseal(&m, dir_root_block(&m, dir));
 	img_save(&m);
 }
@@ -1085,14 +1126,15 @@ static void d_xentry_wrong_type(const char *img)
 static void d_dir_index_dup_child(const char *img)
 {
 	cfs_ino_t dir = lookup_ro(img, "/d2/tree");
+	uint8_t *node, *rec;
 	struct img m;
-	uint8_t *node;
 
 	img_load(&m, img);
 	node = blk(&m, dir_root_block(&m, dir));
-	if (get_le16(node + 16) != 1 || get_le16(node + 18) < 3)
+	if (cfs_btn_level(cfs_node_hdr(node)) != 1 || cfs_btn_nrec(cfs_node_hdr(node)) < 3)
 		die("/d2/tree's root is not an index node of 3 records or more");
-	put_le64(node + 32 + 2 * 16 + 8, get_le64(node + 32 + 16 + 8));
+	rec = cfs_node_recs(node) + CFS_BTI_SIZE;
+	cfs_btidx_set(rec + CFS_BTI_SIZE, cfs_btrec_key(rec + CFS_BTI_SIZE), cfs_btidx_child(rec));
 	reseal(&m, dir_root_block(&m, dir));
 	img_save(&m);
 }
@@ -1163,19 +1205,19 @@ static void mark_dirty_as_a_crash_would(const char *img, const struct img *befor
 	uint32_t c;
 
 	img_load(&m, img);
-	if (m.size != before->size)
+	if (m.d.size != before->d.size)
 		die("image size changed");
-	for (c = 0; c < before->sb.nchunks; c++) {
-		uint64_t base = cbase(&m, c), len = (before->sb.chunk_blocks - 1) * BS;
+	for (c = 0; c < before->d.sb.nchunks; c++) {
+		uint64_t base = damage_cbase(&m.d, c), len = (before->d.sb.chunk_blocks - 1) * BS;
 		struct cfs_chunk_hdr h0, h1;
 		int changed;
 		uint8_t *hb = blk(&m, base);
 
-		if (cfs_meta_verify(hb, BS, m.seed, CFS_MAGIC_CHUNK, base) < 0)
+		if (cfs_meta_verify(hb, BS, m.d.seed, CFS_MAGIC_CHUNK, base) < 0)
 			continue;
-		cfs_chunk_hdr_decode(before->p + base * BS, &h0);
+		cfs_chunk_hdr_decode(before->d.p + base * BS, &h0);
 		cfs_chunk_hdr_decode(hb, &h1);
-		changed = memcmp(before->p + (base + 1) * BS, m.p + (base + 1) * BS, len) != 0;
+		changed = memcmp(before->d.p + (base + 1) * BS, m.d.p + (base + 1) * BS, len) != 0;
 		h1.state = h0.state;
 		h1.generation = h0.generation;
 		h1.last_write = h0.last_write;
@@ -1191,7 +1233,7 @@ static void mark_dirty_as_a_crash_would(const char *img, const struct img *befor
 			hdr_put(&m, c, &h1);
 			printf("chunk %u changed, left clean\n", c);
 		} else {
-			memcpy(hb, before->p + base * BS, BS);
+			memcpy(hb, before->d.p + base * BS, BS);
 		}
 	}
 	img_save(&m);
@@ -1211,7 +1253,7 @@ static void damage(const char *name, const char *img)
 	printf("%s: %s\n", name, damages[i].what);
 	damages[i].fn(img);
 	mark_dirty_as_a_crash_would(img, &before, !strncmp(name, "clean-", 6));
-	free(before.p);
+	free(before.d.p);
 }
 
 /* ---- verify ---------------------------------------------------------------- */
@@ -1332,7 +1374,7 @@ static void verify_file(struct cfs_fs *fs, const char *path, cfs_ino_t ino,
 	if (!got || !want)
 		die("out of memory");
 	n = cfs_read(fs, ino, got, st->size + 1, 0);
-	fillpat(want, e->size, e->seed);
+	manifest_pattern(want, e->size, e->seed);
 	if (n < 0) {
 		printf("%s: read error %s\n", path, strerror((int)-n));
 		problems++;

@@ -11,6 +11,8 @@
 #             read-only check; exit 4 is followed by `fsck -y` then that.
 #   expect.fp (clean-* cases only) `chunkfs fsck -p -f`: the damage the
 #             dirty-only check skipped is found when every chunk is checked
+# Problem lines end with the problem's code and outcome, e.g.
+#   chunk 1: inode [/d1/f]: link count 1, should be 2 [LINK_COUNT]; correct it: fixed
 #   expect.1  `chunkfs fsck -y -f` output and exit code (also run with -j 1
 #             on another copy: the same problems must be found and fixed
 #             whatever the number of threads)
@@ -18,7 +20,9 @@
 #   expect.3  `mkcase verify`: a normal open succeeds (every chunk clean),
 #             the whole tree is listed and read, and each file's contents
 #             are compared with what it was written with: "intact" or
-#             CHANGED (only what the damage destroyed may change)
+#             CHANGED (only what the damage destroyed may change).  A case
+#             without expect.3 must verify exactly as its undamaged base
+#             image does: the base tree, intact.
 # then `chunkfs ls -R` and `chunkfs cat` of every file must work, and the
 # image must still be writable: a directory and a file are made in every
 # top-level directory, then everything is deleted with `chunkfs rm -r`,
@@ -94,6 +98,18 @@ if ! "$MK" names "$WORK/base/b4.img" >"$WORK/base/b4.img.names" 2>"$WORK/base/na
 	fail mkcase_build "mkcase names: $(head -c 600 "$WORK/base/names.err")"
 	finish
 fi
+# what a case without expect.3 must verify as: its base image, undamaged
+for b in b4 b64; do
+	cp "$WORK/base/$b.img" "$WORK/base/v.img" && cp "$WORK/base/$b.img.manifest" "$WORK/base/v.img.manifest" &&
+		timeout 120 "$MK" verify "$WORK/base/v.img" >"$WORK/base/$b.verify" 2>&1
+	rc=$?
+	"$MK" symbolize "$WORK/base/$b.img.names" <"$WORK/base/$b.verify" >"$WORK/base/$b.img.expect3"
+	echo "exit $rc" >>"$WORK/base/$b.img.expect3"
+	if [ "$rc" != 0 ] || grep -q CHANGED "$WORK/base/$b.img.expect3"; then
+		fail mkcase_build "mkcase verify of the undamaged $b image: $(head -c 600 "$WORK/base/$b.verify")"
+		finish
+	fi
+done
 pass mkcase_build
 NAMES=/dev/null
 
@@ -273,7 +289,14 @@ $(head -n 30 diff.out)"
 	rc=$?
 	"$MK" symbolize "$NAMES" <verify.out >3.out
 	echo "exit $rc" >>3.out
-	compare "fsck/$c/verify" "$dir/expect.3" 3.out
+	if [ "$UPDATE" = 1 ] && cmp -s 3.out "$base.expect3"; then
+		rm -f "$dir/expect.3"
+		pass "fsck/$c/verify (the base tree, intact)"
+	elif [ -f "$dir/expect.3" ] || [ "$UPDATE" = 1 ]; then
+		compare "fsck/$c/verify" "$dir/expect.3" 3.out
+	else
+		compare "fsck/$c/verify" "$base.expect3" 3.out
+	fi
 
 	# the command line tools over it
 	why=""

@@ -24,10 +24,9 @@
 
 #include "bdev.h"
 #include "chunkfs.h"
-#include "crc32c.h"
+#include "../damage.h"
 #include "../fixture.h"
 #include "format.h"
-#include "le.h"
 
 #define BS 1024
 #define MAX_IMAGE (1u << 20)
@@ -36,83 +35,45 @@
 
 static void reseal_all(uint8_t *img, size_t size)
 {
-	struct cfs_super sb;
+	struct damage_img m;
 	uint64_t b, nblocks = size / BS;
-	uint32_t seed, c;
-	uint8_t *p = img;
+	uint32_t c, k;
 
-	put_le32(p + 4, crc32c(crc32c(0, p, 4), p + 8, CFS_SB_SIZE - 8));
-	if (cfs_super_decode(img, &sb) < 0 || sb.block_size != BS || !sb.chunk_blocks ||
-	    sb.inode_size < 256 || sb.inode_size > BS || (sb.inode_size & (sb.inode_size - 1)))
+	cfs_super_csum_set(img);
+	if (damage_img_init(&m, img, size) < 0 || m.bs != BS || !m.sb.chunk_blocks ||
+	    m.sb.inode_size < CFS_MIN_INODE || (m.sb.inode_size & (m.sb.inode_size - 1)))
 		return;
-	seed = cfs_fs_seed(sb.uuid);
 	/* the backup superblock, if it is inside the image */
-	if (sb.backup_sb_block < nblocks) {
-		uint8_t *q = img + sb.backup_sb_block * BS;
-
-		if (get_le32(q) == CFS_SB_MAGIC)
-			put_le32(q + 4, crc32c(crc32c(0, q, 4), q + 8, CFS_SB_SIZE - 8));
-	}
+	if (m.sb.backup_sb_block < nblocks &&
+	    get_le32(damage_blk(&m, m.sb.backup_sb_block) + CFS_OFF_SB_MAGIC) == CFS_SB_MAGIC)
+		cfs_super_csum_set(damage_blk(&m, m.sb.backup_sb_block));
 	for (b = 1; b < nblocks; b++) {
-		uint32_t m = cfs_meta_magic(img + b * BS);
+		uint32_t magic = cfs_meta_magic(damage_blk(&m, b));
 
-		if (m == CFS_MAGIC_CHUNK || m == CFS_MAGIC_BBM || m == CFS_MAGIC_IBM ||
-		    m == CFS_MAGIC_EXT || m == CFS_MAGIC_DIR || m == CFS_MAGIC_XATTR)
-			cfs_meta_csum_set(img + b * BS, BS, seed);
+		if (magic == CFS_MAGIC_CHUNK || magic == CFS_MAGIC_BBM || magic == CFS_MAGIC_IBM ||
+		    magic == CFS_MAGIC_EXT || magic == CFS_MAGIC_DIR || magic == CFS_MAGIC_XATTR)
+			cfs_meta_csum_set(damage_blk(&m, b), BS, m.seed);
 	}
 	/* inode tables, by geometry */
-	for (c = 0; c < sb.nchunks && c < 256; c++) {
-		uint64_t t = sb.first_chunk_block + (uint64_t)c * sb.chunk_blocks + 1 +
-			     sb.bbm_blocks + sb.ibm_blocks;
-		uint32_t ipb = BS / sb.inode_size, k, j;
-
-		for (k = 0; k < sb.itable_blocks && t + k < nblocks; k++)
-			for (j = 0; j < ipb; j++) {
-				uint8_t *raw = img + (t + k) * BS + j * sb.inode_size;
-
-				if (!cfs_dinode_is_zero(raw, sb.inode_size))
-					cfs_dinode_csum_set(raw, sb.inode_size, seed,
-							    CFS_INO_MAKE(c, k * ipb + j + 1));
-			}
-	}
+	for (c = 0; c < m.sb.nchunks && c < CFS_MAX_CHUNKS; c++)
+		for (k = 0; k < m.sb.itable_blocks && damage_itable(&m, c, k) < nblocks; k++)
+			damage_reseal_itable(&m, c, k);
 }
 
 /* ---- the walk --------------------------------------------------------------------- */
 
-struct ents {
-	char name[64][CFS_NAME_MAX + 1];
-	cfs_ino_t ino[64];
-	int n;
-};
-
-static int ent_cb(void *ctx, const char *name, size_t len, cfs_ino_t ino, uint32_t t,
-		  uint64_t next)
-{
-	struct ents *e = ctx;
-
-	(void)t;
-	(void)next;
-	if (e->n >= 64 || len > CFS_NAME_MAX)
-		return 1;
-	memcpy(e->name[e->n], name, len);
-	e->name[e->n][len] = 0;
-	e->ino[e->n++] = ino;
-	return 0;
-}
-
 static void walk(struct cfs_fs *fs, cfs_ino_t dir, int depth, int *budget)
 {
 	static uint8_t buf[1 << 14];
-	struct ents *e;
+	struct fixture_ents *e;
 	int i;
 
 	if (depth > 8 || *budget <= 0)
 		return;
-	e = malloc(sizeof(*e));
+	e = fixture_ents_new(64, 0);
 	if (!e)
 		return;
-	e->n = 0;
-	cfs_readdir(fs, dir, 0, ent_cb, e);
+	fixture_readdir(fs, dir, 0, e);
 	for (i = 0; i < e->n && *budget > 0; i++) {
 		struct cfs_stat st;
 		char names[512], lnk[512];

@@ -55,7 +55,7 @@ if [ "$stale" != 0 ]; then
 	if ! "$CLANG" -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-I"$CHUNKFS_SRC/include" -I"$CHUNKFS_SRC/src" \
-		"$HERE/fuzz_open_fsck.c" "$CHUNKFS_SRC"/src/*.c -pthread \
+		"$HERE/fuzz_open_fsck.c" "$CHUNKFS_SRC"/src/*.c "$CHUNKFS_SRC"/src/fsck/*.c -pthread \
 		-o "$FUZZER.new" 2>"$TESTDIR/.lib/build.err"; then
 		fail fuzz_build "$(head -c 800 "$TESTDIR/.lib/build.err")"
 		finish

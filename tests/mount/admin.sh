@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The admin tools on a mounted image: info --map / --svg show the live
-# state and say the image is mounted.
+# state and say the image is mounted; tune and trim are refused while
+# mounted; the default mount options tune stores are applied by the mount;
+# trim discards on a block device (a loop device over an image file, which
+# the loop driver turns into holes in the file).
 . "$(dirname "$0")/lib.sh"
 
 need_fuse admin_mount
@@ -35,5 +38,84 @@ if mount_fs "$img" "$mnt" -o clean_after=600; then
 	unmount_fs "$mnt"
 else
 	fail map_live_dirty "mount failed"
+fi
+# ---- tune ------------------------------------------------------------------
+if mount_fs "$img" "$mnt"; then
+	cp "$img" sb-before.img 2>/dev/null
+	if expect_exit 1 "$CHUNKFS" tune -L busy -U random "$img" &&
+	   grep -q 'in use by another process (mounted?).*unmount it first' "$ERR" &&
+	   cmp -s -n 4096 sb-before.img "$img"; then
+		pass tune_refused_mounted
+	else
+		fail tune_refused_mounted "$(cat "$ERR")"
+	fi
+	unmount_fs "$mnt"
+else
+	fail tune_refused_mounted "mount failed"
+fi
+# default mount options: ro from the superblock, rw on the command line wins
+"$CHUNKFS" tune -o ro,noatime "$img" >/dev/null
+if mount_fs "$img" "$mnt"; then
+	if ! touch "$mnt/new" 2>err && grep -q 'Read-only file system' err &&
+	   awk -v d="$mnt" '$2 == d && $4 ~ /(^|,)ro(,|$)/ { f = 1 } END { exit !f }' /proc/self/mounts; then
+		pass tune_default_ro_applied
+	else
+		fail tune_default_ro_applied "touch: $(cat err)"
+	fi
+	unmount_fs "$mnt"
+else
+	fail tune_default_ro_applied "mount failed"
+fi
+if mount_fs "$img" "$mnt" -o rw; then
+	if echo x >"$mnt/new" && [ "$(cat "$mnt/new")" = x ]; then
+		pass tune_command_line_wins
+	else
+		fail tune_command_line_wins "could not write with -o rw"
+	fi
+	unmount_fs "$mnt"
+else
+	fail tune_command_line_wins "mount failed"
+fi
+"$CHUNKFS" tune -o "" "$img" >/dev/null
+
+# ---- trim -------------------------------------------------------------------
+if mount_fs "$img" "$mnt"; then
+	if expect_exit 1 "$CHUNKFS" trim "$img" &&
+	   grep -q 'in use by another process (mounted?): unmount it first' "$ERR"; then
+		pass trim_refused_mounted
+	else
+		fail trim_refused_mounted "$(cat "$ERR")"
+	fi
+	unmount_fs "$mnt"
+else
+	fail trim_refused_mounted "mount failed"
+fi
+
+LOOP=
+_adm_cleanup() {
+	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
+	_m_cleanup
+}
+trap _adm_cleanup EXIT
+kib() { echo $(($(stat -c %b "$1") * $(stat -c %B "$1") / 1024)); }
+if ! command -v losetup >/dev/null || ! LOOP=$(losetup -f --show "$img" 2>loop.err); then
+	LOOP=
+	skip trim_block_device "no loop device: $(cat loop.err 2>/dev/null)"
+else
+	head -c $((8 << 20)) /dev/urandom >big
+	head -c 100000 /dev/urandom >small
+	"$CHUNKFS" put "$LOOP" big /big && "$CHUNKFS" put "$LOOP" small /small &&
+		"$CHUNKFS" rm "$LOOP" /big
+	sync
+	before=$(kib "$img")
+	if expect_exit 0 "$CHUNKFS" trim -v "$LOOP" && sync && after=$(kib "$img") &&
+	   [ "$after" -le $((before - 8 * 1024)) ] &&
+	   "$CHUNKFS" cat "$LOOP" /small | cmp -s small - &&
+	   "$CHUNKFS" fsck -f -n "$LOOP" >/dev/null; then
+		pass trim_block_device
+	else
+		fail trim_block_device "${before}K -> ${after:-?}K: $(cat "$OUT" "$ERR")"
+	fi
+	losetup -d "$LOOP" && LOOP=
 fi
 finish

@@ -20,28 +20,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "btree.h"
-#include "le.h"
+#include "format.h"
+#include "rnd.h"
 #include "test.h"
-
-/* ---- PRNG ---- */
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	/* xorshift64*: deterministic across libcs, unlike rand() */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1Dull;
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
 
 /* ---- the in-memory node store ---- */
 
@@ -228,8 +212,16 @@ static void st_free(struct store *s)
 
 /* ---- record formats ---- */
 
-#define VAR_FIXED 9             /* key + length byte */
-#define VAR_MAXPAY 100          /* record <= 109 bytes < half a node */
+/* The test's leaf records start with their key, as every B+tree record
+ * (format.h).  Fixed ones (FIX_LEN bytes) then hold an id and a check
+ * word; variable ones a payload length and that many payload bytes, the
+ * first four of them the id. */
+#define FIX_ID     CFS_BT_KEY_SIZE      /* u32 */
+#define FIX_CHECK  (FIX_ID + 4)         /* u32 ~id ^ key */
+#define FIX_LEN    (FIX_CHECK + 4)
+#define VAR_PAYLEN CFS_BT_KEY_SIZE      /* u8 */
+#define VAR_FIXED  (VAR_PAYLEN + 1)     /* payload from here: u32 id, then bytes */
+#define VAR_MAXPAY 100                  /* record <= 109 bytes < half a node */
 
 static size_t var_leaf_len(const uint8_t *rec, size_t room)
 {
@@ -237,14 +229,14 @@ static size_t var_leaf_len(const uint8_t *rec, size_t room)
 
 	if (room < VAR_FIXED)
 		return 0;
-	l = VAR_FIXED + rec[8];
+	l = VAR_FIXED + rec[VAR_PAYLEN];
 	return l > room ? 0 : l;
 }
 
 static size_t fix_leaf_len(const uint8_t *rec, size_t room)
 {
 	(void)rec;
-	return room >= 16 ? 16 : 0;
+	return room >= FIX_LEN ? FIX_LEN : 0;
 }
 
 static const struct bt_ops var_ops = {
@@ -281,16 +273,16 @@ static size_t make_rec(const struct model *md, uint64_t key, uint32_t id, uint8_
 {
 	size_t j;
 
-	put_le64(rec, key);
+	put_le64(rec + CFS_OFF_BTI_KEY, key);
 	if (!md->var) {
-		put_le32(rec + 8, id);
-		put_le32(rec + 12, ~id ^ (uint32_t)key);
-		return 16;
+		put_le32(rec + FIX_ID, id);
+		put_le32(rec + FIX_CHECK, ~id ^ (uint32_t)key);
+		return FIX_LEN;
 	}
-	rec[8] = paylen;
-	put_le32(rec + 9, id);
+	rec[VAR_PAYLEN] = paylen;
+	put_le32(rec + VAR_FIXED, id);
 	for (j = 4; j < paylen; j++)
-		rec[9 + j] = pay_byte(id, j);
+		rec[VAR_FIXED + j] = pay_byte(id, j);
 	return VAR_FIXED + paylen;
 }
 
@@ -302,18 +294,18 @@ static uint32_t rec_id(const struct model *md, struct bt_cur *c)
 	uint32_t id;
 
 	if (!md->var) {
-		CHECK_EQ(len, 16);
-		id = get_le32(rec + 8);
-		CHECK_EQ(get_le32(rec + 12), ~id ^ (uint32_t)get_le64(rec));
+		CHECK_EQ(len, FIX_LEN);
+		id = get_le32(rec + FIX_ID);
+		CHECK_EQ(get_le32(rec + FIX_CHECK), ~id ^ (uint32_t)cfs_btrec_key(rec));
 		return id;
 	}
 	CHECK(len >= VAR_FIXED + 4);
-	CHECK_EQ(len, VAR_FIXED + rec[8]);
-	id = get_le32(rec + 9);
-	for (j = 4; j < rec[8]; j++)
-		if (rec[9 + j] != pay_byte(id, j))
+	CHECK_EQ(len, VAR_FIXED + rec[VAR_PAYLEN]);
+	id = get_le32(rec + VAR_FIXED);
+	for (j = 4; j < rec[VAR_PAYLEN]; j++)
+		if (rec[VAR_FIXED + j] != pay_byte(id, j))
 			TEST_FAIL("record key %llu id %u: payload byte %zu corrupt",
-				  (unsigned long long)get_le64(rec), id, j);
+				  (unsigned long long)cfs_btrec_key(rec), id, j);
 	return id;
 }
 
@@ -392,7 +384,7 @@ static void store_quiet(struct tree *tr)
 
 static uint8_t rand_paylen(void)
 {
-	return (uint8_t)(4 + rnd_below(VAR_MAXPAY - 4 + 1));
+	return (uint8_t)(4 + below(VAR_MAXPAY - 4 + 1));
 }
 
 static int tree_insert(struct tree *tr, uint64_t key)
@@ -538,90 +530,61 @@ static size_t ref_upper(const struct model *md, uint64_t k)
 	return lo;
 }
 
-/* bt_seek(q, GE) lands on the first record >= q and, with next, sees
- * every duplicate of that key; bt_seek(q, LE) lands on the last record
- * <= q and, with prev, sees every duplicate of that key. */
+/* bt_seek(q, mode) lands on the record the model says (index want, or none
+ * when want is -1) and, stepping on (next for GE, prev for LE), sees
+ * every duplicate of its key, no more. */
+static void check_seek_mode(struct tree *tr, uint64_t q, int mode, ssize_t want)
+{
+	struct model *md = &tr->md;
+	const char *m = mode == BT_GE ? "GE" : "LE";
+	int (*step)(struct bt_cur *) = mode == BT_GE ? bt_next : bt_prev;
+	struct bt_cur c;
+	size_t dups, i;
+	uint64_t k;
+	int ret = bt_seek(&tr->t, q, mode, &c);
+
+	if (want < 0) {
+		bt_release(&c);
+		if (ret != 0)
+			TEST_FAIL("seek %s %llu: %d, expected 0 (no record that side)", m,
+				  (unsigned long long)q, ret);
+		return;
+	}
+	if (ret != 1) {
+		bt_release(&c);
+		TEST_FAIL("seek %s %llu: %d, expected a record", m, (unsigned long long)q, ret);
+	}
+	k = bt_key(&c);
+	if (k != md->r[want].key) {
+		bt_release(&c);
+		TEST_FAIL("seek %s %llu: key %llu, expected %llu", m, (unsigned long long)q,
+			  (unsigned long long)k, (unsigned long long)md->r[want].key);
+	}
+	dups = ref_upper(md, k) - ref_lower(md, k);
+	for (i = 1; i < dups; i++) {
+		ret = step(&c);
+		if (ret != 1 || bt_key(&c) != k) {
+			bt_release(&c);
+			TEST_FAIL("seek %s %llu + step: duplicate %zu of %zu missing", m,
+				  (unsigned long long)k, i + 1, dups);
+		}
+	}
+	ret = step(&c);
+	ret = ret == 1 && bt_key(&c) == k;
+	bt_release(&c);
+	if (ret)
+		TEST_FAIL("seek %s %llu: more than %zu duplicates", m, (unsigned long long)k,
+			  dups);
+}
+
+/* GE lands on the first record >= q, LE on the last record <= q. */
 static void check_seek(struct tree *tr, uint64_t q)
 {
 	struct model *md = &tr->md;
-	size_t lo = ref_lower(md, q), hi = ref_upper(md, q), dups;
-	struct bt_cur c;
-	uint64_t k;
-	int ret;
+	size_t lo = ref_lower(md, q), hi = ref_upper(md, q);
 
-	ret = bt_seek(&tr->t, q, BT_GE, &c);
-	if (lo == md->n) {
-		bt_release(&c);
-		if (ret != 0)
-			TEST_FAIL("seek GE %llu: %d, expected 0 (past the last record)",
-				  (unsigned long long)q, ret);
-	} else {
-		if (ret != 1) {
-			bt_release(&c);
-			TEST_FAIL("seek GE %llu: %d, expected a record",
-				  (unsigned long long)q, ret);
-		}
-		k = bt_key(&c);
-		if (k != md->r[lo].key) {
-			bt_release(&c);
-			TEST_FAIL("seek GE %llu: key %llu, expected %llu",
-				  (unsigned long long)q, (unsigned long long)k,
-				  (unsigned long long)md->r[lo].key);
-		}
-		dups = ref_upper(md, k) - lo;
-		for (size_t i = 1; i < dups; i++) {
-			ret = bt_next(&c);
-			if (ret != 1 || bt_key(&c) != k) {
-				bt_release(&c);
-				TEST_FAIL("seek GE %llu + next: duplicate %zu of %zu missing",
-					  (unsigned long long)k, i + 1, dups);
-			}
-		}
-		ret = bt_next(&c);
-		if (ret == 1 && bt_key(&c) == k) {
-			bt_release(&c);
-			TEST_FAIL("seek GE %llu: more than %zu duplicates",
-				  (unsigned long long)k, dups);
-		}
-		bt_release(&c);
-	}
-
-	ret = bt_seek(&tr->t, q, BT_LE, &c);
-	if (hi == 0) {
-		bt_release(&c);
-		if (ret != 0)
-			TEST_FAIL("seek LE %llu: %d, expected 0 (before the first record)",
-				  (unsigned long long)q, ret);
-	} else {
-		if (ret != 1) {
-			bt_release(&c);
-			TEST_FAIL("seek LE %llu: %d, expected a record",
-				  (unsigned long long)q, ret);
-		}
-		k = bt_key(&c);
-		if (k != md->r[hi - 1].key) {
-			bt_release(&c);
-			TEST_FAIL("seek LE %llu: key %llu, expected %llu",
-				  (unsigned long long)q, (unsigned long long)k,
-				  (unsigned long long)md->r[hi - 1].key);
-		}
-		dups = hi - ref_lower(md, k);
-		for (size_t i = 1; i < dups; i++) {
-			ret = bt_prev(&c);
-			if (ret != 1 || bt_key(&c) != k) {
-				bt_release(&c);
-				TEST_FAIL("seek LE %llu + prev: duplicate %zu of %zu missing",
-					  (unsigned long long)k, i + 1, dups);
-			}
-		}
-		ret = bt_prev(&c);
-		if (ret == 1 && bt_key(&c) == k) {
-			bt_release(&c);
-			TEST_FAIL("seek LE %llu: more than %zu duplicates",
-				  (unsigned long long)k, dups);
-		}
-		bt_release(&c);
-	}
+	check_seek_mode(tr, q, BT_GE, lo == md->n ? -1 : (ssize_t)lo);
+	check_seek_mode(tr, q, BT_LE, hi == 0 ? -1 : (ssize_t)hi - 1);
 }
 
 /* Seek at every distinct key and both its neighbours, so every leaf and
@@ -679,7 +642,7 @@ static void delete_ref(struct tree *tr, size_t i)
 
 static uint64_t key_of(int spread)
 {
-	uint64_t r = rnd_below(100);
+	uint64_t r = below(100);
 
 	/* Mostly from a small range (many duplicates), some anywhere, some
 	 * at the extremes of the key space. */
@@ -689,7 +652,7 @@ static uint64_t key_of(int spread)
 		return UINT64_MAX;
 	if (r < 20)
 		return rnd();
-	return rnd_below((uint64_t)spread) * 1000;
+	return below((uint64_t)spread) * 1000;
 }
 
 /* Insert n random keys, verify order, seeks, backward walk; delete them
@@ -719,7 +682,7 @@ static void run_random(int var, size_t root_size, size_t n, int spread)
 	/* delete in random order; half way, insert some more */
 	i = 0;
 	while (tr->md.n) {
-		delete_ref(tr, rnd_below(tr->md.n));
+		delete_ref(tr, below(tr->md.n));
 		if (++i % 512 == 0) {
 			tree_verify(tr);
 			if (i == 2048)
@@ -814,8 +777,8 @@ static void test_duplicates_span_leaves(void)
 	int ret;
 
 	for (i = 0; i < 400; i++) {
-		CHECK_OK(tree_insert(tr, K - 1 - rnd_below(3)));
-		CHECK_OK(tree_insert(tr, K + 1 + rnd_below(3)));
+		CHECK_OK(tree_insert(tr, K - 1 - below(3)));
+		CHECK_OK(tree_insert(tr, K + 1 + below(3)));
 		CHECK_OK(tree_insert(tr, K));
 		CHECK_OK(tree_insert(tr, K));
 	}
@@ -977,20 +940,20 @@ static int exercise(struct tree *tr)
 	NOTE(ret);
 	store_quiet(tr);
 	for (i = 0; i < 40; i++) {
-		ret = bt_seek(&tr->t, rnd_below(3000) * 1000, (int)(i & 1), &c);
+		ret = bt_seek(&tr->t, below(3000) * 1000, (int)(i & 1), &c);
 		bt_release(&c);
 		NOTE(ret);
 	}
 	NOTE(bt_walk(&tr->t, node_count_cb, &nodes));
 	store_quiet(tr);
 	for (i = 0; i < 30; i++) {
-		len = make_rec(&tr->md, rnd_below(3000) * 1000, 1000000 + (uint32_t)i,
+		len = make_rec(&tr->md, below(3000) * 1000, 1000000 + (uint32_t)i,
 			       rand_paylen(), rec);
 		NOTE(bt_insert(&tr->t, rec, len));
 		store_quiet(tr);
 	}
 	for (i = 0; i < 30; i++) {
-		ret = bt_seek(&tr->t, rnd_below(3000) * 1000, BT_GE, &c);
+		ret = bt_seek(&tr->t, below(3000) * 1000, BT_GE, &c);
 		NOTE(ret);
 		if (ret == 1)
 			NOTE(bt_delete(&c));
@@ -1010,10 +973,34 @@ static uint64_t pick_node(struct tree *tr, int level)
 
 	for (p = 1; p <= tr->s->nslots; p++)
 		if (tr->s->b[p] && tr->s->b[p]->live &&
-		    (level < 0 || get_le16(tr->s->b[p]->data) == level))
+		    (level < 0 || cfs_btn_level(tr->s->b[p]->data) == level))
 			cand[n++] = p;
 	CHECK(n > 0);
-	return cand[rnd_below(n)];
+	return cand[below(n)];
+}
+
+/* Change one field of node header h. */
+static void set_level(uint8_t *h, uint64_t v)
+{
+	cfs_btn_set(h, (uint16_t)v, cfs_btn_nrec(h), cfs_btn_used(h));
+}
+
+static void set_nrec(uint8_t *h, uint64_t v)
+{
+	cfs_btn_set(h, cfs_btn_level(h), (uint16_t)v, cfs_btn_used(h));
+}
+
+static void set_used(uint8_t *h, uint64_t v)
+{
+	cfs_btn_set(h, cfs_btn_level(h), cfs_btn_nrec(h), (uint32_t)v);
+}
+
+/* Point a random index record of node h at child. */
+static void set_child(uint8_t *h, uint64_t child)
+{
+	uint8_t *rec = h + BT_NODE_HDR + BT_IDX_LEN * below(cfs_btn_nrec(h));
+
+	cfs_btidx_set(rec, cfs_btrec_key(rec), child);
 }
 
 /* Each targeted header corruption makes a full walk fail with -EUCLEAN
@@ -1041,52 +1028,49 @@ static void test_corrupt_headers(void)
 			switch (kind) {
 			case 0: /* leaf claims another level */
 				h = tr->s->b[pick_node(tr, 0)]->data;
-				put_le16(h, (uint16_t)(1 + rnd_below(5)));
+				set_level(h, 1 + below(5));
 				break;
 			case 1: /* leaf used beyond capacity */
 				h = tr->s->b[pick_node(tr, 0)]->data;
-				put_le32(h + 4, NODE_SIZE - BT_NODE_HDR + 1 +
-						(uint32_t)rnd_below(100000));
+				set_used(h, NODE_SIZE - BT_NODE_HDR + 1 + (uint32_t)below(100000));
 				break;
 			case 2: /* index node used disagrees with nrec */
 				h = tr->s->b[pick_node(tr, 1)]->data;
-				put_le32(h + 4, get_le32(h + 4) + 8);
+				set_used(h, cfs_btn_used(h) + 8);
 				break;
 			case 3: /* leaf nrec larger than its records */
 				h = tr->s->b[pick_node(tr, 0)]->data;
-				put_le16(h + 2, (uint16_t)(get_le16(h + 2) + 1 + rnd_below(50)));
+				set_nrec(h, cfs_btn_nrec(h) + 1 + below(50));
 				break;
 			case 4: /* empty non-root node */
-				h = tr->s->b[pick_node(tr, (int)rnd_below(2))]->data;
-				put_le16(h + 2, 0);
-				put_le32(h + 4, 0);
+				h = tr->s->b[pick_node(tr, (int)below(2))]->data;
+				cfs_btn_set(h, cfs_btn_level(h), 0, 0);
 				break;
 			case 5: /* child pointer to nowhere */
 				h = tr->s->b[pick_node(tr, 1)]->data;
-				put_le64(h + BT_NODE_HDR + 16 * rnd_below(get_le16(h + 2)) + 8,
-					 rnd_below(2) ? 0 : MAX_NODES + 7);
+				set_child(h, below(2) ? 0 : MAX_NODES + 7);
 				break;
 			case 6: /* child pointer to a node of the wrong level (its parent) */
 				p = pick_node(tr, 1);
 				h = tr->s->b[p]->data;
-				put_le64(h + BT_NODE_HDR + 16 * rnd_below(get_le16(h + 2)) + 8, p);
+				set_child(h, p);
 				break;
 			case 7: /* root level out of range */
-				put_le16(tr->s->root_buf, (uint16_t)(BT_MAXD + rnd_below(1000)));
+				set_level(tr->s->root_buf, BT_MAXD + below(1000));
 				break;
 			case 8: /* a record length running past used */
 				p = pick_node(tr, 0);
 				h = tr->s->b[p]->data;
 				{
 					/* last record's length byte: walk to it */
-					uint32_t off = 0, used = get_le32(h + 4);
-					uint16_t nr = get_le16(h + 2);
+					uint32_t off = 0, used = cfs_btn_used(h);
+					uint16_t nr = cfs_btn_nrec(h);
+					uint8_t *recs = h + BT_NODE_HDR;
 
 					for (uint16_t r = 0; r + 1 < nr; r++)
-						off += VAR_FIXED + h[BT_NODE_HDR + off + 8];
-					h[BT_NODE_HDR + off + 8] =
-						(uint8_t)(used - off - VAR_FIXED + 1 +
-							  rnd_below(20));
+						off += VAR_FIXED + recs[off + VAR_PAYLEN];
+					recs[off + VAR_PAYLEN] =
+						(uint8_t)(used - off - VAR_FIXED + 1 + below(20));
 				}
 				break;
 			}
@@ -1130,19 +1114,19 @@ static void test_corrupt_random(void)
 	tree_verify(tr);
 	sn = snap_take(tr);
 	for (round = 0; round < 300; round++) {
-		int nbytes = 1 + (int)rnd_below(4), j;
+		int nbytes = 1 + (int)below(4), j;
 
 		snap_restore(tr, sn);
 		for (j = 0; j < nbytes; j++) {
 			uint8_t *d;
 			size_t where;
 
-			if (rnd_below(10) == 0) {
+			if (below(10) == 0) {
 				d = tr->s->root_buf;
-				where = rnd_below(BT_NODE_HDR + 32);
+				where = below(BT_NODE_HDR + 32);
 			} else {
 				d = tr->s->b[pick_node(tr, -1)]->data;
-				where = rnd_below(3) ? rnd_below(BT_NODE_HDR) : rnd_below(NODE_SIZE);
+				where = below(3) ? below(BT_NODE_HDR) : below(NODE_SIZE);
 			}
 			d[where] = (uint8_t)rnd();
 		}
@@ -1255,7 +1239,7 @@ int main(void)
 		seed = 1;
 	printf("btree seed %llu (CHUNKFS_BTREE_SEED=%llu to replay)\n", (unsigned long long)seed,
 	       (unsigned long long)seed);
-	rng_state = seed;
+	rng = seed;
 	TEST_RUN(test_var_inode_root);
 	TEST_RUN(test_var_block_root);
 	TEST_RUN(test_fixed_inode_root);

@@ -27,12 +27,6 @@
 #define SEED 0x1234abcdu
 #define MAGIC_T 0x54534554u     /* "TEST": a metadata magic of our own */
 
-static void report(void *ctx, const char *msg)
-{
-	(void)ctx;
-	fprintf(stderr, "  check: %s\n", msg);
-}
-
 static void pattern(uint8_t *p, size_t n, uint32_t seed)
 {
 	size_t i;
@@ -160,19 +154,49 @@ static void test_roundtrip(void)
 	env_free(e);
 }
 
+/* Blocks [from, to) get the pattern of blk + add in the cache, dirty. */
+static void dirty_patterns(struct env *e, uint64_t from, uint64_t to, uint32_t add)
+{
+	struct buf *b;
+	uint64_t blk;
+
+	for (blk = from; blk < to; blk++) {
+		CHECK_OK(cache_get(&e->c, blk, 0, &b));
+		pattern(b->data, BS, (uint32_t)blk + add);
+		CHECK_OK(buf_dirty(&e->c, b));
+		buf_put(&e->c, b);
+	}
+}
+
+/* The device holds those patterns. */
+static void check_patterns(struct env *e, uint64_t from, uint64_t to, uint32_t add)
+{
+	uint64_t blk;
+
+	for (blk = from; blk < to; blk++)
+		CHECK(is_pattern(devblk(e, blk), BS, (uint32_t)blk + add));
+}
+
+/* Getting blocks [from, to) through the cache gives their patterns. */
+static void check_cached(struct env *e, uint64_t from, uint64_t to)
+{
+	struct buf *b;
+	uint64_t blk;
+
+	for (blk = from; blk < to; blk++) {
+		CHECK_OK(cache_get(&e->c, blk, 0, &b));
+		CHECK(is_pattern(b->data, BS, (uint32_t)blk));
+		buf_put(&e->c, b);
+	}
+}
+
 /* cache_flush(lo, hi) writes only blocks in [lo, hi). */
 static void test_flush_range(void)
 {
 	struct env *e = env_new(0);
-	struct buf *b;
 	uint64_t blk;
 
-	for (blk = 10; blk < 20; blk++) {
-		CHECK_OK(cache_get(&e->c, blk, 0, &b));
-		pattern(b->data, BS, (uint32_t)blk);
-		CHECK_OK(buf_dirty(&e->c, b));
-		buf_put(&e->c, b);
-	}
+	dirty_patterns(e, 10, 20, 0);
 	CHECK_OK(cache_flush(&e->c, 12, 15));
 	for (blk = 10; blk < 20; blk++)
 		CHECK_EQ(is_pattern(devblk(e, blk), BS, (uint32_t)blk), blk >= 12 && blk < 15);
@@ -290,7 +314,7 @@ static void test_meta_checksum(void)
 
 	CHECK_OK(cache_new_meta(&e->c, 40, MAGIC_T, &b));
 	CHECK_EQ(cfs_meta_magic(b->data), MAGIC_T);
-	CHECK_EQ(get_le64(b->data + 8), 40);
+	CHECK_EQ(get_le64(b->data + CFS_OFF_MB_BLOCKNR), 40);
 	CHECK(b->flags & BF_META);
 	pattern(b->data + CFS_BLOCK_HDR, BS - CFS_BLOCK_HDR, 40);
 	CHECK_OK(buf_dirty(&e->c, b));
@@ -300,7 +324,7 @@ static void test_meta_checksum(void)
 	buf_put(&e->c, b);
 	CHECK_OK(cache_flush(&e->c, 0, UINT64_MAX));
 	CHECK_OK(cfs_meta_verify(devblk(e, 40), BS, SEED, MAGIC_T, 40));
-	CHECK(get_le32(devblk(e, 40) + 4) != 0);
+	CHECK(get_le32(devblk(e, 40) + CFS_OFF_MB_CRC) != 0);
 
 	/* re-read through a fresh cache: verified */
 	env_recache(e);
@@ -314,12 +338,13 @@ static void test_meta_checksum(void)
 
 	/* one flipped byte anywhere in the block: checksum mismatch */
 	{
-		size_t where[] = { 4, 8, CFS_BLOCK_HDR, BS / 2, BS - 1 };
+		size_t where[] = { CFS_OFF_MB_CRC, CFS_OFF_MB_BLOCKNR, CFS_BLOCK_HDR, BS / 2,
+				  BS - 1 };
 
 		for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
 			devblk(e, 40)[where[i]] ^= 0x01;
 			env_recache(e);
-			if (where[i] == 8) {
+			if (where[i] == CFS_OFF_MB_BLOCKNR) {
 				/* the block number is checked after the sum */
 				CHECK(cache_get_meta(&e->c, 40, MAGIC_T, &b) < 0);
 			} else {
@@ -396,23 +421,15 @@ static void test_before_dirty_hook(void)
 static void test_write_failure_at_flush(void)
 {
 	struct env *e = env_new(0);
-	struct buf *b;
-	uint64_t blk;
 
-	for (blk = 100; blk < 104; blk++) {
-		CHECK_OK(cache_get(&e->c, blk, 0, &b));
-		pattern(b->data, BS, (uint32_t)blk);
-		CHECK_OK(buf_dirty(&e->c, b));
-		buf_put(&e->c, b);
-	}
+	dirty_patterns(e, 100, 104, 0);
 	cfs_bdev_fault_config(e->bd, &(struct cfs_bdev_fault_cfg){ .fail_write_at = 2 });
 	CHECK_ERR(cache_flush(&e->c, 0, UINT64_MAX), EIO);
 	/* the failed buffer is still dirty, the others were written */
 	CHECK_EQ(e->c.ndirty, 1);
 	cfs_bdev_fault_config(e->bd, &(struct cfs_bdev_fault_cfg){ 0 });
 	CHECK_OK(cache_flush(&e->c, 0, UINT64_MAX));
-	for (blk = 100; blk < 104; blk++)
-		CHECK(is_pattern(devblk(e, blk), BS, (uint32_t)blk));
+	check_patterns(e, 100, 104, 0);
 	env_free(e);
 }
 
@@ -424,12 +441,7 @@ static void test_write_failure_at_eviction(void)
 	struct buf *b;
 	uint64_t blk;
 
-	for (blk = 0; blk < 64; blk++) {
-		CHECK_OK(cache_get(&e->c, blk, 0, &b));
-		pattern(b->data, BS, (uint32_t)blk + 5000);
-		CHECK_OK(buf_dirty(&e->c, b));
-		buf_put(&e->c, b);
-	}
+	dirty_patterns(e, 0, 64, 5000);
 	cfs_bdev_fault_config(e->bd, &(struct cfs_bdev_fault_cfg){ .fail_write_at = 1 });
 	for (blk = 200; blk < 220; blk++) {
 		CHECK_OK(cache_get(&e->c, blk, 0, &b));
@@ -439,8 +451,7 @@ static void test_write_failure_at_eviction(void)
 	CHECK_ERR(cache_flush(&e->c, 0, UINT64_MAX), EIO);
 	/* the error is reported once; the retry wrote everything */
 	CHECK_OK(cache_flush(&e->c, 0, UINT64_MAX));
-	for (blk = 0; blk < 64; blk++)
-		CHECK(is_pattern(devblk(e, blk), BS, (uint32_t)blk + 5000));
+	check_patterns(e, 0, 64, 5000);
 	env_free(e);
 }
 
@@ -487,11 +498,7 @@ static void test_readahead(void)
 	cache_readahead(&e->c, 10, 8);
 	cfs_bdev_fault_stats(e->bd, &st);
 	CHECK_EQ(st.reads, 1);
-	for (i = 10; i < 18; i++) {
-		CHECK_OK(cache_get(&e->c, i, 0, &b));
-		CHECK(is_pattern(b->data, BS, (uint32_t)i));
-		buf_put(&e->c, b);
-	}
+	check_cached(e, 10, 18);
 	cfs_bdev_fault_stats(e->bd, &st);
 	CHECK_EQ(st.reads, 1);
 
@@ -528,11 +535,7 @@ static void test_readahead(void)
 	/* a failed read caches nothing wrong: cache_get reads it again */
 	cfs_bdev_fault_config(e->bd, &(struct cfs_bdev_fault_cfg){ .fail_read_at = 1 });
 	cache_readahead(&e->c, 300, 8);
-	for (i = 300; i < 308; i++) {
-		CHECK_OK(cache_get(&e->c, i, 0, &b));
-		CHECK(is_pattern(b->data, BS, (uint32_t)i));
-		buf_put(&e->c, b);
-	}
+	check_cached(e, 300, 308);
 	cfs_bdev_fault_stats(e->bd, &st);
 	CHECK_EQ(st.reads, 9);
 	env_free(e);
@@ -618,7 +621,7 @@ static struct cfs_fs *reopen(struct cfs_fs *fs)
 
 static void finish(struct cfs_fs *fs)
 {
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	CHECK_OK(cfs_close(fs));
 	cfs_bdev_destroy(dev);
 	dev = NULL;
@@ -735,12 +738,12 @@ static void test_chunk_block_alloc(void)
 	CHECK_EQ(k1.bfree, k0.bfree);
 	CHECK_OK(chunk_test_bit(fs, c, 0, rs[0].rel, &set));
 	CHECK_EQ(set, 0);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	fs = reopen(fs);
 	counts(fs, &k1);
 	CHECK_EQ(k1.bfree, k0.bfree);
 	CHECK_EQ(k1.ffree, k0.ffree);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	/* everything can be allocated again after the reopen */
 	total = 0;
 	while ((ret = chunk_alloc_blocks(fs, c, 0, 64, &rel)) > 0) {
@@ -772,7 +775,7 @@ static void test_chunk_bad_free(void)
 	CHECK_OK(chunk_free_blocks(fs, 1, rel, 1));
 	counts(fs, &k1);
 	CHECK_EQ(k1.bfree, k0.bfree);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	finish(fs);
 }
 
@@ -847,7 +850,7 @@ static void test_chunk_inode_alloc(void)
 	counts(fs, &k1);
 	CHECK_EQ(k1.ffree, k0.ffree);
 	CHECK_EQ(k1.cifree[c], k0.cifree[c]);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	fs = reopen(fs);
 	counts(fs, &k1);
 	CHECK_EQ(k1.ffree, k0.ffree);
@@ -907,9 +910,9 @@ static void test_fill_public_api(void)
 	CHECK(k1.bfree <= (uint64_t)FS_CHUNKS * 16);
 	for (c = 0; c < FS_CHUNKS; c++)
 		CHECK(k1.cfree[c] <= 16);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	fs = reopen(fs);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	for (i = 0; i < nfiles; i++) {
 		char name[32];
 
@@ -926,7 +929,7 @@ static void test_fill_public_api(void)
 	CHECK_EQ(k1.ffree, k0.ffree);
 	/* directories may keep no blocks once removed */
 	CHECK_EQ(k1.bfree, k0.bfree);
-	CHECK_EQ(cfs_check(fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	fs = reopen(fs);
 	counts(fs, &k1);
 	CHECK_EQ(k1.bfree, k0.bfree);

@@ -36,37 +36,19 @@
 
 #include "bdev.h"
 #include "chunkfs.h"
-#include "crc32c.h"
+#include "damage.h"
 #include "fixture.h"
 #include "format.h"
-#include "le.h"
 #include "test.h"
 
 #define IMG_SIZE (4u << 20)
 #define IMG_BS 1024
 #define IMG_CHUNKS 4                    /* 1 MiB chunks: continuations */
-#define ISZ 256
 
-static uint8_t *pristine;
-static uint64_t img_bytes;
-static struct cfs_super sb;
-static uint32_t seed32;
-static uint64_t rng;
+static struct damage_img pr;            /* the pristine image */
+static struct damage_map meta;
 static int verbose;
 static volatile sig_atomic_t cur_round = -1;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545F4914F6CDD1Dull;
-}
-
-static uint64_t below(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
 
 /* ---- result checking ---- */
 
@@ -87,12 +69,6 @@ static long rv(long r, const char *what)
 
 /* ---- building the pristine image ---- */
 
-static void fillpat(uint8_t *p, size_t n, unsigned s)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)((i * 2654435761u + s) >> 13);
-}
-
 static void build_pristine(void)
 {
 	struct cfs_mkfs_opts o = { .block_size = IMG_BS, .chunks = IMG_CHUNKS, .inodes = 512,
@@ -103,7 +79,6 @@ static void build_pristine(void)
 	static uint8_t buf[1 << 16];
 	char name[64], longlink[600];
 	uint64_t off;
-	uint8_t *bytes;
 	uint32_t chunks[16];
 	int i, n;
 
@@ -124,12 +99,12 @@ static void build_pristine(void)
 	CHECK_OK(cfs_mknod(fs, d1, "small", S_IFREG | 0644, 0, 5, 6, &f));
 	CHECK_EQ(cfs_write(fs, f, "hello, world\n", 13, 0), 13);
 	CHECK_OK(cfs_setxattr(fs, f, "user.a", "1", 1, 0));
-	fillpat(buf, 600, 9);
+	fixture_fill(buf, 600, 9);
 	CHECK_OK(cfs_setxattr(fs, f, "user.big", buf, 600, 0));
 	CHECK_OK(cfs_setxattr(fs, f, "trusted.t", "tt", 2, 0));
 	/* multi-block file */
 	CHECK_OK(cfs_mknod(fs, sub, "multi", S_IFREG | 0600, 0, 0, 0, &multi));
-	fillpat(buf, 20000, 1);
+	fixture_fill(buf, 20000, 1);
 	CHECK_EQ(cfs_write(fs, multi, buf, 20000, 0), 20000);
 	CHECK_OK(cfs_setxattr(fs, multi, "user.m", "mm", 2, 0));
 	/* a sparse file */
@@ -138,7 +113,7 @@ static void build_pristine(void)
 	/* a file bigger than a chunk: continuation inodes */
 	CHECK_OK(cfs_mknod(fs, d2, "big", S_IFREG | 0644, 0, 0, 0, &big));
 	for (off = 0; off < 1600000; off += sizeof(buf)) {
-		fillpat(buf, sizeof(buf), (unsigned)off);
+		fixture_fill(buf, sizeof(buf), (unsigned)off);
 		CHECK_EQ(cfs_write(fs, big, buf, sizeof(buf), off), sizeof(buf));
 	}
 	n = cfs_file_chunks(fs, big, chunks, 16);
@@ -147,7 +122,7 @@ static void build_pristine(void)
 	 * extent root, so the tree has nodes */
 	CHECK_OK(cfs_mknod(fs, d1, "frag", S_IFREG | 0644, 0, 0, 0, &f));
 	for (i = 0; i < 120; i++) {
-		fillpat(buf, IMG_BS, (unsigned)i);
+		fixture_fill(buf, IMG_BS, (unsigned)i);
 		CHECK_EQ(cfs_write(fs, f, buf, IMG_BS, (uint64_t)i * 2 * IMG_BS), IMG_BS);
 		/* interleave another file's blocks so extents cannot merge */
 		CHECK_EQ(cfs_write(fs, multi, buf, 100, 20000 + (uint64_t)i * 100), 100);
@@ -166,120 +141,35 @@ static void build_pristine(void)
 	CHECK_OK(cfs_mknod(fs, d2, "fifo", S_IFIFO | 0644, 0, 0, 0, &ino));
 	CHECK_EQ(cfs_check(fs, NULL, NULL), 0);
 	CHECK_OK(cfs_close(fs));
-
-	bytes = cfs_bdev_fault_bytes(dev, &img_bytes);
-	CHECK(bytes && img_bytes == IMG_SIZE);
-	pristine = malloc(img_bytes);
-	CHECK(pristine);
-	memcpy(pristine, bytes, img_bytes);
-	cfs_bdev_destroy(dev);
-	CHECK_OK(cfs_super_decode(pristine, &sb));
-	seed32 = cfs_fs_seed(sb.uuid);
-	printf("    image: %u chunks of %llu blocks, big file in %d chunks\n", sb.nchunks,
-	       (unsigned long long)sb.chunk_blocks, n);
+	CHECK_OK(damage_img_take(&pr, dev));
+	CHECK(pr.size == IMG_SIZE && pr.bs == IMG_BS);
+	printf("    image: %u chunks of %llu blocks, big file in %d chunks\n", pr.sb.nchunks,
+	       (unsigned long long)pr.sb.chunk_blocks, n);
 }
 
 /* ---- where the metadata is ---- */
 
-enum kind { K_SB, K_BACKUP, K_CHDR, K_BBM, K_IBM, K_ITABLE, K_EXT, K_DIR, K_XATTR, NKIND };
-static const char *kind_name[NKIND] = {
-	"superblock", "backup superblock", "chunk header", "block bitmap", "inode bitmap",
-	"inode table", "extent node", "directory node", "xattr block",
-};
-
-struct mblk {
-	uint64_t blk;
-	enum kind k;
-};
-
-static struct mblk meta[4096];
-static int nmeta;
-static int kind_count[NKIND];
-
-static void add_meta(uint64_t blk, enum kind k)
-{
-	if (nmeta < (int)(sizeof(meta) / sizeof(meta[0]))) {
-		meta[nmeta++] = (struct mblk){ blk, k };
-		kind_count[k]++;
-	}
-}
-
-/* Walk the geometry: superblocks, and per chunk its header, initialised
- * bitmaps and inode-table blocks; data blocks holding metadata by magic. */
 static void find_metadata(void)
 {
-	uint32_t c, i;
+	int i;
 
-	add_meta(0, K_SB);
-	add_meta(sb.backup_sb_block, K_BACKUP);
-	for (c = 0; c < sb.nchunks; c++) {
-		uint64_t base = sb.first_chunk_block + (uint64_t)c * sb.chunk_blocks;
-		struct cfs_chunk_hdr h;
-		uint64_t b;
-
-		add_meta(base, K_CHDR);
-		cfs_chunk_hdr_decode(pristine + base * IMG_BS, &h);
-		for (i = 0; i < h.bbm_init; i++)
-			add_meta(base + 1 + i, K_BBM);
-		for (i = 0; i < h.ibm_init; i++)
-			add_meta(base + 1 + sb.bbm_blocks + i, K_IBM);
-		for (i = 0; i < h.itable_init; i++)
-			add_meta(base + 1 + sb.bbm_blocks + sb.ibm_blocks + i, K_ITABLE);
-		for (b = base + sb.data_start; b < base + sb.chunk_blocks; b++) {
-			uint32_t m = cfs_meta_magic(pristine + b * IMG_BS);
-
-			if (m == CFS_MAGIC_EXT)
-				add_meta(b, K_EXT);
-			else if (m == CFS_MAGIC_DIR)
-				add_meta(b, K_DIR);
-			else if (m == CFS_MAGIC_XATTR)
-				add_meta(b, K_XATTR);
-		}
-	}
+	damage_find_metadata(&pr, &meta, 1);
 	printf("    metadata blocks:");
-	for (i = 0; i < NKIND; i++)
-		printf(" %s %d%s", kind_name[i], kind_count[i], i + 1 < NKIND ? "," : "\n");
+	for (i = 0; i < DK_N; i++)
+		printf(" %s %d%s", damage_kind_name[i], meta.count[i], i + 1 < DK_N ? "," : "\n");
 }
 
-static int pick_meta(enum kind want)
+static int pick_meta(enum damage_kind want)
 {
 	int cand[4096], n = 0, i;
 
-	for (i = 0; i < nmeta; i++)
-		if (meta[i].k == want)
+	for (i = 0; i < meta.n; i++)
+		if (meta.b[i].k == want)
 			cand[n++] = i;
-	return n ? cand[below((uint64_t)n)] : (int)below((uint64_t)nmeta);
+	return n ? cand[below((uint64_t)n)] : (int)below((uint64_t)meta.n);
 }
 
 /* ---- damage ---- */
-
-/* Recompute whatever checksum covers block blk so the damage is "valid". */
-static void reseal(uint8_t *img, const struct mblk *m)
-{
-	uint8_t *p = img + m->blk * IMG_BS;
-
-	if (m->k == K_SB || m->k == K_BACKUP) {
-		/* format.c: crc32c(0) of [0,4) then [8,1024), at byte 4 */
-		put_le32(p + 4, crc32c(crc32c(0, p, 4), p + 8, CFS_SB_SIZE - 8));
-		return;
-	}
-	if (m->k == K_ITABLE) {
-		uint64_t rel = m->blk - sb.first_chunk_block;
-		uint32_t c = (uint32_t)(rel / sb.chunk_blocks);
-		uint32_t k = (uint32_t)(rel % sb.chunk_blocks) - 1 - sb.bbm_blocks - sb.ibm_blocks;
-		uint32_t ipb = IMG_BS / ISZ, j;
-
-		for (j = 0; j < ipb; j++) {
-			uint8_t *raw = p + j * ISZ;
-
-			if (!cfs_dinode_is_zero(raw, ISZ))
-				cfs_dinode_csum_set(raw, ISZ, seed32,
-						    CFS_INO_MAKE(c, k * ipb + j + 1));
-		}
-		return;
-	}
-	cfs_meta_csum_set(p, IMG_BS, seed32);
-}
 
 /* Plausible-but-wrong values: small, boundary, huge. */
 static uint64_t evil(void)
@@ -296,39 +186,43 @@ static uint64_t evil(void)
 
 static void put_evil(uint8_t *p, int width)
 {
-	uint64_t v = evil();
-
-	if (width == 2)
-		put_le16(p, (uint16_t)v);
-	else if (width == 4)
-		put_le32(p, (uint32_t)v);
-	else
-		put_le64(p, v);
+	damage_put(p, width, evil());
 }
+
+#define V  CFS_OFF_IN_VAR                 /* an inode's extent root */
+#define R0 (CFS_OFF_IN_VAR + CFS_BTN_SIZE)   /* its first record */
+#define R1 (R0 + CFS_EXT_SIZE)            /* its second record */
 
 /* A hostile inode: one of the in-use inodes of an inode-table block gets
  * random fields (mode, flags, size, link count, continuation pointers,
  * xattr length, the extent root or inline data) and a valid checksum. */
 static void evil_inode(uint8_t *blk)
 {
-	static const struct { int off, w; } f[] = {
-		{ 0, 2 }, { 2, 2 }, { 4, 4 }, { 16, 8 }, { 76, 4 }, { 80, 8 }, { 96, 4 },
-		{ 100, 4 }, { 104, 8 }, { 112, 8 }, { 120, 4 }, { 124, 4 }, { 128, 4 },
-		{ 132, 4 }, { 136, 2 },
-		/* extent root header and first records (variable area at 144) */
-		{ 144, 2 }, { 146, 2 }, { 148, 4 }, { 152, 8 }, { 160, 8 }, { 168, 4 },
-		{ 172, 4 }, { 176, 8 },
+	static const struct damage_field f[] = {
+		{ CFS_OFF_IN_MODE, 2 }, { CFS_OFF_IN_FLAGS, 2 }, { CFS_OFF_IN_NLINK, 4 },
+		{ CFS_OFF_IN_SIZE, 8 }, { CFS_OFF_IN_XATTR_BLK, 4 }, { CFS_OFF_IN_NBLOCKS, 8 },
+		{ CFS_OFF_IN_HEAD, 4 }, { CFS_OFF_IN_BACK, 4 }, { CFS_OFF_IN_LO, 8 },
+		{ CFS_OFF_IN_HI, 8 }, { CFS_OFF_IN_CONT, 4 }, { CFS_OFF_IN_CONT + 4, 4 },
+		{ CFS_OFF_IN_CONT + 8, 4 }, { CFS_OFF_IN_CONT + 12, 4 },
+		{ CFS_OFF_IN_XATTR_LEN, 2 },
+		/* extent root header and first records */
+		{ V + CFS_OFF_BTN_LEVEL, 2 }, { V + CFS_OFF_BTN_NREC, 2 },
+		{ V + CFS_OFF_BTN_USED, 4 }, { R0 + CFS_OFF_BTI_KEY, 8 },
+		{ R0 + CFS_OFF_BTI_CHILD, 8 }, { R1 + CFS_OFF_EXT_LBLK, 4 },
+		{ DAMAGE_HI32(R1 + CFS_OFF_EXT_LBLK), 4 }, { R1 + CFS_OFF_EXT_PBLK, 8 },
 	};
-	int used[8], n = 0, j, k;
+	uint32_t isz = pr.sb.inode_size;
+	int used[CFS_MAX_BLOCK / CFS_MIN_INODE], n = 0, j, k;
 
-	for (j = 0; j < IMG_BS / ISZ; j++)
-		if (!cfs_dinode_is_zero(blk + j * ISZ, ISZ))
+	for (j = 0; j < (int)pr.ipb; j++)
+		if (!cfs_dinode_is_zero(blk + j * isz, isz))
 			used[n++] = j;
 	if (!n)
 		return;
 	j = used[below((uint64_t)n)];
 	for (k = 1 + (int)below(3); k > 0; k--) {
 		int i = (int)below(sizeof(f) / sizeof(f[0]));
+		uint8_t *raw = blk + j * isz;
 
 		if (i == 0 && below(2)) {
 			/* a plausible type makes the other fields matter */
@@ -336,68 +230,86 @@ static void evil_inode(uint8_t *blk)
 							  S_IFLNK | 0777, S_IFIFO | 0600,
 							  S_IFCHR | 0600, 0 };
 
-			put_le16(blk + j * ISZ, modes[below(6)]);
+			damage_put(raw + CFS_OFF_IN_MODE, 2, modes[below(6)]);
 		} else if (i == 1 && below(2)) {
-			put_le16(blk + j * ISZ + 2, (uint16_t)(1u << below(5)));
+			damage_put(raw + CFS_OFF_IN_FLAGS, 2, 1u << below(5));
 		} else {
-			put_evil(blk + j * ISZ + f[i].off, f[i].w);
+			put_evil(raw + f[i].off, f[i].w);
 		}
 	}
 }
 
+#define N0 CFS_OFF_NODE_RECS                /* a node block's first record */
+
 /* A hostile metadata block: header fields of the block's own format. */
-static void evil_block(uint8_t *p, enum kind k)
+static void evil_block(uint8_t *p, enum damage_kind k)
 {
 	int n = 1 + (int)below(3);
 
 	while (n--) {
 		switch (k) {
-		case K_CHDR: {
-			static const struct { int off, w; } f[] = {
-				{ 16, 4 }, { 20, 4 }, { 24, 8 }, { 48, 4 }, { 52, 4 }, { 56, 4 },
-				{ 60, 4 }, { 64, 4 }, { 68, 4 }, { 72, 4 }, { 76, 4 },
+		case DK_CHDR: {
+			static const struct damage_field f[] = {
+				{ CFS_OFF_CH_INDEX, 4 }, { CFS_OFF_CH_STATE, 4 },
+				{ CFS_OFF_CH_GEN, 8 }, { CFS_OFF_CH_FREE_BLK, 4 },
+				{ CFS_OFF_CH_FREE_INO, 4 }, { CFS_OFF_CH_BBM_INIT, 4 },
+				{ CFS_OFF_CH_IBM_INIT, 4 }, { CFS_OFF_CH_ITAB_INIT, 4 },
+				{ CFS_OFF_CH_NCONTS, 4 }, { CFS_OFF_CH_NSTUBS, 4 },
+				{ CFS_OFF_CH_NDIRS, 4 },
 			};
 			int i = (int)below(sizeof(f) / sizeof(f[0]));
 
 			put_evil(p + f[i].off, f[i].w);
 			break;
 		}
-		case K_EXT:
-		case K_DIR: {
-			/* node header at 16 (level, nrec, used, owner), records
-			 * from 32: keys, child pointers, lengths, names */
-			static const struct { int off, w; } f[] = {
-				{ 16, 2 }, { 18, 2 }, { 20, 4 }, { 24, 4 }, { 32, 8 },
-				{ 40, 4 }, { 44, 4 }, { 48, 8 }, { 56, 8 },
+		case DK_EXT:
+		case DK_DIR: {
+			/* node header (level, nrec, used, owner), the first
+			 * records: keys, child pointers, lengths, names */
+			static const struct damage_field f[] = {
+				{ CFS_OFF_NODE_HDR + CFS_OFF_BTN_LEVEL, 2 },
+				{ CFS_OFF_NODE_HDR + CFS_OFF_BTN_NREC, 2 },
+				{ CFS_OFF_NODE_HDR + CFS_OFF_BTN_USED, 4 },
+				{ CFS_OFF_NODE_OWNER, 4 }, { N0 + CFS_OFF_BTI_KEY, 8 },
+				{ N0 + CFS_OFF_EXT_PBLK, 4 }, { N0 + CFS_OFF_EXT_LEN, 4 },
+				{ N0 + CFS_EXT_SIZE + CFS_OFF_EXT_LBLK, 8 },
+				{ N0 + CFS_EXT_SIZE + CFS_OFF_EXT_PBLK, 8 },
 			};
 			int i = (int)below(sizeof(f) / sizeof(f[0]) + 2);
 
 			if (i < (int)(sizeof(f) / sizeof(f[0])))
 				put_evil(p + f[i].off, f[i].w);
 			else
-				p[32 + below(IMG_BS - 32)] = (uint8_t)rnd();
+				p[N0 + below(IMG_BS - N0)] = (uint8_t)rnd();
 			break;
 		}
-		case K_XATTR:
+		case DK_XATTR:
+			/* used, owner, or the two reserved u32 after them */
 			if (below(2))
-				put_evil(p + 16 + 4 * below(4), 4);
+				put_evil(p + CFS_OFF_XB_USED + 4 * below(4), 4);
 			else
-				p[16 + below(IMG_BS - 16)] = (uint8_t)rnd();
+				p[CFS_BLOCK_HDR + below(IMG_BS - CFS_BLOCK_HDR)] = (uint8_t)rnd();
 			break;
-		case K_BBM:
-		case K_IBM:
-			p[16 + below(IMG_BS - 16)] ^= (uint8_t)(1u << below(8));
+		case DK_BBM:
+		case DK_IBM:
+			p[CFS_OFF_BM_BITS + below(IMG_BS - CFS_OFF_BM_BITS)] ^= (uint8_t)(1u << below(8));
 			break;
-		case K_ITABLE:
+		case DK_ITABLE:
 			evil_inode(p);
 			break;
-		case K_SB:
-		case K_BACKUP: {
-			static const struct { int off, w; } f[] = {
-				{ 8, 4 }, { 12, 4 }, { 16, 4 }, { 20, 4 }, { 24, 4 }, { 28, 4 },
-				{ 32, 4 }, { 36, 4 }, { 40, 8 }, { 48, 8 }, { 56, 8 }, { 64, 8 },
-				{ 72, 4 }, { 76, 4 }, { 168, 4 }, { 172, 4 }, { 176, 4 },
-				{ 180, 4 }, { 184, 4 },
+		case DK_SB:
+		case DK_BACKUP: {
+			static const struct damage_field f[] = {
+				{ CFS_OFF_SB_VERSION, 4 }, { CFS_OFF_SB_BLOCK_SIZE, 4 },
+				{ CFS_OFF_SB_COMPAT, 4 }, { CFS_OFF_SB_RO_COMPAT, 4 },
+				{ CFS_OFF_SB_INCOMPAT, 4 }, { CFS_OFF_SB_INODE_SIZE, 4 },
+				{ CFS_OFF_SB_NCHUNKS, 4 }, { CFS_OFF_SB_IPC, 4 },
+				{ CFS_OFF_SB_CHUNK_BLOCKS, 8 }, { CFS_OFF_SB_FIRST_CHUNK, 8 },
+				{ CFS_OFF_SB_TOTAL_BLOCKS, 8 }, { CFS_OFF_SB_BACKUP, 8 },
+				{ CFS_OFF_SB_ROOT, 4 }, { CFS_OFF_SB_LPF, 4 },
+				{ CFS_OFF_SB_BBM_BLOCKS, 4 }, { CFS_OFF_SB_IBM_BLOCKS, 4 },
+				{ CFS_OFF_SB_ITABLE, 4 }, { CFS_OFF_SB_DATA_START, 4 },
+				{ CFS_OFF_SB_HASH_SEED, 4 },
 			};
 			int i = (int)below(sizeof(f) / sizeof(f[0]));
 
@@ -420,61 +332,50 @@ static void evil_block(uint8_t *p, enum kind k)
  * An inline inode whose size is larger than its inline
  * area is not refused when loaded: inline_to_extents() (a write past the
  * inline limit) copies size bytes out of the area, and file_truncate()
- * clears size - newsize bytes in it: heap overflows.  Damage now reaches
- * all of these fields unclamped. */
-static __attribute__((unused)) void clamp_ext(uint8_t *h)
-{
-	if (get_le16(h) >= 12)
-		put_le16(h, (uint16_t)(get_le16(h) % 12));
-	if (get_le16(h) == 0 && (uint32_t)get_le16(h + 2) * 16 > get_le32(h + 4))
-		put_le16(h + 2, (uint16_t)(get_le32(h + 4) / 16));
-}
+ * clears size - newsize bytes in it: heap overflows.  Damage reaches all of
+ * these fields unclamped. */
 
-static void clamp_levels(uint8_t *img, const struct mblk *m)
-{
-	(void)img;
-	(void)m;
-}
-
-/* Damage img; returns a short description. */
+/* Damage img (a copy of the pristine image); returns a short description. */
 static const char *damage(uint8_t *img, char *desc, size_t dn)
 {
+	struct damage_img d = pr;
 	int how = (int)below(10), i, n;
-	const struct mblk *m;
+	const struct damage_meta *m;
 
+	d.p = img;
 	switch (how) {
 	case 0: /* random bytes anywhere in the metadata-rich start of chunks */
 		n = 1 + (int)below(16);
 		for (i = 0; i < n; i++) {
-			m = &meta[below((uint64_t)nmeta)];
+			m = &meta.b[below((uint64_t)meta.n)];
 			img[m->blk * IMG_BS + below(IMG_BS)] = (uint8_t)rnd();
 		}
 		snprintf(desc, dn, "%d random bytes in metadata blocks", n);
 		break;
 	case 1: /* zero a metadata block */
-		m = &meta[below((uint64_t)nmeta)];
+		m = &meta.b[below((uint64_t)meta.n)];
 		memset(img + m->blk * IMG_BS, 0, IMG_BS);
-		snprintf(desc, dn, "zeroed %s at %llu", kind_name[m->k],
+		snprintf(desc, dn, "zeroed %s at %llu", damage_kind_name[m->k],
 			 (unsigned long long)m->blk);
 		break;
 	case 2: /* flip bits in a metadata block */
-		m = &meta[below((uint64_t)nmeta)];
+		m = &meta.b[below((uint64_t)meta.n)];
 		n = 1 + (int)below(8);
 		for (i = 0; i < n; i++)
 			img[m->blk * IMG_BS + below(IMG_BS)] ^= (uint8_t)(1u << below(8));
-		snprintf(desc, dn, "%d bit flips in %s at %llu", n, kind_name[m->k],
+		snprintf(desc, dn, "%d bit flips in %s at %llu", n, damage_kind_name[m->k],
 			 (unsigned long long)m->blk);
 		break;
 	default: { /* hostile, checksums valid */
-		static const enum kind ks[] = { K_ITABLE, K_ITABLE, K_ITABLE, K_DIR, K_DIR,
-						K_EXT, K_XATTR, K_CHDR, K_BBM, K_IBM, K_SB };
+		static const enum damage_kind ks[] = { DK_ITABLE, DK_ITABLE, DK_ITABLE, DK_DIR,
+						       DK_DIR, DK_EXT, DK_XATTR, DK_CHDR,
+						       DK_BBM, DK_IBM, DK_SB };
 
-		m = &meta[pick_meta(ks[below(sizeof(ks) / sizeof(ks[0]))])];
+		m = &meta.b[pick_meta(ks[below(sizeof(ks) / sizeof(ks[0]))])];
 		evil_block(img + m->blk * IMG_BS, m->k);
-		clamp_levels(img, m);
-		reseal(img, m);
-		snprintf(desc, dn, "hostile %s at %llu (checksum valid)", kind_name[m->k],
-			 (unsigned long long)m->blk);
+		damage_reseal(&d, m->blk);
+		snprintf(desc, dn, "hostile %s at %llu (checksum valid)",
+			 damage_kind_name[m->k], (unsigned long long)m->blk);
 		break;
 	}
 	}
@@ -492,33 +393,6 @@ struct walk {
 	cfs_ino_t dirs[32];
 	int ndirs;
 };
-
-struct ents {
-	char name[128][CFS_NAME_MAX + 1];
-	cfs_ino_t ino[128];
-	int n;
-};
-
-static int ent_cb(void *ctx, const char *name, size_t len, cfs_ino_t ino, uint32_t t,
-		  uint64_t next)
-{
-	struct ents *e = ctx;
-
-	(void)t;
-	(void)next;
-	if (len > CFS_NAME_MAX) {
-		bad_results++;
-		fprintf(stderr, "  round %d: readdir name length %zu\n", (int)cur_round, len);
-		return 1;
-	}
-	if (e->n >= 128)
-		return 1;
-	memcpy(e->name[e->n], name, len);
-	e->name[e->n][len] = 0;
-	e->ino[e->n] = ino;
-	e->n++;
-	return 0;
-}
 
 static void walk_dir(struct walk *w, cfs_ino_t dir, int depth);
 
@@ -611,16 +485,19 @@ static void visit(struct walk *w, cfs_ino_t dir, const char *name, cfs_ino_t ino
 
 static void walk_dir(struct walk *w, cfs_ino_t dir, int depth)
 {
-	struct ents *e = malloc(sizeof(*e));
+	struct fixture_ents *e = fixture_ents_new(128, 0);
 	long r;
 	int i;
 
 	if (!e)
 		return;
-	e->n = 0;
-	r = RV(cfs_readdir(w->fs, dir, 0, ent_cb, e));
+	r = RV(fixture_readdir(w->fs, dir, 0, e));
 	if (r < 0)
 		w->errors++;
+	if (e->bad_len) {
+		bad_results++;
+		fprintf(stderr, "  round %d: readdir name length %zu\n", (int)cur_round, e->bad_len);
+	}
 	for (i = 0; i < e->n; i++) {
 		if (!strcmp(e->name[i], ".") || !strcmp(e->name[i], ".."))
 			continue;
@@ -628,11 +505,10 @@ static void walk_dir(struct walk *w, cfs_ino_t dir, int depth)
 	}
 	/* resuming from a cookie in the middle */
 	if (e->n > 4) {
-		struct ents *e2 = malloc(sizeof(*e2));
+		struct fixture_ents *e2 = fixture_ents_new(128, 0);
 
 		if (e2) {
-			e2->n = 0;
-			RV(cfs_readdir(w->fs, dir, 3, ent_cb, e2));
+			RV(fixture_readdir(w->fs, dir, 3, e2));
 			free(e2);
 		}
 	}
@@ -673,7 +549,7 @@ static void write_phase(struct cfs_fs *fs, struct walk *w)
 	cfs_ino_t ino;
 	int i;
 
-	fillpat(buf, sizeof(buf), 77);
+	fixture_fill(buf, sizeof(buf), 77);
 	RV(cfs_mknod(fs, CFS_ROOT_INO, "newfile", S_IFREG | 0644, 0, 0, 0, &ino));
 	RV(cfs_mkdir(fs, CFS_ROOT_INO, "newdir", 0755, 0, 0, &ino));
 	for (i = 0; i < w->nfiles && i < 12; i++) {
@@ -727,18 +603,6 @@ static void write_phase(struct cfs_fs *fs, struct walk *w)
 
 /* ---- the rounds ---- */
 
-static void on_alarm(int sig)
-{
-	static const char msg[] = "  HANG: a round took longer than its alarm\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0) {
-		/* nothing else to do */
-	}
-	/* abort: tests/run.sh counts a death by signal as a failure */
-	abort();
-}
-
 static struct cfs_bdev *device_with(const uint8_t *img, uint64_t bytes)
 {
 	struct cfs_bdev *bd;
@@ -764,14 +628,14 @@ static void test_rounds(void)
 	printf("    seed %llu (CHUNKFS_CORRUPT_SEED=%llu to replay), %d rounds\n",
 	       (unsigned long long)seed, (unsigned long long)seed, rounds);
 	rng = seed ? seed : 1;
-	signal(SIGALRM, on_alarm);
+	signal(SIGALRM, damage_on_alarm);
 	for (r = 0; r < rounds; r++) {
 		struct cfs_fs *fs;
 		struct walk w;
 		int ret, mode;
 
 		cur_round = r;
-		memcpy(img, pristine, IMG_SIZE);
+		memcpy(img, pr.p, IMG_SIZE);
 		damage(img, desc, sizeof(desc));
 		if (verbose)
 			printf("    round %d: %s\n", r, desc);
@@ -838,7 +702,7 @@ static void test_bad_superblock(void)
 			struct cfs_fs *fs = NULL;
 			int ret;
 
-			memcpy(img, pristine, IMG_SIZE);
+			memcpy(img, pr.p, IMG_SIZE);
 			img[offs[i]] ^= 0x10;
 			ret = cfs_open_bdev(device_with(img, IMG_SIZE), fl[mode], &fs);
 			if (ret == 0) {
@@ -854,7 +718,7 @@ static void test_bad_superblock(void)
 		}
 	}
 	/* a zeroed primary superblock: not a chunkfs image */
-	memcpy(img, pristine, IMG_SIZE);
+	memcpy(img, pr.p, IMG_SIZE);
 	memset(img, 0, IMG_BS);
 	{
 		struct cfs_fs *fs;
@@ -870,7 +734,7 @@ static void test_truncated(void)
 {
 	/* the filesystem ends at total_blocks (the backup superblock is its
 	 * last block); the device may be bigger, but not smaller */
-	const uint64_t end = sb.total_blocks * IMG_BS;
+	const uint64_t end = pr.sb.total_blocks * IMG_BS;
 	const uint64_t sizes[] = { end - IMG_BS, end - 2 * IMG_BS, end / 2, 64 * IMG_BS,
 				   2 * IMG_BS };
 	size_t i;
@@ -879,7 +743,7 @@ static void test_truncated(void)
 
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		struct cfs_fs *fs = NULL;
-		int ret = cfs_open_bdev(device_with(pristine, sizes[i]),
+		int ret = cfs_open_bdev(device_with(pr.p, sizes[i]),
 					CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs);
 
 		if (ret == 0) {
@@ -912,7 +776,7 @@ static void test_tiny_files(void)
 
 		CHECK(fd >= 0);
 		/* a plausible start: the real superblock's first bytes */
-		memcpy(junk, pristine, sizeof(junk));
+		memcpy(junk, pr.p, sizeof(junk));
 		CHECK_EQ(write(fd, junk, sizes[i]), (ssize_t)sizes[i]);
 		close(fd);
 		for (fl = 0; fl < 2; fl++) {
@@ -935,16 +799,16 @@ static void test_build(void)
 {
 	build_pristine();
 	find_metadata();
-	CHECK(kind_count[K_EXT] > 0);
-	CHECK(kind_count[K_DIR] > 1);
-	CHECK(kind_count[K_XATTR] > 0);
+	CHECK(meta.count[DK_EXT] > 0);
+	CHECK(meta.count[DK_DIR] > 1);
+	CHECK(meta.count[DK_XATTR] > 0);
 }
 
 int main(void)
 {
 	verbose = getenv("CHUNKFS_CORRUPT_VERBOSE") != NULL;
 	TEST_RUN(test_build);
-	if (!pristine) {
+	if (!pr.p) {
 		printf("no image: nothing else can run\n");
 		return TEST_DONE();
 	}
@@ -952,6 +816,6 @@ int main(void)
 	TEST_RUN(test_truncated);
 	TEST_RUN(test_tiny_files);
 	TEST_RUN(test_rounds);
-	free(pristine);
+	free(pr.p);
 	return TEST_DONE();
 }

@@ -46,31 +46,21 @@
 
 #include "bdev.h"
 #include "chunkfs.h"
-#include "crc32c.h"
+#include "damage.h"
 #include "fixture.h"
 #include "format.h"
-#include "le.h"
 #include "test.h"
 
 #define IMG_SIZE (4u << 20)
 #define BS 1024
-#define ISZ 256
 
-static uint8_t *pristine;
-static struct cfs_super sb;
-static uint32_t seed32;
-static uint64_t rng;
+static struct damage_img pr;            /* the pristine image */
+static struct damage_map meta;
+static cfs_ino_t used_ino[600];
+static int nused;
 static int verbose;
 static char path[512], keep_path[512];
 static volatile sig_atomic_t cur_round = -1;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545F4914F6CDD1Dull;
-}
 
 /* splitmix64: neighbouring seeds give unrelated rounds */
 static uint64_t mix(uint64_t x)
@@ -82,18 +72,7 @@ static uint64_t mix(uint64_t x)
 	return x ? x : 1;
 }
 
-static uint64_t below(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
-
 /* ---- the populated image ------------------------------------------------------ */
-
-static void fillpat(uint8_t *p, size_t n, unsigned s)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)((i * 2654435761u + s) >> 13);
-}
 
 static cfs_ino_t mkfile(struct cfs_fs *fs, cfs_ino_t dir, const char *name, size_t size,
 			unsigned s)
@@ -106,7 +85,7 @@ static cfs_ino_t mkfile(struct cfs_fs *fs, cfs_ino_t dir, const char *name, size
 	for (off = 0; off < size; off += sizeof(buf)) {
 		size_t n = size - off < sizeof(buf) ? size - off : sizeof(buf);
 
-		fillpat(buf, n, s + (unsigned)off);
+		fixture_fill(buf, n, s + (unsigned)off);
 		CHECK_EQ(cfs_write(fs, ino, buf, n, off), (ssize_t)n);
 	}
 	return ino;
@@ -125,13 +104,9 @@ static void build_pristine(void)
 	cfs_ino_t d1, d2, d3, sub, many, f, g, multi, big, frag, pad, ino;
 	static uint8_t buf[BS];
 	char name[64];
-	uint64_t size;
-	uint8_t *bytes;
 	int i;
 
-	CHECK_OK(cfs_bdev_fault_create(IMG_SIZE, BS, &dev));
-	CHECK_OK(cfs_mkfs_bdev(dev, &o));
-	CHECK_OK(fixture_open(dev, 0, &fs));
+	CHECK_OK(fixture_mkfs(IMG_SIZE, &o, &dev, &fs));
 	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d1", 0755, 0, 0, &d1));
 	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d2", 0755, 0, 0, &d2));
 	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d3", 0755, 0, 0, &d3));
@@ -144,7 +119,7 @@ static void build_pristine(void)
 	}
 	f = mkfile(fs, d1, "small", 13, 1);
 	CHECK_OK(cfs_setxattr(fs, f, "user.a", "1", 1, 0));
-	fillpat(buf, 600, 9);
+	fixture_fill(buf, 600, 9);
 	CHECK_OK(cfs_setxattr(fs, f, "user.big", buf, 600, 0));
 	multi = mkfile(fs, d1, "multi", 20000, 2);
 	CHECK_OK(cfs_setxattr(fs, multi, "user.m", "mm", 2, 0));
@@ -158,7 +133,7 @@ static void build_pristine(void)
 	CHECK_OK(cfs_mknod(fs, d1, "frag", S_IFREG | 0644, 0, 0, 0, &frag));
 	CHECK_OK(cfs_mknod(fs, d1, "pad", S_IFREG | 0644, 0, 0, 0, &pad));
 	for (i = 0; i < 24; i++) {
-		fillpat(buf, BS, (unsigned)i);
+		fixture_fill(buf, BS, (unsigned)i);
 		CHECK_EQ(cfs_write(fs, frag, buf, BS, (uint64_t)i * BS), BS);
 		CHECK_EQ(cfs_write(fs, pad, buf, BS, (uint64_t)i * BS), BS);
 	}
@@ -188,106 +163,11 @@ static void build_pristine(void)
 	}
 	CHECK_EQ(cfs_check(fs, NULL, NULL), 0);
 	CHECK_OK(cfs_close(fs));
-	bytes = cfs_bdev_fault_bytes(dev, &size);
-	CHECK(bytes && size == IMG_SIZE);
-	pristine = malloc(IMG_SIZE);
-	CHECK(pristine);
-	memcpy(pristine, bytes, IMG_SIZE);
-	cfs_bdev_destroy(dev);
-	CHECK_OK(cfs_super_decode(pristine, &sb));
-	seed32 = cfs_fs_seed(sb.uuid);
-}
-
-/* ---- where the metadata is ------------------------------------------------------ */
-
-enum kind { K_SB, K_CHDR, K_BBM, K_IBM, K_ITABLE, K_EXT, K_DIR, K_XATTR, NKIND };
-static const char *const kind_name[NKIND] = {
-	"superblock", "chunk header", "block bitmap", "inode bitmap", "inode table",
-	"extent node", "directory node", "xattr block",
-};
-
-struct mblk {
-	uint64_t blk;
-	enum kind k;
-};
-
-static struct mblk meta[2048];
-static int nmeta, kind_count[NKIND];
-static cfs_ino_t used_ino[600];
-static int nused;
-
-static void add_meta(uint64_t blk, enum kind k)
-{
-	if (nmeta < (int)(sizeof(meta) / sizeof(meta[0]))) {
-		meta[nmeta++] = (struct mblk){ blk, k };
-		kind_count[k]++;
-	}
-}
-
-static uint64_t cbase(uint32_t c)
-{
-	return sb.first_chunk_block + (uint64_t)c * sb.chunk_blocks;
-}
-
-static void find_metadata(void)
-{
-	uint32_t c, i, ipb = BS / ISZ;
-
-	add_meta(0, K_SB);
-	for (c = 0; c < sb.nchunks; c++) {
-		uint64_t base = cbase(c), b;
-		struct cfs_chunk_hdr h;
-
-		add_meta(base, K_CHDR);
-		cfs_chunk_hdr_decode(pristine + base * BS, &h);
-		for (i = 0; i < h.bbm_init; i++)
-			add_meta(base + 1 + i, K_BBM);
-		for (i = 0; i < h.ibm_init; i++)
-			add_meta(base + 1 + sb.bbm_blocks + i, K_IBM);
-		for (i = 0; i < h.itable_init; i++) {
-			uint64_t tb = base + 1 + sb.bbm_blocks + sb.ibm_blocks + i;
-			uint32_t j;
-
-			add_meta(tb, K_ITABLE);
-			for (j = 0; j < ipb; j++)
-				if (get_le16(pristine + tb * BS + j * ISZ) != 0 &&
-				    nused < (int)(sizeof(used_ino) / sizeof(used_ino[0])))
-					used_ino[nused++] = CFS_INO_MAKE(c, i * ipb + j + 1);
-		}
-		for (b = base + sb.data_start; b < base + sb.chunk_blocks; b++) {
-			uint32_t m = cfs_meta_magic(pristine + b * BS);
-
-			if (m == CFS_MAGIC_EXT)
-				add_meta(b, K_EXT);
-			else if (m == CFS_MAGIC_DIR)
-				add_meta(b, K_DIR);
-			else if (m == CFS_MAGIC_XATTR)
-				add_meta(b, K_XATTR);
-		}
-	}
+	CHECK_OK(damage_img_take(&pr, dev));
+	CHECK(pr.size == IMG_SIZE && pr.bs == BS);
 }
 
 /* ---- damage ------------------------------------------------------------------------ */
-
-static void reseal(uint8_t *img, const struct mblk *m)
-{
-	uint8_t *p = img + m->blk * BS;
-
-	if (m->k == K_SB) {
-		put_le32(p + 4, crc32c(crc32c(0, p, 4), p + 8, CFS_SB_SIZE - 8));
-	} else if (m->k == K_ITABLE) {
-		uint64_t rel = m->blk - sb.first_chunk_block;
-		uint32_t c = (uint32_t)(rel / sb.chunk_blocks), j;
-		uint32_t k = (uint32_t)(rel % sb.chunk_blocks) - 1 - sb.bbm_blocks - sb.ibm_blocks;
-
-		for (j = 0; j < BS / ISZ; j++)
-			if (!cfs_dinode_is_zero(p + j * ISZ, ISZ))
-				cfs_dinode_csum_set(p + j * ISZ, ISZ, seed32,
-						    CFS_INO_MAKE(c, k * (BS / ISZ) + j + 1));
-	} else {
-		cfs_meta_csum_set(p, BS, seed32);
-	}
-}
 
 /* A value for a field of width w: plausible (an in-use inode number, a
  * small count, a data-area block) or hostile. */
@@ -298,137 +178,129 @@ static uint64_t value(int w, uint64_t old)
 	case 1: return old + 1;
 	case 2: return old ? old - 1 : 1;
 	case 3: return 0;
-	case 4: return sb.data_start + below(sb.chunk_blocks - sb.data_start);
+	case 4: return pr.sb.data_start + below(pr.sb.chunk_blocks - pr.sb.data_start);
 	case 5: return below(16);
 	case 6: return old ^ (1ull << below((uint64_t)w * 8));
 	default: return rnd();
 	}
 }
 
-static void put_field(uint8_t *p, int w, uint64_t v)
-{
-	if (w == 1)
-		p[0] = (uint8_t)v;
-	else if (w == 2)
-		put_le16(p, (uint16_t)v);
-	else if (w == 4)
-		put_le32(p, (uint32_t)v);
-	else
-		put_le64(p, v);
-}
+#define R0 (CFS_OFF_IN_VAR + CFS_BTN_SIZE)   /* an inode's first extent */
+#define N0 CFS_OFF_NODE_RECS                /* a node block's first record */
+#define NH CFS_OFF_NODE_HDR                 /* a node block's B+tree header */
 
-static uint64_t get_field(const uint8_t *p, int w)
-{
-	return w == 1 ? p[0] : w == 2 ? get_le16(p) : w == 4 ? get_le32(p) : get_le64(p);
-}
+/* The fields changed: of an inode, a chunk header, a directory or extent
+ * node (its header, its first records) and an xattr block (its header, its
+ * first entry). */
+static const struct damage_field ifld[] = {
+	{ CFS_OFF_IN_MODE, 2 }, { CFS_OFF_IN_FLAGS, 2 }, { CFS_OFF_IN_NLINK, 4 },
+	{ CFS_OFF_IN_SIZE, 8 }, { CFS_OFF_IN_XATTR_BLK, 4 }, { CFS_OFF_IN_NBLOCKS, 8 },
+	{ CFS_OFF_IN_HEAD, 4 }, { CFS_OFF_IN_BACK, 4 }, { CFS_OFF_IN_LO, 8 },
+	{ CFS_OFF_IN_HI, 8 }, { CFS_OFF_IN_CONT, 4 }, { CFS_OFF_IN_CONT + 4, 4 },
+	{ CFS_OFF_IN_CONT + 8, 4 }, { CFS_OFF_IN_CONT + 12, 4 }, { CFS_OFF_IN_XATTR_LEN, 2 },
+	{ CFS_OFF_IN_VAR + CFS_OFF_BTN_LEVEL, 2 }, { CFS_OFF_IN_VAR + CFS_OFF_BTN_NREC, 2 },
+	{ R0 + CFS_OFF_EXT_LBLK, 8 }, { R0 + CFS_OFF_EXT_PBLK, 4 }, { R0 + CFS_OFF_EXT_LEN, 4 },
+};
+static const struct damage_field hfld[] = {
+	{ CFS_OFF_CH_STATE, 4 }, { CFS_OFF_CH_FREE_BLK, 4 }, { CFS_OFF_CH_FREE_INO, 4 },
+	{ CFS_OFF_CH_BBM_INIT, 4 }, { CFS_OFF_CH_IBM_INIT, 4 }, { CFS_OFF_CH_ITAB_INIT, 4 },
+	{ CFS_OFF_CH_NCONTS, 4 }, { CFS_OFF_CH_NSTUBS, 4 }, { CFS_OFF_CH_NDIRS, 4 },
+};
+static const struct damage_field dfld[] = {
+	{ NH + CFS_OFF_BTN_LEVEL, 2 }, { NH + CFS_OFF_BTN_NREC, 2 }, { NH + CFS_OFF_BTN_USED, 4 },
+	{ CFS_OFF_NODE_OWNER, 4 }, { N0 + CFS_OFF_DE_HASH, 8 }, { N0 + CFS_OFF_DE_INO, 4 },
+	{ N0 + CFS_OFF_DE_STUB, 4 }, { N0 + CFS_OFF_DE_TYPE, 1 }, { N0 + CFS_OFF_DE_NAMELEN, 1 },
+};
+static const struct damage_field efld[] = {
+	{ NH + CFS_OFF_BTN_LEVEL, 2 }, { NH + CFS_OFF_BTN_NREC, 2 }, { NH + CFS_OFF_BTN_USED, 4 },
+	{ CFS_OFF_NODE_OWNER, 4 }, { N0 + CFS_OFF_EXT_LBLK, 8 }, { N0 + CFS_OFF_EXT_PBLK, 4 },
+	{ N0 + CFS_OFF_EXT_LEN, 4 }, { N0 + CFS_EXT_SIZE + CFS_OFF_EXT_LBLK, 8 },
+};
+static const struct damage_field xfld[] = {
+	{ CFS_OFF_XB_USED, 4 }, { CFS_OFF_XB_OWNER, 4 }, { CFS_OFF_XB_DATA + CFS_OFF_XE_NS, 1 },
+	{ CFS_OFF_XB_DATA + CFS_OFF_XE_NLEN, 1 }, { CFS_OFF_XB_DATA + CFS_OFF_XE_VLEN, 2 },
+};
+
+#define PICK(t) (t)[below(sizeof(t) / sizeof((t)[0]))]
 
 /* Change fields the checksum then covers again. */
-static void field_damage(uint8_t *img, const struct mblk *m, char *d, size_t dn)
+static void field_damage(const struct damage_img *img, const struct damage_meta *m, char *d,
+			 size_t dn)
 {
-	static const struct { int off, w; } ifld[] = {
-		{ 0, 2 }, { 2, 2 }, { 4, 4 }, { 16, 8 }, { 76, 4 }, { 80, 8 }, { 96, 4 },
-		{ 100, 4 }, { 104, 8 }, { 112, 8 }, { 120, 4 }, { 124, 4 }, { 128, 4 },
-		{ 132, 4 }, { 136, 2 }, { 144, 2 }, { 146, 2 }, { 152, 8 }, { 160, 4 },
-		{ 164, 4 },
-	};
-	static const struct { int off, w; } hfld[] = {
-		{ 20, 4 }, { 48, 4 }, { 52, 4 }, { 56, 4 }, { 60, 4 }, { 64, 4 }, { 68, 4 },
-		{ 72, 4 }, { 76, 4 },
-	};
-	uint8_t *p = img + m->blk * BS;
+	uint8_t *p = damage_blk(img, m->blk);
+	uint32_t isz = img->sb.inode_size;
 	size_t used = strlen(d);
 	int n = 1 + (int)below(3), i;
 
 	for (i = 0; i < n; i++) {
-		int off, w;
+		struct damage_field f;
 
 		switch (m->k) {
-		case K_ITABLE: {
-			int slots[BS / ISZ], ns = 0, j, f;
+		case DK_ITABLE: {
+			int slots[CFS_MAX_BLOCK / CFS_MIN_INODE], ns = 0, j, k;
 
-			for (j = 0; j < BS / ISZ; j++)
-				if (!cfs_dinode_is_zero(p + j * ISZ, ISZ))
+			for (j = 0; j < (int)img->ipb; j++)
+				if (!cfs_dinode_is_zero(p + j * isz, isz))
 					slots[ns++] = j;
 			if (!ns)
 				return;
 			j = slots[below((uint64_t)ns)];
-			f = (int)below(sizeof(ifld) / sizeof(ifld[0]));
-			off = j * ISZ + ifld[f].off;
-			w = ifld[f].w;
-			if (f == 1 && below(2)) {       /* a single flag bit */
-				put_le16(p + off, (uint16_t)(get_le16(p + off) ^ (1u << below(4))));
+			k = (int)below(sizeof(ifld) / sizeof(ifld[0]));
+			f = (struct damage_field){ j * (int)isz + ifld[k].off, ifld[k].w };
+			if (ifld[k].off == CFS_OFF_IN_FLAGS && below(2)) {   /* one flag bit */
+				damage_put(p + f.off, 2, damage_get(p + f.off, 2) ^ (1u << below(4)));
 				goto next;
 			}
 			break;
 		}
-		case K_CHDR: {
-			int f = (int)below(sizeof(hfld) / sizeof(hfld[0]));
-
-			off = hfld[f].off;
-			w = hfld[f].w;
+		case DK_CHDR:
+			f = PICK(hfld);
 			break;
-		}
-		case K_BBM: case K_IBM:
+		case DK_BBM: case DK_IBM:
 			/* a run of bits set or cleared */
-			off = 16 + (int)below(BS - 16);
-			w = 1;
-			p[off] = below(2) ? (uint8_t)(p[off] | (1u << below(8))) :
-					    (uint8_t)(p[off] & ~(1u << below(8)));
+			f = (struct damage_field){
+				CFS_OFF_BM_BITS + (int)below(BS - CFS_OFF_BM_BITS), 1 };
+			p[f.off] = below(2) ? (uint8_t)(p[f.off] | (1u << below(8))) :
+					      (uint8_t)(p[f.off] & ~(1u << below(8)));
 			goto next;
-		case K_DIR: {
-			/* node header or a field of a record near the start */
-			static const int doff[] = { 16, 18, 20, 24, 32, 40, 44, 48, 49 };
-			static const int dw[] = { 2, 2, 4, 4, 8, 4, 4, 1, 1 };
-			int f = (int)below(9);
-
-			off = doff[f];
-			w = dw[f];
+		case DK_DIR:
+			f = PICK(dfld);
 			break;
-		}
-		case K_EXT: {
-			static const int eoff[] = { 16, 18, 20, 24, 32, 40, 44, 48 };
-			static const int ew[] = { 2, 2, 4, 4, 8, 4, 4, 8 };
-			int f = (int)below(8);
-
-			off = eoff[f];
-			w = ew[f];
+		case DK_EXT:
+			f = PICK(efld);
 			break;
-		}
-		case K_XATTR: {
-			static const int xoff[] = { 16, 20, 32, 33, 34 };
-			static const int xw[] = { 4, 4, 1, 1, 2 };
-			int f = (int)below(5);
-
-			off = xoff[f];
-			w = xw[f];
+		case DK_XATTR:
+			f = PICK(xfld);
 			break;
-		}
 		default:
 			return;
 		}
-		put_field(p + off, w, value(w, get_field(p + off, w)));
+		damage_put(p + f.off, f.w, value(f.w, damage_get(p + f.off, f.w)));
 next:
-		used += (size_t)snprintf(d + used, used < dn ? dn - used : 0, " @%d", off);
+		used += (size_t)snprintf(d + used, used < dn ? dn - used : 0, " @%d", f.off);
 	}
-	reseal(img, m);
+	damage_reseal(img, m->blk);
 }
 
 /* Chunk only (or every chunk if only < 0) whose header is still a header:
  * state DIRTY (resealed). */
-static void mark_dirty(uint8_t *img, int only)
+static void mark_dirty(const struct damage_img *img, int only)
 {
 	uint32_t c;
 
-	for (c = 0; c < sb.nchunks; c++) {
-		uint8_t *p = img + cbase(c) * BS;
+	for (c = 0; c < img->sb.nchunks; c++) {
+		uint64_t b = damage_cbase(img, c);
+		uint8_t *p = damage_blk(img, b);
+		struct cfs_chunk_hdr h;
 
 		if (only >= 0 && c != (uint32_t)only)
 			continue;
-
-		if (cfs_meta_verify(p, BS, seed32, CFS_MAGIC_CHUNK, cbase(c)) < 0)
+		if (cfs_meta_verify(p, BS, img->seed, CFS_MAGIC_CHUNK, b) < 0)
 			continue;
-		put_le32(p + 20, get_le32(p + 20) | CFS_STATE_DIRTY);
-		cfs_meta_csum_set(p, BS, seed32);
+		cfs_chunk_hdr_decode(p, &h);
+		h.state |= CFS_STATE_DIRTY;
+		cfs_chunk_hdr_encode(&h, p);
+		cfs_meta_csum_set(p, BS, img->seed);
 	}
 }
 
@@ -438,14 +310,17 @@ static void mark_dirty(uint8_t *img, int only)
 
 static void damage(uint8_t *img, char *d, size_t dn, int *mode)
 {
-	const struct mblk *m = &meta[below((uint64_t)nmeta)];
+	const struct damage_meta *m = &meta.b[below((uint64_t)meta.n)];
+	struct damage_img di = pr;
 	uint8_t *p = img + m->blk * BS;
 	int how = (int)below(10), i, n;
 
+	di.p = img;
 	/* the checksum-valid damage reaches the checker's logic: most rounds */
-	if (m->k == K_SB && how >= 5)
+	if (m->k == DK_SB && how >= 5)
 		how = (int)below(5);   /* a resealed superblock is another filesystem */
-	snprintf(d, dn, "%s at block %llu: ", kind_name[m->k], (unsigned long long)m->blk);
+	snprintf(d, dn, "%s at block %llu: ", damage_kind_name[m->k],
+		 (unsigned long long)m->blk);
 	if (how == 0) {
 		memset(p, 0, BS);
 		strncat(d, "zeroed", dn - strlen(d) - 1);
@@ -461,7 +336,7 @@ static void damage(uint8_t *img, char *d, size_t dn, int *mode)
 		snprintf(d + strlen(d), dn - strlen(d), "%d bits flipped", n);
 	} else {
 		strncat(d, "fields resealed", dn - strlen(d) - 1);
-		field_damage(img, m, d, dn);
+		field_damage(&di, m, d, dn);
 	}
 	/* force: fsck -f; all dirty; or only the damaged chunk dirty, as after
 	 * a crash confined to it (fsck then checks that chunk, plus whatever
@@ -469,42 +344,17 @@ static void damage(uint8_t *img, char *d, size_t dn, int *mode)
 	*mode = (int)below(4);
 	if (*mode == M_FORCE)
 		strncat(d, ", fsck -f", dn - strlen(d) - 1);
-	else if (*mode == M_ONE_DIRTY && m->k != K_SB) {
-		mark_dirty(img, (int)((m->blk - sb.first_chunk_block) / sb.chunk_blocks));
+	else if (*mode == M_ONE_DIRTY && m->k != DK_SB) {
+		mark_dirty(&di, (int)((m->blk - pr.sb.first_chunk_block) / pr.sb.chunk_blocks));
 		strncat(d, ", its chunk dirty", dn - strlen(d) - 1);
 	} else {
 		*mode = M_ALL_DIRTY;
-		mark_dirty(img, -1);
+		mark_dirty(&di, -1);
 		strncat(d, ", all chunks dirty", dn - strlen(d) - 1);
 	}
 }
 
 /* ---- after the repair ----------------------------------------------------------------- */
-
-struct ents {
-	char name[96][CFS_NAME_MAX + 1];
-	cfs_ino_t ino[96];
-	int n, overflow;
-};
-
-static int ent_cb(void *ctx, const char *name, size_t len, cfs_ino_t ino, uint32_t t,
-		  uint64_t next)
-{
-	struct ents *e = ctx;
-
-	(void)t;
-	(void)next;
-	if ((len == 1 && name[0] == '.') || (len == 2 && !memcmp(name, "..", 2)))
-		return 0;
-	if (e->n >= 96) {
-		e->overflow = 1;
-		return 1;
-	}
-	memcpy(e->name[e->n], name, len);
-	e->name[e->n][len] = 0;
-	e->ino[e->n++] = ino;
-	return 0;
-}
 
 static char fail_msg[2048];
 
@@ -518,17 +368,16 @@ static char fail_msg[2048];
 static int walk(struct cfs_fs *fs, cfs_ino_t dir, const char *p, int depth)
 {
 	static uint8_t buf[1 << 16];
-	struct ents *e = malloc(sizeof(*e));
+	struct fixture_ents *e = fixture_ents_new(96, 1);
 	int i, n = 0, ret;
 
 	CHECK(e);
-	e->n = e->overflow = 0;
 	if (depth > 16) {
 		ROUND_FAIL("%s: directories nested deeper than 16", p);
 		free(e);
 		return 0;
 	}
-	ret = cfs_readdir(fs, dir, 0, ent_cb, e);
+	ret = fixture_readdir(fs, dir, 0, e);
 	if (ret < 0)
 		ROUND_FAIL("readdir %s: %s", p, strerror(-ret));
 	for (i = 0; i < e->n; i++) {
@@ -587,13 +436,12 @@ static int walk(struct cfs_fs *fs, cfs_ino_t dir, const char *p, int depth)
 /* Delete everything below dir (and, unless top, dir's entries). */
 static void delete_all(struct cfs_fs *fs, cfs_ino_t dir, const char *p, int depth)
 {
-	struct ents *e = malloc(sizeof(*e));
+	struct fixture_ents *e = fixture_ents_new(96, 1);
 	int i, ret, pass;
 
 	CHECK(e);
 	for (pass = 0; pass < 8; pass++) {   /* > 96 entries: again */
-		e->n = e->overflow = 0;
-		ret = cfs_readdir(fs, dir, 0, ent_cb, e);
+		ret = fixture_readdir(fs, dir, 0, e);
 		if (ret < 0) {
 			ROUND_FAIL("readdir %s before deleting: %s", p, strerror(-ret));
 			break;
@@ -624,17 +472,6 @@ static void delete_all(struct cfs_fs *fs, cfs_ino_t dir, const char *p, int dept
 			break;
 	}
 	free(e);
-}
-
-static void on_alarm(int sig)
-{
-	static const char msg[] = "  HANG: a round took longer than its alarm\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0) {
-		/* nothing more to do */
-	}
-	abort();
 }
 
 /* What fsck and cfs_check said in this round: [0] the repair, [1] the
@@ -746,7 +583,7 @@ static void one_round(struct totals *t, int mode, cfs_ino_t *lpf_after)
 	if (ret != 0)
 		ROUND_FAIL("cfs_check after the repair: %d problems (CHUNKFS_FSCK_VERBOSE=1 "
 			   "shows them)", ret);
-	for (c = 0; c < sb.nchunks; c++) {
+	for (c = 0; c < pr.sb.nchunks; c++) {
 		struct cfs_chunk_info ci;
 
 		if (cfs_get_chunk_info(fs, c, &ci) == 0 && ci.state != CFS_CHUNK_CLEAN)
@@ -809,14 +646,14 @@ static void test_random_damage(void)
 	CHECK(img);
 	printf("    seed %llu (CHUNKFS_FSCK_SEED=%llu to replay), %ld rounds\n",
 	       (unsigned long long)seed, (unsigned long long)seed, rounds);
-	signal(SIGALRM, on_alarm);
+	signal(SIGALRM, damage_on_alarm);
 	for (i = 0; i < rounds; i++) {
 		cfs_ino_t lpf;
 		int mode;
 
 		cur_round = (int)i;
 		rng = mix(seed + (uint64_t)i);
-		memcpy(img, pristine, IMG_SIZE);
+		memcpy(img, pr.p, IMG_SIZE);
 		damage(img, desc, sizeof(desc), &mode);
 		if (verbose)
 			printf("    round %ld: %s\n", i, desc);
@@ -855,11 +692,14 @@ static void test_build(void)
 	int i;
 
 	build_pristine();
-	find_metadata();
+	damage_find_metadata(&pr, &meta, 0);
+	nused = damage_used_inodes(&pr, used_ino, (int)(sizeof(used_ino) / sizeof(used_ino[0])));
 	printf("    metadata blocks:");
-	for (i = 0; i < NKIND; i++)
-		printf(" %s %d%s", kind_name[i], kind_count[i], i + 1 < NKIND ? "," : "\n");
-	CHECK(kind_count[K_EXT] > 0 && kind_count[K_DIR] > 4 && kind_count[K_XATTR] > 0);
+	for (i = 0; i < DK_N; i++)
+		if (i != DK_BACKUP)
+			printf(" %s %d%s", damage_kind_name[i], meta.count[i],
+			       i + 1 < DK_N ? "," : "\n");
+	CHECK(meta.count[DK_EXT] > 0 && meta.count[DK_DIR] > 4 && meta.count[DK_XATTR] > 0);
 }
 
 int main(void)
@@ -873,9 +713,9 @@ int main(void)
 	snprintf(keep_path, sizeof(keep_path), "%s/fsck_random_fail.img",
 		 tmp && *tmp ? tmp : "/tmp");
 	TEST_RUN(test_build);
-	if (pristine)
+	if (pr.p)
 		TEST_RUN(test_random_damage);
 	unlink(path);
-	free(pristine);
+	free(pr.p);
 	return TEST_DONE();
 }

@@ -1,6 +1,6 @@
-chunk 1: block bitmap differs in 9 places (fixed)
-chunk 1: inode [/d1/multi2]: block map shares blocks with another inode, dropped (fixed)
-chunk 1: inode [/d1/multi2]: owns 0 blocks, records 9 (fixed)
+chunk 1: block bitmap differs in 9 places [BLOCK_BITMAP]; rewrite it from the block maps: fixed
+chunk 1: inode [/d1/multi2]: block map shares blocks with another inode [MAP_SHARED]; drop the block map: fixed
+chunk 1: inode [/d1/multi2]: owns 0 blocks, records 9 [INODE_NBLOCKS]; correct the count: fixed
 checked 1 of 4 chunks (3 clean, skipped)
 9 inodes, 2 directories in the checked chunks; 3 problems, 3 fixed, 0 left
 exit 1

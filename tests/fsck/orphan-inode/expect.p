@@ -1,4 +1,4 @@
-chunk 1: inode [/d1/sub/f3] is in no directory, moved to /lost+found (fixed)
+chunk 1: inode [/d1/sub/f3]: in no directory [ORPHAN]; move it to /lost+found: fixed
 checked 1 of 4 chunks (3 clean, skipped)
 9 inodes, 2 directories in the checked chunks; 1 problems, 1 fixed, 0 left
 exit 1

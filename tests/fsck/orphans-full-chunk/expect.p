@@ -1,70 +1,70 @@
-chunk 2: block bitmap differs in 5 places (fixed)
-chunk 2: dir [/d2/tree]: index damaged, rebuilt from its leaves (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-00] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-01] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-02] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-03] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-04] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-05] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-06] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-07] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-08] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-09] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-10] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-11] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-12] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-13] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-14] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-15] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-16] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-17] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-18] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-19] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-20] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-21] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-22] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-23] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-24] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-25] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-26] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-27] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-28] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-29] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-30] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-31] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-32] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-33] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-34] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-35] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-36] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-37] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-38] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-39] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-40] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-41] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-42] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-43] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-44] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-45] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-46] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-47] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-48] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-49] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-50] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-51] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-52] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-53] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-54] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-55] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-56] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-57] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-58] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-59] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-60] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-61] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-62] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree/entry-with-a-longish-name-63] is in no directory, moved to /lost+found (not fixed: needs a person)
-chunk 2: inode [/d2/tree]: owns 0 blocks, records 5 (fixed)
+chunk 2: block bitmap differs in 5 places [BLOCK_BITMAP]; rewrite it from the block maps: fixed
+chunk 2: dir [/d2/tree]: index damaged [DIR_INDEX]; rebuild it from its leaves: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-00]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-01]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-02]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-03]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-04]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-05]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-06]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-07]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-08]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-09]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-10]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-11]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-12]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-13]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-14]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-15]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-16]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-17]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-18]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-19]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-20]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-21]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-22]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-23]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-24]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-25]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-26]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-27]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-28]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-29]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-30]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-31]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-32]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-33]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-34]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-35]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-36]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-37]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-38]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-39]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-40]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-41]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-42]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-43]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-44]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-45]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-46]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-47]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-48]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-49]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-50]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-51]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-52]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-53]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-54]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-55]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-56]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-57]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-58]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-59]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-60]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-61]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-62]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree/entry-with-a-longish-name-63]: in no directory [ORPHAN]; move it to /lost+found: needs a person
+chunk 2: inode [/d2/tree]: owns 0 blocks, records 5 [INODE_NBLOCKS]; correct the count: fixed
 checked 1 of 4 chunks (3 clean, skipped)
 77 inodes, 4 directories in the checked chunks; 67 problems, 2 fixed, 65 left
 UNEXPECTED INCONSISTENCY; RUN chunkfs fsck MANUALLY (without -a or -p)

@@ -1,0 +1,175 @@
+/* fsck internals: the state of a check, the problem table's API, and what
+ * the passes share.
+ *
+ *   problem.c  the problem table and its reporter
+ *   pass_a.c   step A: inodes, block maps, bitmaps and header counts
+ *   pass_b.c   step B: continuations, directory entries, stubs, link counts
+ *   lpf.c      the root, /lost+found and the reconnection of orphans
+ *   driver.c   chunk selection, workers, escalation, results (cfs_fsck)
+ *
+ * Each chunk is checked by itself in two steps, like e2fsck's passes; a
+ * reference to another chunk is verified by reading just the partner inode
+ * (or, for a stub, one lookup in its directory).  Every chunk's step A ends
+ * before any step B starts, so step B sees sound allocation maps everywhere.
+ * Unreferenced inodes are reconnected to /lost+found at the end, serially. */
+#ifndef CHUNKFS_FSCK_H
+#define CHUNKFS_FSCK_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "fsint.h"
+
+/* What an inode slot holds, as step A found it (or step B reloads it). */
+#define K_FREE 0
+#define K_HEAD 1
+#define K_CONT 2
+#define K_STUB 3
+
+struct orphan {
+	cfs_ino_t ino;
+	int code;               /* the problem it was found as (PR_ORPHAN, ...) */
+};
+
+/* One check of the filesystem. */
+struct fk {
+	struct cfs_fs *fs;
+	const struct cfs_fsck_opts *o;
+	struct cfs_fsck_result *r;
+	pthread_mutex_t lock;
+	uint8_t *sel;           /* chunks to check */
+	uint32_t next, ndone, ntotal;
+	int step;
+	uint8_t *esc_from;      /* chunks whose directories lost remote entries */
+	struct orphan *orphans; /* to reconnect to lost+found */
+	size_t norphans;
+	uint64_t *chunk_unfixed;
+	uint32_t held_max;      /* step B: inodes each worker may hold */
+};
+
+/* One chunk's check, in one step. */
+struct ck {
+	struct fk *k;
+	struct cfs_fs *fs;
+	uint32_t c, ipc;
+	uint8_t *kind, *isdir, *dirbad, *loser;
+	uint32_t *refs, *subdirs;
+	uint8_t *bbits, *ibits;
+	uint32_t nconts, nstubs, ndirs;
+	/* step B: inodes in use, loaded once for all its passes (or NULL) */
+	struct inode **held;
+	uint32_t *used, nused;          /* step B: the slots in use, in order */
+};
+
+/* ---- the problem table (problem.c) ---- */
+
+enum problem_code {
+	/* the whole filesystem */
+	PR_SB_BACKUP,
+	PR_ROOT_MISSING,
+	PR_ROOT_NOT_DIR,
+	PR_LPF_MISSING,
+	/* step A */
+	PR_CHUNK_HEADER,
+	PR_NO_MEMORY,
+	PR_INODE_UNREADABLE,
+	PR_INODE_CSUM_PLAUSIBLE,
+	PR_INODE_CSUM,
+	PR_INODE_MODE,
+	PR_FREE_INODE_STALE,
+	PR_STUB_FLAG_ON_HEAD,
+	PR_INODE_LOAD,
+	PR_MAP_SHARED,
+	PR_MAP_TWICE,
+	PR_MAP_OUTSIDE,
+	PR_MAP_UNREADABLE,
+	PR_XATTR_BLOCK,
+	PR_XATTRS,
+	PR_INODE_NBLOCKS,
+	PR_INLINE_SIZE,
+	PR_BITMAP_UNREADABLE,
+	PR_BLOCK_BITMAP,
+	PR_INODE_BITMAP,
+	PR_FREE_BLOCKS,
+	PR_FREE_INODES,
+	PR_HDR_COUNTS,
+	/* step B */
+	PR_CONT_POINTER,
+	PR_CONT_HEAD,
+	PR_CONT_BACK,
+	PR_CONT_DETACHED,
+	PR_CONT_ORPHAN,
+	PR_DIR_INDEX,
+	PR_ENTRY_INVALID,
+	PR_DIR_COUNTS,
+	PR_DIR_PARENT,
+	PR_STUB_ORPHAN,
+	PR_DELETED_OPEN,
+	PR_LPF_UNLINKED,
+	PR_ORPHAN,
+	PR_DIR_NAMES,
+	PR_LINK_COUNT,
+	PR_COUNT
+};
+
+/* The context a finding is reported in: the reporter writes "chunk C: "
+ * and the table entry's subject ("inode I: ", "dir I: ", ...) before the
+ * message, whose %-codes take the rest: %0..%5 num[], %n the name, %s str. */
+struct pctx {
+	cfs_ino_t ino;
+	uint64_t num[6];
+	const char *name;
+	size_t namelen;
+	const char *str;
+};
+
+#define PR_GLOBAL UINT32_MAX    /* the chunk of a whole-filesystem problem */
+
+/* Will problem code found in chunk c (or PR_GLOBAL) be fixed in this mode? */
+int pr_decide(struct fk *k, uint32_t c, int code);
+/* Report it, with the outcome: fixed (fix and !err), the fix failed (err),
+ * or why it was not fixed; counted in the results. */
+void pr_report(struct fk *k, uint32_t c, int code, const struct pctx *p, int fix, int err);
+/* Both at once, for a finding of chunk x->c: 1 if it is to be fixed now. */
+int pr_fix(struct ck *x, int code, const struct pctx *p);
+/* Preen leaves chunk c alone: it holds a finding for a person. */
+int pr_held(struct fk *k, uint32_t c);
+
+/* ---- shared by the passes ---- */
+
+static inline void bset(uint8_t *b, uint64_t i)
+{
+	b[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+static inline int bget(const uint8_t *b, uint64_t i)
+{
+	return (b[i >> 3] >> (i & 7)) & 1;
+}
+
+static inline uint64_t itable_limit(struct ck *x)
+{
+	return (uint64_t)x->fs->chunks[x->c].hdr.itable_init * x->fs->ipb;
+}
+
+int is_head(struct inode *ip);
+void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit);
+void itable_ahead(struct ck *x, uint32_t l, uint64_t limit);
+uint8_t *itable_slot(struct ck *x, uint32_t l, struct buf **b);
+/* Free what a continuation owns, and the continuation. */
+int cont_release(struct cfs_fs *fs, struct inode *ci);
+
+/* Inodes step B may hold loaded, over all workers (see load_kinds()). */
+#define FSCK_HELD_TOTAL 1024
+
+void step_a(struct ck *x);
+void step_b(struct ck *x);
+void add_orphan(struct ck *x, cfs_ino_t ino, int code);
+
+/* lpf.c */
+void check_root(struct fk *k);
+int root_lost(struct cfs_fs *fs);
+void lpf_check(struct fk *k);
+void reconnect_orphans(struct fk *k);
+
+#endif

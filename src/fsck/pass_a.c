@@ -1,0 +1,566 @@
+/* fsck step A: one chunk's inodes, block maps, bitmaps and header counts.
+ * It reads only its own chunk, so every chunk's step A runs in parallel;
+ * what it leaves (sound inodes, maps and bitmaps) is what step B trusts. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bdev.h"
+#include "fsck.h"
+
+static void bunset_run(uint8_t *b, uint64_t start, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = start; i < start + n; i++)
+		b[i >> 3] &= (uint8_t)~(1u << (i & 7));
+}
+
+static int type_ok(uint16_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: case S_IFDIR: case S_IFLNK: case S_IFCHR:
+	case S_IFBLK: case S_IFIFO: case S_IFSOCK:
+		return 1;
+	}
+	return 0;
+}
+
+static int dinode_plausible(struct cfs_fs *fs, const struct cfs_dinode *d)
+{
+	if (!type_ok(d->mode) || (d->flags & ~0xFu) ||
+	    ((d->flags & CFS_IFL_CONT) && (d->flags & CFS_IFL_STUB)) ||
+	    ((d->flags & CFS_IFL_INLINE) && (d->flags & CFS_IFL_EXTENTS)) ||
+	    d->xattr_len > fs->varsz)
+		return 0;
+	/* exactly what inode_read accepts, so a kept inode can be loaded */
+	if (d->size > (uint64_t)INT64_MAX ||
+	    ((d->flags & CFS_IFL_INLINE) && d->size > fs->varsz - d->xattr_len))
+		return 0;
+	return 1;
+}
+
+/* ---- step A: inodes ---- */
+
+/* A slot with mode 0 must be a free inode as FORMAT.md 10.2 has it: every
+ * field zero but the generation (the library refuses to load, and so to
+ * allocate, anything else).  Rewritten as one, keeping the generation. */
+static void free_slot_check(struct ck *x, cfs_ino_t ino, uint8_t *raw,
+			    const struct cfs_dinode *d, struct buf *b)
+{
+	struct cfs_fs *fs = x->fs;
+	struct cfs_dinode f;
+	uint8_t *want = calloc(1, fs->isz);
+
+	if (!want)
+		return;
+	memset(&f, 0, sizeof(f));
+	f.generation = d->generation;
+	cfs_dinode_encode(&f, want);
+	cfs_dinode_csum_set(want, fs->isz, fs->seed, ino);
+	if (memcmp(want, raw, fs->isz) &&
+	    pr_fix(x, PR_FREE_INODE_STALE, &(struct pctx){ .ino = ino })) {
+		memcpy(raw, want, fs->isz);
+		buf_dirty(&fs->cache, b);
+	}
+	free(want);
+}
+
+static void scan_inode_slot(struct ck *x, uint32_t l)
+{
+	struct cfs_fs *fs = x->fs;
+	cfs_ino_t ino = CFS_INO_MAKE(x->c, l);
+	struct cfs_dinode d;
+	struct buf *b;
+	uint32_t off;
+	uint8_t *raw;
+
+	if (cache_get(&fs->cache, inode_location(fs, ino, &off), 0, &b) < 0) {
+		pr_fix(x, PR_INODE_UNREADABLE, &(struct pctx){ .ino = ino });
+		return;
+	}
+	raw = b->data + off;
+	if (cfs_dinode_is_zero(raw, fs->isz))
+		goto out;
+	cfs_dinode_decode(raw, &d);
+	if (!cfs_dinode_csum_ok(raw, fs->isz, fs->seed, ino)) {
+		int ok = d.mode && dinode_plausible(fs, &d);
+
+		if (!pr_fix(x, ok ? PR_INODE_CSUM_PLAUSIBLE : PR_INODE_CSUM,
+			    &(struct pctx){ .ino = ino })) {
+			bset(x->ibits, l - 1);   /* left for a person: keep it */
+			goto out;
+		}
+		if (ok)
+			cfs_dinode_csum_set(raw, fs->isz, fs->seed, ino);
+		else
+			memset(raw, 0, fs->isz);
+		if (buf_dirty(&fs->cache, b) < 0 || !ok)
+			goto out;
+	} else if (d.mode && !dinode_plausible(fs, &d)) {
+		if (pr_fix(x, PR_INODE_MODE, &(struct pctx){ .ino = ino,
+							     .num = { d.mode, d.flags } })) {
+			memset(raw, 0, fs->isz);
+			buf_dirty(&fs->cache, b);
+		} else {
+			bset(x->ibits, l - 1);
+		}
+		goto out;
+	}
+	if (!d.mode) {
+		free_slot_check(x, ino, raw, &d, b);
+		goto out;
+	}
+	if ((d.flags & CFS_IFL_STUB) && d.head == ino &&
+	    pr_fix(x, PR_STUB_FLAG_ON_HEAD, &(struct pctx){ .ino = ino })) {
+		/* a stub names another inode: one naming itself is a file or
+		 * directory that got the flag, with its data and names intact */
+		d.flags &= (uint16_t)~CFS_IFL_STUB;
+		cfs_dinode_encode(&d, raw);
+		cfs_dinode_csum_set(raw, fs->isz, fs->seed, ino);
+		buf_dirty(&fs->cache, b);
+	}
+	x->kind[l - 1] = (d.flags & CFS_IFL_CONT) ? K_CONT :
+			 (d.flags & CFS_IFL_STUB) ? K_STUB : K_HEAD;
+	x->isdir[l - 1] = S_ISDIR(d.mode);
+out:
+	buf_put(&fs->cache, b);
+}
+
+struct claims {
+	struct ck *x;
+	uint32_t *blk, *len;
+	size_t n, cap;
+	int bad;
+};
+
+static int claimed_by(const struct claims *cl, uint32_t blk)
+{
+	size_t i;
+
+	for (i = 0; i < cl->n; i++)
+		if (blk >= cl->blk[i] && blk - cl->blk[i] < cl->len[i])
+			return 1;
+	return 0;
+}
+
+static int claim_cb(void *vc, const struct extent *e, int is_node, uint32_t node)
+{
+	struct claims *cl = vc;
+	struct cfs_fs *fs = cl->x->fs;
+	uint32_t start = is_node ? node : e->pblk, n = is_node ? 1 : e->len, i;
+
+	if (start < fs->sb.data_start || (uint64_t)start + n > fs->sb.chunk_blocks || !n) {
+		cl->bad = 1;
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		if (bget(cl->x->bbits, (uint64_t)start + i)) {
+			cl->bad = claimed_by(cl, start + i) ? 4 : 2;
+			return 1;
+		}
+	/* marked now, so that the inode's own extents overlapping each other
+	 * are caught too; undone if the map is dropped */
+	for (i = 0; i < n; i++)
+		bset(cl->x->bbits, (uint64_t)start + i);
+	if (cl->n == cl->cap) {
+		size_t nc = cl->cap ? cl->cap * 2 : 64;
+		uint32_t *a = realloc(cl->blk, nc * 4), *b;
+
+		if (!a) {
+			bunset_run(cl->x->bbits, start, n);
+			cl->bad = 3;
+			return 1;
+		}
+		cl->blk = a;
+		b = realloc(cl->len, nc * 4);
+		if (!b) {
+			bunset_run(cl->x->bbits, start, n);
+			cl->bad = 3;
+			return 1;
+		}
+		cl->len = b;
+		cl->cap = nc;
+	}
+	cl->blk[cl->n] = start;
+	cl->len[cl->n++] = n;
+	return 0;
+}
+
+struct overlap {
+	struct ck *x;
+	uint32_t *owner;        /* per block: local inode number + 0 */
+	uint32_t l;
+	uint64_t *pairs;        /* (first owner << 32) | later claimant */
+	size_t n, cap;
+};
+
+static int overlap_cb(void *vc, const struct extent *e, int is_node, uint32_t node)
+{
+	struct overlap *o = vc;
+	uint64_t start = is_node ? node : e->pblk, n = is_node ? 1 : e->len, b;
+
+	if (start < o->x->fs->sb.data_start || start + n > o->x->fs->sb.chunk_blocks)
+		return 1;   /* a map out of range is dropped anyway */
+	for (b = start; b < start + n; b++) {
+		uint32_t w = o->owner[b];
+
+		if (!w) {
+			o->owner[b] = o->l;
+		} else if (w != o->l && (!o->n || o->pairs[o->n - 1] !=
+					 ((uint64_t)w << 32 | o->l))) {
+			if (o->n == o->cap) {
+				size_t nc = o->cap ? o->cap * 2 : 16;
+				uint64_t *np = realloc(o->pairs, nc * sizeof(*np));
+
+				if (!np)
+					return 1;
+				o->pairs = np;
+				o->cap = nc;
+			}
+			o->pairs[o->n++] = (uint64_t)w << 32 | o->l;
+		}
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The inode-table passes go block by block: at the start of each group
+ * of FSCK_RA blocks, one device read brings the group into the cache. */
+#define FSCK_RA 16
+
+void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit)
+{
+	uint64_t left;
+	uint32_t off;
+
+	if (l > limit)
+		return;
+	left = (limit - 1) / x->fs->ipb - (l - 1) / x->fs->ipb + 1;
+	cache_readahead(&x->fs->cache, inode_location(x->fs, CFS_INO_MAKE(x->c, l), &off),
+			left < FSCK_RA ? (uint32_t)left : FSCK_RA);
+}
+
+void itable_ahead(struct ck *x, uint32_t l, uint64_t limit)
+{
+	if ((l - 1) % ((uint64_t)x->fs->ipb * FSCK_RA) == 0)
+		itable_read_ahead(x, l, limit);
+}
+
+/* Inode slot l's bytes in the inode table, or NULL if unreadable.  The
+ * table block stays held in *b across calls, so a pass over the slots
+ * gets each block once; the caller puts *b at the end. */
+uint8_t *itable_slot(struct ck *x, uint32_t l, struct buf **b)
+{
+	struct cfs_fs *fs = x->fs;
+	uint32_t off;
+	uint64_t blk = inode_location(fs, CFS_INO_MAKE(x->c, l), &off);
+
+	if (!*b || (*b)->blk != blk) {
+		buf_put(&fs->cache, *b);
+		if (cache_get(&fs->cache, blk, 0, b) < 0)
+			*b = NULL;
+	}
+	return *b ? (*b)->data + off : NULL;
+}
+
+/* A read-only view of inode slot l straight from the inode table: enough
+ * to walk its extents without loading the inode, for a slot step A found
+ * valid. */
+static int raw_view(struct ck *x, uint32_t l, struct buf **b, struct inode *tmp)
+{
+	uint8_t *raw = itable_slot(x, l, b);
+
+	if (!raw)
+		return -EIO;
+	memset(tmp, 0, sizeof(*tmp));
+	tmp->ino = CFS_INO_MAKE(x->c, l);
+	cfs_dinode_decode(raw, &tmp->d);
+	tmp->var = raw + CFS_INODE_FIXED;
+	return 0;
+}
+
+/* Before any block is claimed, find the maps that overlap and, of each
+ * overlapping pair, the one to blame: the inode that overlaps more others
+ * (one damaged extent lands on several files, each of which overlaps only
+ * it); on a tie, the one scanned later. */
+static void find_losers(struct ck *x, uint64_t limit)
+{
+	struct overlap o = { x, calloc(x->fs->sb.chunk_blocks, 4), 0, NULL, 0, 0 };
+	uint32_t *deg = calloc(x->ipc, 4);
+	struct buf *b = NULL;
+	size_t i, m = 0;
+
+	for (o.l = 1; o.owner && deg && o.l <= x->ipc && o.l <= limit; o.l++) {
+		struct inode tmp;
+
+		itable_ahead(x, o.l, limit);
+		if (x->kind[o.l - 1] != K_FREE && raw_view(x, o.l, &b, &tmp) == 0)
+			ext_walk(x->fs, &tmp, overlap_cb, &o);
+	}
+	buf_put(&x->fs->cache, b);
+	if (o.n)
+		qsort(o.pairs, o.n, sizeof(*o.pairs), cmp_u64);
+	for (i = 0; i < o.n; i++)
+		if (!m || o.pairs[m - 1] != o.pairs[i])
+			o.pairs[m++] = o.pairs[i];
+	for (i = 0; deg && i < m; i++) {
+		deg[(o.pairs[i] >> 32) - 1]++;
+		deg[(uint32_t)o.pairs[i] - 1]++;
+	}
+	for (i = 0; deg && i < m; i++) {
+		uint32_t a = (uint32_t)(o.pairs[i] >> 32), b = (uint32_t)o.pairs[i];
+
+		x->loser[(deg[a - 1] > deg[b - 1] ? a : b) - 1] = 1;
+	}
+	free(o.owner);
+	free(o.pairs);
+	free(deg);
+}
+
+/* Claim the inode's blocks in the truth map, or drop a map that points
+ * outside the chunk, overlaps another inode's blocks or cannot be read. */
+static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
+{
+	struct claims cl = { x, NULL, NULL, 0, 0, 0 };
+	uint64_t total = 0;
+	size_t i;
+	int ret = 0;
+
+	if (x->loser[CFS_INO_LOCAL(ip->ino) - 1])
+		cl.bad = 2;
+	else
+		ret = ext_walk(x->fs, ip, claim_cb, &cl);
+	if (ret < 0 || cl.bad) {
+		for (i = 0; i < cl.n; i++)
+			bunset_run(x->bbits, cl.blk[i], cl.len[i]);
+		if (pr_fix(x, cl.bad == 2 ? PR_MAP_SHARED : cl.bad == 4 ? PR_MAP_TWICE :
+			   cl.bad == 1 ? PR_MAP_OUTSIDE : PR_MAP_UNREADABLE,
+			   &(struct pctx){ .ino = ip->ino })) {
+			ext_init_root(x->fs, ip);
+			*changed = 1;
+		}
+		goto out;
+	}
+	for (i = 0; i < cl.n; i++)
+		total += cl.len[i];
+	/* step B will read every directory block: start those reads now, into
+	 * the page cache (not our memory), long before they are needed */
+	if (S_ISDIR(ip->d.mode))
+		for (i = 0; i < cl.n; i++)
+			cfs_bdev_prefetch(x->fs->bd, chunk_base(x->fs, x->c) + cl.blk[i],
+					  cl.len[i]);
+out:
+	free(cl.blk);
+	free(cl.len);
+	return total;
+}
+
+/* Where the in-inode attributes may start: after the extent root or the
+ * inline data (FORMAT.md 15, the 56-byte reservation). */
+static uint32_t xattr_floor(struct cfs_fs *fs, struct inode *ip)
+{
+	uint64_t data = CFS_EXT_ROOT_SIZE;
+
+	if ((ip->d.flags & CFS_IFL_INLINE) && ip->d.size > data)
+		data = ip->d.size;
+	return data >= fs->varsz ? fs->varsz : (uint32_t)data;
+}
+
+/* Drop the in-inode attributes: zero their area, but never the extent root
+ * or inline data that a length running over them would reach. */
+static void xattr_area_drop(struct cfs_fs *fs, struct inode *ip)
+{
+	uint32_t from = fs->varsz - ip->d.xattr_len, floor = xattr_floor(fs, ip);
+
+	if (from < floor)
+		from = floor;
+	memset(ip->var + from, 0, fs->varsz - from);
+	ip->d.xattr_len = 0;
+}
+
+/* Every attribute listed can be read back by its name, and is listed once:
+ * a name holding a NUL byte (listed as two names, or an empty one) or a
+ * repeated name is damage the parser alone does not see. */
+static int xattrs_readable(struct cfs_fs *fs, struct inode *ip)
+{
+	ssize_t n = xattr_list(fs, ip, NULL, 0), i, j;
+	char *buf;
+	int ok = 1;
+
+	if (n <= 0)
+		return n == 0;
+	buf = malloc((size_t)n);
+	if (!buf)
+		return 1;   /* cannot tell: keep them */
+	n = xattr_list(fs, ip, buf, (size_t)n);
+	ok = n >= 0;
+	for (i = 0; ok && i < n; i += (ssize_t)strlen(buf + i) + 1) {
+		ok = xattr_get(fs, ip, buf + i, NULL, 0) >= 0;
+		for (j = 0; ok && j < i; j += (ssize_t)strlen(buf + j) + 1)
+			ok = strcmp(buf + i, buf + j) != 0;
+	}
+	free(buf);
+	return ok;
+}
+
+static uint64_t scan_xattrs(struct ck *x, struct inode *ip, int *changed)
+{
+	uint32_t xb = ip->d.xattr_block;
+	int ok = 1, area_ok;
+
+	if (!ip->d.xattr_len && !xb)
+		return 0;
+	area_ok = ip->d.xattr_len <= x->fs->varsz - xattr_floor(x->fs, ip);
+	if (!area_ok || (xb && (xb < x->fs->sb.data_start || xb >= x->fs->sb.chunk_blocks ||
+				bget(x->bbits, xb))))
+		ok = 0;
+	if (ok && !xattrs_readable(x->fs, ip))
+		ok = 0;
+	if (ok) {
+		if (xb)
+			bset(x->bbits, xb);
+		return xb ? 1 : 0;
+	}
+	/* the attributes kept in the inode may be intact on their own */
+	ip->d.xattr_block = 0;
+	ok = xb && area_ok && xattrs_readable(x->fs, ip);
+	ip->d.xattr_block = xb;
+	if (pr_fix(x, ok ? PR_XATTR_BLOCK : PR_XATTRS, &(struct pctx){ .ino = ip->ino })) {
+		if (!ok)
+			xattr_area_drop(x->fs, ip);
+		ip->d.xattr_block = 0;
+		*changed = 1;
+	} else if (xb && xb >= x->fs->sb.data_start && xb < x->fs->sb.chunk_blocks) {
+		bset(x->bbits, xb);   /* left for a person: keep its block */
+		return 1;
+	}
+	return 0;
+}
+
+static void clear_raw(struct ck *x, cfs_ino_t ino)
+{
+	struct buf *b;
+	uint32_t off;
+
+	if (cache_get(&x->fs->cache, inode_location(x->fs, ino, &off), 0, &b) < 0)
+		return;
+	memset(b->data + off, 0, x->fs->isz);
+	buf_dirty(&x->fs->cache, b);
+	buf_put(&x->fs->cache, b);
+}
+
+static void scan_inode_blocks(struct ck *x, uint32_t l)
+{
+	struct cfs_fs *fs = x->fs;
+	cfs_ino_t ino = CFS_INO_MAKE(x->c, l);
+	struct inode *ip;
+	uint64_t owned;
+	int changed = 0;
+
+	if (inode_get(fs, ino, &ip) < 0) {
+		if (pr_fix(x, PR_INODE_LOAD, &(struct pctx){ .ino = ino }))
+			clear_raw(x, ino);
+		else
+			bset(x->ibits, l - 1);   /* left as it is: still allocated */
+		x->kind[l - 1] = K_FREE;
+		return;
+	}
+	bset(x->ibits, l - 1);
+	owned = scan_block_map(x, ip, &changed) + scan_xattrs(x, ip, &changed);
+	if (owned != ip->d.nblocks &&
+	    pr_fix(x, PR_INODE_NBLOCKS, &(struct pctx){ .ino = ino,
+							.num = { owned, ip->d.nblocks } })) {
+		ip->d.nblocks = owned;
+		changed = 1;
+	}
+	if ((ip->d.flags & CFS_IFL_INLINE) && ip->d.size > file_inline_max(fs, ip) &&
+	    pr_fix(x, PR_INLINE_SIZE, &(struct pctx){ .ino = ino, .num = { ip->d.size } })) {
+		ip->d.size = file_inline_max(fs, ip);
+		changed = 1;
+	}
+	if (x->kind[l - 1] == K_HEAD && x->isdir[l - 1]) {
+		x->ndirs++;
+		if (!(ip->d.flags & CFS_IFL_EXTENTS) || ip->d.size < fs->bsize)
+			x->dirbad[l - 1] = 1;
+	}
+	x->nconts += x->kind[l - 1] == K_CONT;
+	x->nstubs += x->kind[l - 1] == K_STUB;
+	if (changed)
+		inode_write(fs, ip);
+	inode_put(fs, ip);
+}
+
+static void sync_bitmaps(struct ck *x)
+{
+	struct cfs_fs *fs = x->fs;
+	struct chunk *ch = &fs->chunks[x->c];
+	uint64_t diffs;
+	int w;
+
+	for (w = 0; w < 2; w++) {
+		const uint8_t *truth = w ? x->ibits : x->bbits;
+		uint32_t *hfree = w ? &ch->hdr.free_inodes : &ch->hdr.free_blocks;
+		uint64_t nfree;
+
+		if (chunk_bitmap_sync(fs, x->c, w, truth, 0, &diffs, &nfree) < 0) {
+			pr_fix(x, PR_BITMAP_UNREADABLE,
+			       &(struct pctx){ .str = w ? "inode" : "block" });
+			continue;
+		}
+		if (diffs && pr_fix(x, w ? PR_INODE_BITMAP : PR_BLOCK_BITMAP,
+				    &(struct pctx){ .num = { diffs } }))
+			chunk_bitmap_sync(fs, x->c, w, truth, 1, &diffs, &nfree);
+		else if (!diffs && *hfree != nfree &&
+			 pr_fix(x, w ? PR_FREE_INODES : PR_FREE_BLOCKS,
+				&(struct pctx){ .num = { *hfree, nfree } })) {
+			pthread_mutex_lock(&ch->lock);
+			*hfree = (uint32_t)nfree;
+			ch->hdr_dirty = 1;
+			pthread_mutex_unlock(&ch->lock);
+		}
+	}
+	if ((ch->hdr.nconts != x->nconts || ch->hdr.nstubs != x->nstubs ||
+	     ch->hdr.ndirs != x->ndirs) &&
+	    pr_fix(x, PR_HDR_COUNTS, &(struct pctx){ .num = { ch->hdr.nconts, ch->hdr.nstubs,
+							       ch->hdr.ndirs, x->nconts,
+							       x->nstubs, x->ndirs } })) {
+		pthread_mutex_lock(&ch->lock);
+		ch->hdr.nconts = x->nconts;
+		ch->hdr.nstubs = x->nstubs;
+		ch->hdr.ndirs = x->ndirs;
+		ch->hdr_dirty = 1;
+		pthread_mutex_unlock(&ch->lock);
+	}
+}
+
+void step_a(struct ck *x)
+{
+	struct cfs_fs *fs = x->fs;
+	uint64_t limit = (uint64_t)fs->chunks[x->c].hdr.itable_init * fs->ipb, b;
+	uint32_t l;
+
+	if (fs->chunks[x->c].hdr_bad)
+		pr_fix(x, PR_CHUNK_HEADER, &(struct pctx){ 0 });
+	for (l = 1; l <= x->ipc && l <= limit; l++) {
+		itable_ahead(x, l, limit);
+		scan_inode_slot(x, l);
+	}
+	for (b = 0; b < fs->sb.data_start; b++)
+		bset(x->bbits, b);
+	find_losers(x, limit);
+	for (l = 1; l <= x->ipc && l <= limit; l++) {
+		itable_ahead(x, l, limit);
+		if (x->kind[l - 1] != K_FREE)
+			scan_inode_blocks(x, l);
+	}
+	sync_bitmaps(x);
+}
+

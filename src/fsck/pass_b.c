@@ -1,0 +1,567 @@
+/* fsck step B: one chunk's references -- continuation chains, directory
+ * entries, back-reference stubs and link counts.  A reference to another
+ * chunk is verified by reading just the partner inode (or, for a stub, one
+ * lookup in its directory). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsck.h"
+
+
+int is_head(struct inode *ip)
+{
+	return ip->d.mode && !ip->deleted && !(ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB));
+}
+
+static cfs_ino_t find_pred(struct cfs_fs *fs, cfs_ino_t head, cfs_ino_t ci);
+
+/* Forward pointers of inode l: each must name a continuation of the same
+ * file whose back pointer names us (one partner read). */
+static void check_cont_slots(struct ck *x, struct inode *ip)
+{
+	cfs_ino_t head = x->kind[CFS_INO_LOCAL(ip->ino) - 1] == K_HEAD ? ip->ino : ip->d.head;
+	int s, changed = 0;
+
+	for (s = 0; s < CFS_NCONT; s++) {
+		struct inode *ci = NULL;
+		cfs_ino_t n = ip->d.cont[s];
+		int ok;
+
+		if (!n)
+			continue;
+		/* a continuation that points back here is ours; a wrong head
+		 * number in it is its own chunk's to fix (check_cont) */
+		ok = ino_valid(x->fs, n) && inode_get(x->fs, n, &ci) == 0 &&
+		     (ci->d.flags & CFS_IFL_CONT) && ci->d.mode &&
+		     (ci->d.back == ip->ino || (ci->d.head == head &&
+						find_pred(x->fs, head, n) == ip->ino));
+		(void)head;
+		inode_put(x->fs, ci);
+		if (!ok && pr_fix(x, PR_CONT_POINTER, &(struct pctx){ .ino = ip->ino,
+								     .num = { n } })) {
+			ip->d.cont[s] = 0;
+			changed = 1;
+		}
+	}
+	if (changed) {
+		file_chain_release(x->fs, ip);
+		inode_write(x->fs, ip);
+	}
+}
+
+static int slot_holds(struct inode *p, cfs_ino_t ino)
+{
+	int s;
+
+	for (s = 0; s < CFS_NCONT; s++)
+		if (p->d.cont[s] == ino)
+			return 1;
+	return 0;
+}
+
+int cont_release(struct cfs_fs *fs, struct inode *ci)
+{
+	int ret = ext_remove(fs, ci, 0, UINT64_MAX);
+
+	if (ret == 0)
+		ret = xattr_release(fs, ci);
+	if (ret == 0)
+		ret = inode_free(fs, ci);
+	if (ret == 0)
+		chunk_count(fs, CFS_INO_CHUNK(ci->ino), CNT_CONTS, -1);
+	return ret;
+}
+
+/* The inode of the chain (head or continuation of head) whose forward
+ * pointer names ci, found by walking the chain from the head: each step
+ * reads one partner inode. */
+static cfs_ino_t find_pred(struct cfs_fs *fs, cfs_ino_t head, cfs_ino_t ci)
+{
+	cfs_ino_t queue[64], found = 0;
+	int n = 1, i, s;
+
+	queue[0] = head;
+	for (i = 0; i < n && !found; i++) {
+		struct inode *p;
+
+		if (!ino_valid(fs, queue[i]) || inode_get(fs, queue[i], &p) < 0)
+			continue;
+		for (s = 0; s < CFS_NCONT; s++) {
+			if (p->d.cont[s] == ci)
+				found = p->ino;
+			else if (p->d.cont[s] && n < 64)
+				queue[n++] = p->d.cont[s];
+		}
+		inode_put(fs, p);
+	}
+	return found;
+}
+
+/* A continuation and its predecessor must agree.  A predecessor that names
+ * it settles both its back pointer and its head; one that does not is
+ * looked for along the head's chain; failing both, the continuation is
+ * re-attached to its head, or freed when it has no live head. */
+static void check_cont(struct ck *x, struct inode *ci)
+{
+	struct cfs_fs *fs = x->fs;
+	struct inode *p = NULL, *h = NULL;
+	cfs_ino_t pred, head = 0;
+	int s;
+
+	if (ino_valid(fs, ci->d.back) && inode_get(fs, ci->d.back, &p) == 0 &&
+	    p->d.mode && slot_holds(p, ci->ino) && !(p->d.flags & CFS_IFL_STUB))
+		head = (p->d.flags & CFS_IFL_CONT) ? p->d.head : p->ino;
+	inode_put(fs, p);
+	if (head) {
+		if (head != ci->d.head &&
+		    pr_fix(x, PR_CONT_HEAD, &(struct pctx){ .ino = ci->ino,
+						       .num = { ci->d.head, head } })) {
+			ci->d.head = head;
+			inode_write(fs, ci);
+		}
+		return;
+	}
+	pred = ino_valid(fs, ci->d.head) ? find_pred(fs, ci->d.head, ci->ino) : 0;
+	if (pred) {
+		if (pr_fix(x, PR_CONT_BACK, &(struct pctx){ .ino = ci->ino,
+							   .num = { ci->d.back, pred } })) {
+			ci->d.back = pred;
+			inode_write(fs, ci);
+		}
+		return;
+	}
+	if (ino_valid(fs, ci->d.head) && inode_get(fs, ci->d.head, &h) == 0 && is_head(h)) {
+		pthread_mutex_lock(&h->lock);
+		for (s = 0; s < CFS_NCONT && h->d.cont[s]; s++)
+			;
+		if (s < CFS_NCONT && pr_fix(x, PR_CONT_DETACHED,
+					    &(struct pctx){ .ino = ci->ino, .num = { h->ino } })) {
+			h->d.cont[s] = ci->ino;
+			ci->d.back = h->ino;
+			file_chain_release(fs, h);
+			inode_write(fs, h);
+			inode_write(fs, ci);
+			pthread_mutex_unlock(&h->lock);
+			inode_put(fs, h);
+			return;
+		}
+		pthread_mutex_unlock(&h->lock);
+		if (s < CFS_NCONT) {
+			inode_put(fs, h);
+			return;
+		}
+	}
+	inode_put(fs, h);
+	if (pr_fix(x, PR_CONT_ORPHAN, &(struct pctx){ .ino = ci->ino, .num = { ci->d.head } }))
+		cont_release(fs, ci);
+}
+
+struct dscan {
+	struct ck *x;
+	struct inode *dp;
+	struct dirent_rec *ok;
+	size_t nok, cap;
+	uint64_t seen, remote_ok, remote_bad;
+	int bad, oom, unfixed;
+	int salvaging, disorder;        /* reading leaves by block; index inconsistent */
+};
+
+static int entry_target_ok(struct ck *x, struct inode *dp, const struct dirent_rec *r)
+{
+	struct cfs_fs *fs = x->fs;
+	struct inode *t = NULL, *s = NULL;
+	int ok;
+
+	if (!ino_valid(fs, r->ino) || r->ino == fs->sb.root_ino)
+		return 0;
+	if (CFS_INO_CHUNK(r->ino) == x->c) {
+		uint32_t l = CFS_INO_LOCAL(r->ino) - 1;
+
+		if (x->kind[l] != K_HEAD || r->stub)
+			return 0;
+		if (x->isdir[l] && x->refs[l])
+			return 0;   /* a second name for a directory */
+		if (inode_get(fs, r->ino, &t) < 0)
+			return 0;
+		ok = ((t->d.mode & S_IFMT) >> 12) == r->type;
+		inode_put(fs, t);
+		return ok;
+	}
+	ok = inode_get(fs, r->ino, &t) == 0 && is_head(t) &&
+	     ((t->d.mode & S_IFMT) >> 12) == r->type && ino_valid(fs, r->stub) &&
+	     CFS_INO_CHUNK(r->stub) == CFS_INO_CHUNK(r->ino) &&
+	     inode_get(fs, r->stub, &s) == 0 && (s->d.flags & CFS_IFL_STUB) && s->d.mode &&
+	     s->d.head == r->ino && s->d.back == dp->ino && s->d.lo == r->hash;
+	inode_put(fs, t);
+	inode_put(fs, s);
+	return ok;
+}
+
+static int name_ok(const struct dirent_rec *r)
+{
+	return r->namelen && !memchr(r->name, '/', r->namelen) &&
+	       strlen(r->name) == r->namelen && strcmp(r->name, ".") && strcmp(r->name, "..");
+}
+
+static int same_name(const struct dirent_rec *a, const struct dirent_rec *b)
+{
+	return a->namelen == b->namelen && !memcmp(a->name, b->name, a->namelen);
+}
+
+/* In hash order a name met before is among the last records, of its hash. */
+static int seen_name(const struct dscan *d, const struct dirent_rec *r)
+{
+	size_t i;
+
+	for (i = d->nok; i > 0 && d->ok[i - 1].hash == r->hash; i--)
+		if (same_name(&d->ok[i - 1], r))
+			return 1;
+	return 0;
+}
+
+static int dscan_entry(void *vc, const struct dirent_rec *r)
+{
+	struct dscan *d = vc;
+	struct ck *x = d->x;
+	size_t i;
+
+	d->seen++;
+	if (!d->salvaging) {
+		/* the index walk returns records in hash order, each once: a
+		 * step back or a name met again means a node reached twice or
+		 * out of place, and the leaves must be read instead */
+		if (d->nok && (r->hash < d->ok[d->nok - 1].hash || seen_name(d, r))) {
+			d->disorder = 1;
+			return 1;
+		}
+	} else {
+		for (i = 0; i < d->nok; i++)   /* salvage may see a record twice */
+			if (same_name(&d->ok[i], r))
+				return 0;
+	}
+	if (!name_ok(r) || r->hash != dir_hash(x->fs, r->name, r->namelen) ||
+	    !entry_target_ok(x, d->dp, r)) {
+		d->bad = 1;
+		d->remote_bad += r->stub || CFS_INO_CHUNK(r->ino) != x->c;
+		if (!pr_fix(x, PR_ENTRY_INVALID, &(struct pctx){ .ino = d->dp->ino,
+				.num = { r->ino }, .name = r->name, .namelen = r->namelen }))
+			d->unfixed = 1;
+		return 0;
+	}
+	if (d->nok == d->cap) {
+		size_t nc = d->cap ? d->cap * 2 : 64;
+		struct dirent_rec *n = realloc(d->ok, nc * sizeof(*n));
+
+		if (!n) {
+			d->oom = 1;
+			return 1;
+		}
+		d->ok = n;
+		d->cap = nc;
+	}
+	d->ok[d->nok++] = *r;
+	d->remote_ok += r->stub != 0;
+	if (CFS_INO_CHUNK(r->ino) == x->c)
+		x->refs[CFS_INO_LOCAL(r->ino) - 1]++;
+	return 0;
+}
+
+static void fix_parent(struct ck *x, cfs_ino_t child, cfs_ino_t parent)
+{
+	struct inode *t;
+
+	if (inode_get(x->fs, child, &t) < 0)
+		return;
+	if (t->d.back != parent &&
+	    pr_fix(x, PR_DIR_PARENT, &(struct pctx){ .ino = child,
+						    .num = { t->d.back, parent } })) {
+		t->d.back = parent;
+		inode_write(x->fs, t);
+	}
+	inode_put(x->fs, t);
+}
+
+static void check_dir(struct ck *x, struct inode *dp)
+{
+	struct dscan d = { x, dp, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	uint32_t l = CFS_INO_LOCAL(dp->ino) - 1;
+	size_t i;
+	int ret = -1, idx_fix = 0;
+
+	pthread_mutex_lock(&dp->lock);
+	if (!x->dirbad[l])
+		ret = dir_iterate(x->fs, dp, 0, dscan_entry, &d);
+	if (ret == 0 && d.disorder)
+		ret = -EUCLEAN;
+	if (ret < 0) {
+		idx_fix = pr_fix(x, PR_DIR_INDEX, &(struct pctx){ .ino = dp->ino });
+		for (i = 0; i < d.nok; i++)
+			if (CFS_INO_CHUNK(d.ok[i].ino) == x->c)
+				x->refs[CFS_INO_LOCAL(d.ok[i].ino) - 1]--;
+		d.nok = 0;
+		d.remote_ok = d.remote_bad = 0;
+		d.bad = 1;
+		d.unfixed = 0;   /* the leaves' entries are judged again */
+		d.salvaging = 1;
+		if (dp->d.flags & CFS_IFL_EXTENTS)
+			dir_salvage(x->fs, dp, dscan_entry, &d);
+	}
+	/* Entries lost or dropped that named other chunks may have left a
+	 * stub behind in a chunk that is not being checked: check them all.
+	 * Lost local entries need nothing more: their inodes are here. */
+	if (d.remote_bad || d.remote_ok < dp->d.hi)
+		x->k->esc_from[x->c] = 1;
+	if (!d.bad && (d.nok != dp->d.lo || d.remote_ok != dp->d.hi) &&
+	    pr_fix(x, PR_DIR_COUNTS, &(struct pctx){ .ino = dp->ino,
+			.num = { dp->d.lo, dp->d.hi, d.nok, d.remote_ok } })) {
+		dp->d.lo = d.nok;
+		dp->d.hi = d.remote_ok;
+		inode_write(x->fs, dp);
+	}
+	/* a removal, or a rebuilt index, reported as not fixed must not
+	 * happen anyway */
+	if (d.bad && !d.unfixed && x->k->o->mode != CFS_FSCK_NO && (ret >= 0 || idx_fix))
+		dir_rebuild(x->fs, dp, d.ok, d.nok);
+	pthread_mutex_unlock(&dp->lock);
+	for (i = 0; i < d.nok; i++) {
+		if (d.ok[i].type != (S_IFDIR >> 12))
+			continue;
+		x->subdirs[l]++;
+		if (CFS_INO_CHUNK(d.ok[i].ino) == x->c)
+			fix_parent(x, d.ok[i].ino, dp->ino);
+	}
+	free(d.ok);
+}
+
+struct stub_find {
+	cfs_ino_t ino, stub;
+	uint64_t hash;
+	struct dirent_rec r;
+	int found;
+};
+
+static int stub_find_cb(void *vc, const struct dirent_rec *r)
+{
+	struct stub_find *f = vc;
+
+	if (r->hash != f->hash)
+		return 1;
+	if (r->ino != f->ino || r->stub != f->stub)
+		return 0;
+	f->r = *r;
+	f->found = 1;
+	return 1;
+}
+
+/* The entry stub s backs, judged by the rules check_dir() applies to it in
+ * the directory's chunk: whichever of the two chunks is checked first, an
+ * entry that one removes is not counted by the other. */
+static int stub_entry_ok(struct ck *x, struct inode *s, struct inode *dp)
+{
+	struct stub_find f = { s->d.head, s->ino, s->d.lo, { 0 }, 0 };
+	struct inode *t;
+	int ok;
+
+	pthread_mutex_lock(&dp->lock);
+	ok = dir_iterate(x->fs, dp, s->d.lo, stub_find_cb, &f) == 0 && f.found;
+	pthread_mutex_unlock(&dp->lock);
+	if (!ok || !name_ok(&f.r) || f.r.hash != dir_hash(x->fs, f.r.name, f.r.namelen))
+		return 0;
+	if (inode_get(x->fs, s->d.head, &t) < 0)
+		return 0;
+	ok = ((t->d.mode & S_IFMT) >> 12) == f.r.type;
+	inode_put(x->fs, t);
+	return ok;
+}
+
+/* What a stub owns, which only damage gives it, goes with it. */
+static int stub_release(struct cfs_fs *fs, struct inode *s)
+{
+	int ret = (s->d.flags & CFS_IFL_EXTENTS) ? ext_remove(fs, s, 0, UINT64_MAX) : 0;
+
+	if (ret == 0)
+		ret = xattr_release(fs, s);
+	if (ret == 0)
+		ret = inode_free(fs, s);
+	if (ret == 0)
+		chunk_count(fs, CFS_INO_CHUNK(s->ino), CNT_STUBS, -1);
+	return ret;
+}
+
+/* A stub is valid when its directory has the entry it backs. */
+static void check_stub(struct ck *x, struct inode *s)
+{
+	struct cfs_fs *fs = x->fs;
+	struct inode *dp = NULL;
+	int ok = CFS_INO_CHUNK(s->d.head) == x->c && ino_valid(fs, s->d.head) &&
+		 x->kind[CFS_INO_LOCAL(s->d.head) - 1] == K_HEAD;
+
+	if (ok) {
+		ok = ino_valid(fs, s->d.back) && inode_get(fs, s->d.back, &dp) == 0 &&
+		     is_head(dp) && S_ISDIR(dp->d.mode) && stub_entry_ok(x, s, dp);
+		inode_put(fs, dp);
+	}
+	if (ok) {
+		uint32_t t = CFS_INO_LOCAL(s->d.head) - 1;
+
+		x->refs[t]++;
+		if (x->isdir[t])
+			fix_parent(x, s->d.head, s->d.back);
+		return;
+	}
+	if (pr_fix(x, PR_STUB_ORPHAN, &(struct pctx){ .ino = s->ino }))
+		stub_release(fs, s);
+}
+
+/* An orphan's finding is reported once it is reconnected (or not), with
+ * that outcome. */
+void add_orphan(struct ck *x, cfs_ino_t ino, int code)
+{
+	struct fk *k = x->k;
+	struct orphan *n;
+
+	pthread_mutex_lock(&k->lock);
+	n = realloc(k->orphans, (k->norphans + 1) * sizeof(*n));
+	if (n) {
+		k->orphans = n;
+		k->orphans[k->norphans].ino = ino;
+		k->orphans[k->norphans++].code = code;
+	}
+	pthread_mutex_unlock(&k->lock);
+	if (!n)
+		pr_report(k, x->c, code, &(struct pctx){ .ino = ino }, 1, -ENOMEM);
+}
+
+/* An inode unlinked while open whose holder went away before releasing it. */
+static void release_deleted(struct ck *x, struct inode *ip)
+{
+	int fix = pr_decide(x->k, x->c, PR_DELETED_OPEN), ret = 0;
+
+	if (fix)
+		ret = file_release_all(x->fs, ip);
+	if (fix && ret == 0)
+		ret = xattr_release(x->fs, ip);
+	if (fix && ret == 0)
+		ret = inode_free(x->fs, ip);
+	pr_report(x->k, x->c, PR_DELETED_OPEN, &(struct pctx){ .ino = ip->ino }, fix, ret);
+}
+
+static void check_links(struct ck *x, struct inode *ip)
+{
+	struct cfs_fs *fs = x->fs;
+	uint32_t l = CFS_INO_LOCAL(ip->ino) - 1, want;
+	int root = ip->ino == fs->sb.root_ino, code;
+
+	if (!root && x->refs[l] == 0) {
+		if (ip->d.nlink == 0 && !x->isdir[l]) {
+			release_deleted(x, ip);
+			return;
+		}
+		code = ip->ino == fs->sb.lpf_ino && x->isdir[l] ? PR_LPF_UNLINKED : PR_ORPHAN;
+		if (!pr_decide(x->k, x->c, code)) {
+			pr_report(x->k, x->c, code, &(struct pctx){ .ino = ip->ino }, 0, 0);
+			return;
+		}
+		if (x->isdir[l] && ip->d.nlink != 2 + x->subdirs[l]) {
+			ip->d.nlink = 2 + x->subdirs[l];
+			inode_write(fs, ip);
+		}
+		add_orphan(x, ip->ino, code);
+		return;
+	}
+	if (x->isdir[l] && x->refs[l] > 1)
+		pr_fix(x, PR_DIR_NAMES, &(struct pctx){ .ino = ip->ino, .num = { x->refs[l] } });
+	want = x->isdir[l] ? 2 + x->subdirs[l] : x->refs[l];
+	if (ip->d.nlink != want &&
+	    pr_fix(x, PR_LINK_COUNT, &(struct pctx){ .ino = ip->ino,
+						    .num = { ip->d.nlink, want } })) {
+		ip->d.nlink = want;
+		inode_write(fs, ip);
+	}
+}
+
+static void each_inode(struct ck *x, int kind, int dirs_only,
+		       void (*fn)(struct ck *x, struct inode *ip))
+{
+	uint64_t limit = (uint64_t)x->fs->chunks[x->c].hdr.itable_init * x->fs->ipb;
+	uint32_t i, l;
+
+	for (i = 0; i < x->nused; i++) {
+		struct inode *ip;
+
+		l = x->used[i];
+		if (x->kind[l - 1] != kind || (dirs_only && !x->isdir[l - 1]))
+			continue;
+		ip = x->held[l - 1];
+		if (!ip)
+			itable_read_ahead(x, l, limit);   /* a no-op once cached */
+		if (!ip && inode_get(x->fs, CFS_INO_MAKE(x->c, l), &ip) < 0)
+			continue;
+		if (ip->d.mode && !ip->deleted)
+			fn(x, ip);
+		if (ip != x->held[l - 1])
+			inode_put(x->fs, ip);
+	}
+}
+
+static void slots_of(struct ck *x, struct inode *ip)
+{
+	check_cont_slots(x, ip);
+}
+
+/* Step B starts from the inodes as step A left them.  Free slots are
+ * told apart in the inode table itself; the others are loaded once and
+ * held until the chunk's step B is over, for all of its passes: up to
+ * k->held_max of them, so that memory stays bounded; the rest are loaded
+ * again by each pass.  All workers together hold at most FSCK_HELD_TOTAL
+ * (about 370 KiB, fsck.h): a check of one dirty chunk may hold that
+ * many. */
+static void load_kinds(struct ck *x)
+{
+	struct cfs_fs *fs = x->fs;
+	uint64_t limit = (uint64_t)fs->chunks[x->c].hdr.itable_init * fs->ipb;
+	uint32_t l, nheld = 0;
+	struct buf *b = NULL;
+
+	for (l = 1; l <= x->ipc && l <= limit; l++) {
+		struct inode *ip;
+		uint8_t *raw;
+
+		itable_ahead(x, l, limit);
+		raw = itable_slot(x, l, &b);
+		if (raw && cfs_dinode_is_zero(raw, fs->isz))
+			continue;
+		if (inode_get(fs, CFS_INO_MAKE(x->c, l), &ip) < 0)
+			continue;
+		if (!ip->d.mode || ip->deleted) {
+			inode_put(fs, ip);
+			continue;
+		}
+		x->kind[l - 1] = (ip->d.flags & CFS_IFL_CONT) ? K_CONT :
+				 (ip->d.flags & CFS_IFL_STUB) ? K_STUB : K_HEAD;
+		x->isdir[l - 1] = S_ISDIR(ip->d.mode);
+		x->dirbad[l - 1] = x->isdir[l - 1] &&
+				   (!(ip->d.flags & CFS_IFL_EXTENTS) || ip->d.size < fs->bsize);
+		x->used[x->nused++] = l;
+		if (nheld < x->k->held_max) {
+			x->held[l - 1] = ip;
+			nheld++;
+		} else {
+			inode_put(fs, ip);
+		}
+	}
+	buf_put(&fs->cache, b);
+}
+
+void step_b(struct ck *x)
+{
+	load_kinds(x);
+	each_inode(x, K_HEAD, 0, slots_of);
+	each_inode(x, K_CONT, 0, slots_of);
+	each_inode(x, K_CONT, 0, check_cont);
+	each_inode(x, K_HEAD, 1, check_dir);
+	each_inode(x, K_STUB, 0, check_stub);
+	each_inode(x, K_HEAD, 0, check_links);
+}

@@ -1,0 +1,247 @@
+/* The problem table, after e2fsck's problem.c: every finding of the checker
+ * has a code, a message that describes the finding only, the action a fix
+ * takes, whether preen may take it, and the FORMAT.md invariant it
+ * protects.  The reporter writes the context before the message and the
+ * outcome after it, from the mode: a finding is said to be fixed, or not,
+ * in one place. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fsck.h"
+
+/* Subjects: what the context's inode is, as the reporter names it. */
+#define S_NONE  0
+#define S_INODE 1
+#define S_DIR   2
+#define S_CONT  3
+#define S_STUB  4
+
+/* Flags. */
+#define PF_PREEN 0x1    /* preen may fix it wherever it is found */
+#define PF_CRASH 0x2    /* a crash can leave it: preen may fix it in a chunk
+			 * that was dirty (issue 15) */
+#define PF_NOFIX 0x4    /* nothing the checker can do: always for a person */
+
+struct problem {
+	const char *id;         /* the code as printed and in --json */
+	int subject;
+	const char *msg;        /* the finding */
+	const char *action;     /* what fixing it does */
+	unsigned flags;
+	const char *invariant;  /* docs/FORMAT.md section it protects */
+};
+
+static const struct problem table[PR_COUNT] = {
+	[PR_SB_BACKUP] = { "SB_BACKUP", S_NONE, "primary superblock unusable",
+		"restore it from the backup", 0, "4" },
+	[PR_ROOT_MISSING] = { "ROOT_MISSING", S_NONE, "root directory (inode %0) is missing",
+		"make it again", 0, "17.15" },
+	[PR_ROOT_NOT_DIR] = { "ROOT_NOT_DIR", S_NONE, "root inode %0 is not a directory",
+		"make it again", 0, "17.15" },
+	[PR_LPF_MISSING] = { "LPF_MISSING", S_NONE, "/lost+found is missing",
+		"make it again", PF_PREEN, "17.15" },
+
+	[PR_CHUNK_HEADER] = { "CHUNK_HEADER", S_NONE, "chunk header destroyed",
+		"rebuild it from the chunk's contents", 0, "17.2" },
+	[PR_NO_MEMORY] = { "NO_MEMORY", S_NONE, "out of memory, not checked",
+		"none", PF_NOFIX, "-" },
+	[PR_INODE_UNREADABLE] = { "INODE_UNREADABLE", S_INODE, "unreadable",
+		"none", PF_NOFIX, "17.1" },
+	[PR_INODE_CSUM_PLAUSIBLE] = { "INODE_CSUM_PLAUSIBLE", S_INODE,
+		"checksum mismatch, contents plausible", "recompute the checksum", 0, "17.4" },
+	[PR_INODE_CSUM] = { "INODE_CSUM", S_INODE, "checksum mismatch",
+		"clear the inode", 0, "17.4" },
+	[PR_INODE_MODE] = { "INODE_MODE", S_INODE, "invalid mode/flags 0%0o/0x%1x",
+		"clear the inode", 0, "10.2" },
+	[PR_FREE_INODE_STALE] = { "FREE_INODE_STALE", S_INODE, "free inode with stale fields",
+		"zero it", PF_PREEN, "10.2" },
+	[PR_STUB_FLAG_ON_HEAD] = { "STUB_FLAG_ON_HEAD", S_INODE, "stub flag on a head inode",
+		"clear the flag", PF_PREEN, "16.2" },
+	[PR_INODE_LOAD] = { "INODE_LOAD", S_INODE, "cannot be loaded",
+		"clear the inode", 0, "17.4" },
+	[PR_MAP_SHARED] = { "MAP_SHARED", S_INODE, "block map shares blocks with another inode",
+		"drop the block map", PF_PREEN, "17.5" },
+	[PR_MAP_TWICE] = { "MAP_TWICE", S_INODE, "block map maps a block twice",
+		"drop the block map", PF_PREEN, "17.5" },
+	[PR_MAP_OUTSIDE] = { "MAP_OUTSIDE", S_INODE, "block map points outside the chunk",
+		"drop the block map", PF_PREEN, "17.5" },
+	[PR_MAP_UNREADABLE] = { "MAP_UNREADABLE", S_INODE, "block map unreadable",
+		"drop the block map", PF_PREEN, "12" },
+	[PR_XATTR_BLOCK] = { "XATTR_BLOCK", S_INODE, "extended attribute block corrupt",
+		"drop the block", 0, "15" },
+	[PR_XATTRS] = { "XATTRS", S_INODE, "extended attributes corrupt",
+		"drop them", 0, "15" },
+	[PR_INODE_NBLOCKS] = { "INODE_NBLOCKS", S_INODE, "owns %0 blocks, records %1",
+		"correct the count", PF_PREEN | PF_CRASH, "17.6" },
+	[PR_INLINE_SIZE] = { "INLINE_SIZE", S_INODE, "inline size %0 too large",
+		"truncate it", 0, "13.2" },
+	[PR_BITMAP_UNREADABLE] = { "BITMAP_UNREADABLE", S_NONE, "%s bitmap unreadable",
+		"none", PF_NOFIX, "17.1" },
+	[PR_BLOCK_BITMAP] = { "BLOCK_BITMAP", S_NONE, "block bitmap differs in %0 places",
+		"rewrite it from the block maps", PF_PREEN | PF_CRASH, "17.7" },
+	[PR_INODE_BITMAP] = { "INODE_BITMAP", S_NONE, "inode bitmap differs in %0 places",
+		"rewrite it from the inode table", PF_PREEN | PF_CRASH, "17.4" },
+	[PR_FREE_BLOCKS] = { "FREE_BLOCKS", S_NONE, "free block count %0, should be %1",
+		"correct it", PF_PREEN | PF_CRASH, "17.8" },
+	[PR_FREE_INODES] = { "FREE_INODES", S_NONE, "free inode count %0, should be %1",
+		"correct it", PF_PREEN | PF_CRASH, "17.8" },
+	[PR_HDR_COUNTS] = { "HDR_COUNTS", S_NONE,
+		"header counts continuations/stubs/dirs %0/%1/%2, should be %3/%4/%5",
+		"correct them", PF_PREEN | PF_CRASH, "17.8" },
+
+	[PR_CONT_POINTER] = { "CONT_POINTER", S_INODE, "continuation pointer %0 invalid",
+		"clear it", PF_PREEN | PF_CRASH, "17.14" },
+	[PR_CONT_HEAD] = { "CONT_HEAD", S_CONT, "names head %0, its chain belongs to %1",
+		"correct the head", PF_PREEN | PF_CRASH, "17.14" },
+	[PR_CONT_BACK] = { "CONT_BACK", S_CONT, "back pointer %0, should be %1",
+		"correct it", PF_PREEN | PF_CRASH, "17.14" },
+	[PR_CONT_DETACHED] = { "CONT_DETACHED", S_CONT, "detached from file %0",
+		"re-attach it", PF_PREEN | PF_CRASH, "17.14" },
+	[PR_CONT_ORPHAN] = { "CONT_ORPHAN", S_CONT, "of dead or full file %0",
+		"free it", PF_PREEN | PF_CRASH, "17.14" },
+	[PR_DIR_INDEX] = { "DIR_INDEX", S_DIR, "index damaged",
+		"rebuild it from its leaves", PF_CRASH, "11" },
+	[PR_ENTRY_INVALID] = { "ENTRY_INVALID", S_DIR, "entry '%n' -> %0 invalid",
+		"remove the entry", PF_PREEN | PF_CRASH, "17.9" },
+	[PR_DIR_COUNTS] = { "DIR_COUNTS", S_DIR, "records %0 entries (%1 remote), has %2 (%3)",
+		"correct the counts", PF_PREEN | PF_CRASH, "17.13" },
+	[PR_DIR_PARENT] = { "DIR_PARENT", S_DIR, "parent pointer %0, should be %1",
+		"correct it", PF_PREEN | PF_CRASH, "17.12" },
+	[PR_STUB_ORPHAN] = { "STUB_ORPHAN", S_STUB, "backs no directory entry",
+		"free it", PF_PREEN | PF_CRASH, "17.11" },
+	[PR_DELETED_OPEN] = { "DELETED_OPEN", S_INODE, "deleted while open",
+		"release it", PF_PREEN | PF_CRASH, "17.15" },
+	[PR_LPF_UNLINKED] = { "LPF_UNLINKED", S_INODE, "lost+found, in no directory",
+		"name it in / again", PF_PREEN | PF_CRASH, "17.15" },
+	[PR_ORPHAN] = { "ORPHAN", S_INODE, "in no directory",
+		"move it to /lost+found", PF_PREEN | PF_CRASH, "17.15" },
+	[PR_DIR_NAMES] = { "DIR_NAMES", S_DIR, "has %0 names",
+		"none", PF_NOFIX, "17.15" },
+	[PR_LINK_COUNT] = { "LINK_COUNT", S_INODE, "link count %0, should be %1",
+		"correct it", PF_PREEN | PF_CRASH, "16.3" },
+};
+
+static const char *const subject_word[] = { "", "inode", "dir", "continuation", "stub" };
+
+/* Preen stops changing a chunk once it holds a problem for a person: later
+ * "safe" fixes would act on what that person has to judge. */
+int pr_held(struct fk *k, uint32_t c)
+{
+	int held;
+
+	if (k->o->mode != CFS_FSCK_PREEN || c == PR_GLOBAL)
+		return 0;
+	pthread_mutex_lock(&k->lock);
+	held = k->chunk_unfixed[c] != 0;
+	pthread_mutex_unlock(&k->lock);
+	return held;
+}
+
+int pr_decide(struct fk *k, uint32_t c, int code)
+{
+	const struct problem *p = &table[code];
+
+	if (p->flags & PF_NOFIX)
+		return 0;
+	if (k->o->mode == CFS_FSCK_YES)
+		return 1;
+	if (k->o->mode != CFS_FSCK_PREEN || !(p->flags & PF_PREEN))
+		return 0;
+	return !pr_held(k, c);
+}
+
+/* The message with its %-codes filled in from the context. */
+static void msg_expand(char *out, size_t size, const char *fmt, const struct pctx *p)
+{
+	size_t n = 0;
+
+	for (; *fmt && n + 1 < size; fmt++) {
+		int w = 0;
+
+		if (*fmt != '%' || !fmt[1]) {
+			out[n++] = *fmt;
+			continue;
+		}
+		fmt++;
+		if (*fmt >= '0' && *fmt <= '5') {
+			uint64_t v = p->num[*fmt - '0'];
+
+			if (fmt[1] == 'o' || fmt[1] == 'x')
+				w = snprintf(out + n, size - n, *++fmt == 'o' ? "%llo" : "%llx",
+					     (unsigned long long)v);
+			else
+				w = snprintf(out + n, size - n, "%llu", (unsigned long long)v);
+		} else if (*fmt == 'n') {
+			w = snprintf(out + n, size - n, "%.*s", (int)p->namelen,
+				     p->name ? p->name : "");
+		} else if (*fmt == 's') {
+			w = snprintf(out + n, size - n, "%s", p->str ? p->str : "");
+		}
+		if (w > 0)
+			n += (size_t)w < size - n ? (size_t)w : size - n - 1;
+	}
+	out[n] = 0;
+}
+
+static const char *outcome_of(struct fk *k, int code, int fix, int err, char *buf,
+			      size_t size)
+{
+	if (fix && !err)
+		return "fixed";
+	if (fix) {
+		snprintf(buf, size, "fix failed: %s", strerror(-err));
+		return buf;
+	}
+	if (k->o->mode == CFS_FSCK_NO && !(table[code].flags & PF_NOFIX))
+		return "not fixed: -n";
+	return "needs a person";
+}
+
+void pr_report(struct fk *k, uint32_t c, int code, const struct pctx *p, int fix, int err)
+{
+	const struct problem *e = &table[code];
+	char where[64] = "", what[400], line[640], ob[96];
+	struct cfs_fsck_problem rep;
+	int n = 0;
+
+	if (c != PR_GLOBAL)
+		n = snprintf(where, sizeof(where), "chunk %u: ", c);
+	if (e->subject != S_NONE)
+		snprintf(where + n, sizeof(where) - (size_t)n, "%s %u: ", subject_word[e->subject],
+			 p->ino);
+	msg_expand(what, sizeof(what), e->msg, p);
+	memset(&rep, 0, sizeof(rep));
+	rep.code = e->id;
+	rep.chunk = c == PR_GLOBAL ? -1 : (int64_t)c;
+	rep.ino = e->subject != S_NONE ? p->ino : 0;
+	rep.finding = what;
+	rep.action = e->action;
+	rep.outcome = outcome_of(k, code, fix, err, ob, sizeof(ob));
+	rep.invariant = e->invariant;
+	snprintf(line, sizeof(line), "%s%s [%s]; %s: %s", where, what, e->id, e->action,
+		 rep.outcome);
+	rep.text = line;
+	pthread_mutex_lock(&k->lock);
+	k->r->problems++;
+	if (fix && !err) {
+		k->r->fixed++;
+	} else {
+		k->r->unfixed++;
+		if (c != PR_GLOBAL)
+			k->chunk_unfixed[c]++;
+	}
+	if (k->o->report)
+		k->o->report(k->o->ctx, line);
+	if (k->o->problem)
+		k->o->problem(k->o->ctx, &rep);
+	pthread_mutex_unlock(&k->lock);
+}
+
+int pr_fix(struct ck *x, int code, const struct pctx *p)
+{
+	int fix = pr_decide(x->k, x->c, code);
+
+	pr_report(x->k, x->c, code, p, fix, 0);
+	return fix;
+}

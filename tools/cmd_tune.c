@@ -1,0 +1,194 @@
+/* chunkfs tune: change the label, the UUID and the default mount options
+ * of an unmounted image (tune2fs's job), or list them.
+ *
+ * All three live in the superblock only (src/tune.c), so a change is one
+ * superblock write, then the backup's.  A mounted image is refused: the
+ * daemon holds the image's lock and its own copy of the superblock.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+#include "tune.h"
+
+struct tune_args {
+	struct cfs_tune t;
+	uint8_t uuid[16];
+	bool list;
+};
+
+static int opt_uuid(const char *arg, struct tune_args *a)
+{
+	if (strcmp(arg, "random") == 0) {
+		a->t.uuid_random = 1;
+		a->t.uuid = NULL;
+		return 0;
+	}
+	a->t.uuid_random = 0;
+	if (strcmp(arg, "nil") == 0 || strcmp(arg, "clear") == 0)
+		memset(a->uuid, 0, sizeof(a->uuid));
+	else if (parse_uuid(arg, a->uuid) < 0)
+		return usage_error("tune", "invalid UUID '%s': expected the form "
+				   "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, random or nil", arg);
+	a->t.uuid = a->uuid;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct tune_args *a)
+{
+	int c, ret;
+
+	opterr = 0;
+	while ((c = getopt(argc, argv, ":L:U:o:l")) != -1) {
+		switch (c) {
+		case 'L':
+			if (strlen(optarg) > CFS_TUNE_TEXT_MAX)
+				return usage_error("tune", "label too long (at most 63 bytes)");
+			a->t.label = optarg;
+			break;
+		case 'U':
+			if ((ret = opt_uuid(optarg, a)) != 0)
+				return ret;
+			break;
+		case 'o':
+			if (cfs_tune_mount_opts_valid(optarg) < 0)
+				return usage_error("tune", "bad mount options '%s': at most "
+						   "63 bytes, comma-separated, no spaces", optarg);
+			a->t.mount_opts = optarg;
+			break;
+		case 'l':
+			a->list = true;
+			break;
+		default:
+			return bad_option("tune", argv, c);
+		}
+	}
+	if (argc - optind != 1)
+		return usage_error("tune", argc == optind ? "no IMAGE given" :
+				   "too many arguments");
+	if (!a->t.label && !a->t.uuid && !a->t.uuid_random && !a->t.mount_opts)
+		a->list = true;
+	return 0;
+}
+
+static void print_tunables(struct cfs_fs *fs)
+{
+	struct cfs_info in;
+	char uuid[37], opts[CFS_TUNE_TEXT_MAX + 1];
+
+	if (cfs_get_info(fs, &in) < 0)
+		return;
+	fmt_uuid(in.uuid, uuid);
+	cfs_tune_mount_opts(fs, opts);
+	printf("Filesystem label:         ");
+	for (const char *p = in.label; *p && p < in.label + sizeof(in.label); p++)
+		putchar((unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
+	printf("\nFilesystem UUID:          %s\n", uuid);
+	printf("Default mount options:    %s\n", *opts ? opts : "(none)");
+	printf("Features:                 compat 0x%" PRIx32 ", ro_compat 0x%" PRIx32
+	       ", incompat 0x%" PRIx32 "\n", in.feature_compat,
+	       in.feature_ro_compat, in.feature_incompat);
+}
+
+/* Why a read-write open failed, with what to do about it. */
+static void open_failed(const char *img, int err)
+{
+	const char *why = cfs_last_error();
+
+	if (!why || !*why)
+		why = errstr(err);
+	if (err == -EBUSY)
+		err_msg("%s: %s: tune changes the superblock, which the mount "
+			"holds; unmount it first", img, why);
+	else
+		err_msg("%s: %s", img, why);
+}
+
+int cmd_tune(int argc, char **argv)
+{
+	struct tune_args a = { 0 };
+	struct cfs_fs *fs = NULL;
+	bool change;
+	int ret, status = EX_OK;
+	const char *img;
+
+	if ((ret = parse_args(argc, argv, &a)) != 0)
+		return ret;
+	img = argv[optind];
+	change = a.t.label || a.t.uuid || a.t.uuid_random || a.t.mount_opts;
+	/* Only the superblock changes, so chunks left dirty by a crash do
+	 * not stand in the way (NOCHECK); fsck still sees them dirty. */
+	ret = cfs_open(img, change ? CFS_OPEN_NOCHECK :
+		       CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs);
+	if (ret < 0) {
+		open_failed(img, ret);
+		return EX_FAIL;
+	}
+	if (change && (ret = cfs_tune(fs, &a.t)) < 0) {
+		const char *why = cfs_last_error();
+
+		err_msg("%s: %s", img, why && *why ? why : errstr(ret));
+		status = EX_FAIL;
+	}
+	if (status == EX_OK && a.list)
+		print_tunables(fs);
+	return img_close(fs, img, status);
+}
+
+/* ---- applying the defaults ------------------------------------------ */
+
+int cmd_mount(int argc, char **argv);
+
+/* The image a mount command line names: its first argument that is neither
+ * an option nor an option's value (-o, -t and -N take one). */
+static const char *mount_image_arg(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0)
+			return i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "-o") == 0 || strcmp(a, "-t") == 0 ||
+		    strcmp(a, "-N") == 0 || strcmp(a, "--options") == 0)
+			i++;
+		else if (a[0] != '-' || a[1] == 0)
+			return a;
+	}
+	return NULL;
+}
+
+/* The mount, with the image's default mount options (chunkfs tune -o) put
+ * first, as "-o DEFAULTS", so every option given on the command line comes
+ * later and wins.  Anything wrong with the image is left for the mount to
+ * report.  (The mount's own option parser is in tools/cmd_mount.c; this
+ * wrapper keeps the defaults out of it.) */
+int cmd_mount_defaults(int argc, char **argv)
+{
+	const char *img = mount_image_arg(argc, argv);
+	char opts[CFS_TUNE_TEXT_MAX + 1] = "";
+	struct cfs_fs *fs;
+	char **nargv;
+	int ret;
+
+	if (img && cfs_open(img, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
+		cfs_tune_mount_opts(fs, opts);
+		cfs_close(fs);
+	}
+	if (!*opts)
+		return cmd_mount(argc, argv);
+	nargv = calloc((size_t)argc + 3, sizeof(*nargv));
+	if (!nargv) {
+		err_msg("%s", errstr(-ENOMEM));
+		return EX_FAIL;
+	}
+	nargv[0] = argv[0];
+	nargv[1] = "-o";
+	nargv[2] = opts;
+	memcpy(nargv + 3, argv + 1, (size_t)(argc - 1) * sizeof(*nargv));
+	ret = cmd_mount(argc + 2, nargv);
+	free(nargv);
+	return ret;
+}

@@ -1,0 +1,201 @@
+/* Who is using an image: a chunkfs mount of it (and its daemon), or a
+ * daemon still writing after its mount went away.
+ *
+ * A FUSE umount returns as soon as the kernel lets go of the mount; the
+ * daemon then writes what it still holds and marks every chunk clean,
+ * holding the image's write lock (flock) until it is done.  A command
+ * run right after umount would see chunks still dirty (fsck reports
+ * problems that are not there) or the image "in use": img_wait() waits
+ * for such a daemon first.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <mntent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+#define WAIT_SAY_AFTER  1.0     /* seconds of waiting before saying so */
+#define WAIT_OTHER_MAX  10.0    /* for a holder that is not a daemon */
+
+static double mono_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The mount point of a chunkfs mount whose source is the image at real
+ * (the daemon names the image's real path as the source). */
+static bool image_mount_point(const char *real, char *out, size_t len)
+{
+	FILE *f = setmntent("/proc/self/mounts", "r");
+	struct mntent *me;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && (me = getmntent(f))) {
+		if (strcmp(me->mnt_type, "fuse.chunkfs") != 0 ||
+		    strcmp(me->mnt_fsname, real) != 0)
+			continue;
+		snprintf(out, len, "%s", me->mnt_dir);
+		found = true;
+	}
+	endmntent(f);
+	return found;
+}
+
+static bool pid_has_open(const char *pid, const struct stat *img)
+{
+	char p[64 + NAME_MAX];
+	struct dirent *de;
+	struct stat st;
+	bool found = false;
+	DIR *d;
+
+	snprintf(p, sizeof(p), "/proc/%s/fd", pid);
+	d = opendir(p);
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/fd/%s", pid, de->d_name);
+		if (stat(p, &st) < 0)
+			continue;
+		if (S_ISBLK(img->st_mode))
+			found = S_ISBLK(st.st_mode) && st.st_rdev == img->st_rdev;
+		else
+			found = st.st_dev == img->st_dev && st.st_ino == img->st_ino;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Another process that has the image open (the lowest pid; 0 if none we
+ * may see: /proc/PID/fd of other users needs root). */
+static pid_t image_holder(const struct stat *img)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t self = getpid(), best = 0, pid;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		pid = (pid_t)atoi(de->d_name);
+		if (pid <= 0 || pid == self || (best && pid > best))
+			continue;
+		if (pid_has_open(de->d_name, img))
+			best = pid;
+	}
+	closedir(d);
+	return best;
+}
+
+/* Whether a writer holds the image's lock (a WRITE flock), read from
+ * /proc/locks rather than by taking a lock ourselves: even a moment's
+ * shared lock would make a writer opening the image just then fail with
+ * "in use". */
+static bool write_locked(const struct stat *img)
+{
+	FILE *f = fopen("/proc/locks", "r");
+	char line[256], kind[16], mode[16], rw[16];
+	unsigned maj, min;
+	unsigned long long ino;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "->") ||
+		    sscanf(line, "%*d: %15s %15s %15s %*d %x:%x:%llu", kind, mode, rw,
+			   &maj, &min, &ino) != 6)
+			continue;
+		found = strcmp(kind, "FLOCK") == 0 && strcmp(rw, "WRITE") == 0 &&
+			maj == major(img->st_dev) && min == minor(img->st_dev) &&
+			ino == (unsigned long long)img->st_ino;
+	}
+	fclose(f);
+	return found;
+}
+
+/* A chunkfs mount daemon: "chunkfs mount ...", "mount.chunkfs ..." or
+ * "chunkfs IMAGE DIR -o ..." (as mount.fuse3 runs it). */
+static bool is_daemon(pid_t pid)
+{
+	char p[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/cmdline", (int)pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	if (strstr(buf, "mount.chunkfs") || strstr(buf, "mount.fuse.chunkfs"))
+		return true;
+	/* argv[1] follows argv[0]'s NUL */
+	size_t l0 = strlen(buf);
+
+	if ((ssize_t)l0 + 1 < n && strcmp(buf + l0 + 1, "mount") == 0)
+		return true;
+	for (ssize_t i = 0; i + 3 < n; i++)
+		if (buf[i] == 0 && strcmp(buf + i + 1, "-o") == 0)
+			return true;
+	return false;
+}
+
+int img_wait(const char *img, struct img_use *u)
+{
+	char real[PATH_MAX];
+	double t0 = mono_now(), waited;
+	bool said = false, daemon = false;
+	struct stat st;
+
+	memset(u, 0, sizeof(*u));
+	if (stat(img, &st) < 0 || !realpath(img, real))
+		return 0;               /* the caller's open reports it */
+	while (write_locked(&st)) {
+		u->busy = true;
+		if (image_mount_point(real, u->mnt, sizeof(u->mnt))) {
+			u->pid = image_holder(&st);
+			break;          /* mounted: in use, not finishing */
+		}
+		if (!u->pid) {
+			u->pid = image_holder(&st);
+			daemon = !u->pid || is_daemon(u->pid);
+		}
+		waited = mono_now() - t0;
+		if (!daemon && waited >= WAIT_OTHER_MAX)
+			break;          /* not a daemon finishing: the caller says "in use" */
+		if (!said && waited >= WAIT_SAY_AFTER) {
+			if (!u->pid)
+				fprintf(stderr, "%s: waiting for the process writing %s to "
+					"finish\n", tool_prog, img);
+			else if (daemon)
+				fprintf(stderr, "%s: waiting for the chunkfs daemon (pid %d) "
+					"to finish writing %s\n", tool_prog, (int)u->pid, img);
+			else
+				fprintf(stderr, "%s: waiting for process %d to finish "
+					"writing %s\n", tool_prog, (int)u->pid, img);
+			said = true;
+		}
+		usleep(20000);
+		u->busy = false;
+	}
+	return 0;
+}
