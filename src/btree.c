@@ -19,14 +19,6 @@ void bt_node_init(struct bt_node *n, int level)
 	set_hdr(n, level, 0, 0);
 }
 
-void bt_node_block(struct bt_node *n, void *priv, uint8_t *blk, uint32_t bsize)
-{
-	n->priv = priv;
-	n->hdr = cfs_node_hdr(blk);
-	n->recs = cfs_node_recs(blk);
-	n->cap = cfs_node_cap(bsize);
-}
-
 static int node_check(const struct bt_node *n, int level)
 {
 	uint32_t used = bt_used(n);

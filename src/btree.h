@@ -62,9 +62,6 @@ uint16_t bt_level(const struct bt_node *n);
 uint16_t bt_nrec(const struct bt_node *n);
 uint32_t bt_used(const struct bt_node *n);
 void bt_node_init(struct bt_node *n, int level);
-/* n views the node block blk (an extent or directory node, format.h);
- * priv is the owner's handle for it. */
-void bt_node_block(struct bt_node *n, void *priv, uint8_t *blk, uint32_t bsize);
 
 #define BT_GE 0   /* position at the first record with key >= k */
 #define BT_LE 1   /* position at the last record with key <= k */

@@ -11,6 +11,7 @@
 
 #include "btree.h"
 #include "fsint.h"
+#include "tree_node.h"
 
 struct dir_ctx {
 	struct cfs_fs *fs;
@@ -28,7 +29,6 @@ static int dir_get_node(struct dir_ctx *x, uint64_t lblk, struct bt_node *n)
 	struct cfs_fs *fs = x->fs;
 	uint64_t abs;
 	uint32_t len;
-	struct buf *b;
 	int ret;
 
 	if (lblk >= x->dp->d.size / fs->bsize)
@@ -36,16 +36,7 @@ static int dir_get_node(struct dir_ctx *x, uint64_t lblk, struct bt_node *n)
 	ret = file_map(fs, x->dp, lblk, &abs, &len);
 	if (ret <= 0)
 		return ret ? ret : -EUCLEAN;
-	ret = cache_get_meta(&fs->cache, abs, CFS_MAGIC_DIR, &b);
-	if (ret < 0)
-		return ret;
-	if (cfs_node_owner(b->data) != x->dp->ino) {
-		buf_put(&fs->cache, b);
-		return -EUCLEAN;
-	}
-	bt_node_block(n, b, b->data, fs->bsize);
-	n->ptr = lblk;
-	return 0;
+	return tree_node_get(fs, abs, CFS_MAGIC_DIR, x->dp->ino, lblk, n);
 }
 
 static int dir_get(void *vc, uint64_t ptr, int level, struct bt_node *n)
@@ -60,31 +51,23 @@ static int dir_alloc(void *vc, int level, struct bt_node *n)
 	struct cfs_fs *fs = x->fs;
 	uint64_t lblk = x->dp->d.size / fs->bsize, abs;
 	uint32_t got;
-	struct buf *b;
 	int ret;
 
 	ret = file_alloc(fs, x->dp, lblk, 1, &abs, &got);
 	if (ret < 0)
 		return ret;
-	ret = cache_new_meta(&fs->cache, abs, CFS_MAGIC_DIR, &b);
+	ret = tree_node_new(fs, abs, CFS_MAGIC_DIR, x->dp->ino, lblk, level, n);
 	if (ret < 0) {
 		file_punch(fs, x->dp, lblk, lblk + 1);
 		return ret;
 	}
-	cfs_node_set_owner(b->data, x->dp->ino);
-	bt_node_block(n, b, b->data, fs->bsize);
-	n->ptr = lblk;
-	bt_node_init(n, level);
 	x->dp->d.size += fs->bsize;
 	return inode_write(fs, x->dp);
 }
 
 static void dir_put(void *vc, struct bt_node *n)
 {
-	struct dir_ctx *x = vc;
-
-	if (n->priv)
-		buf_put(&x->fs->cache, n->priv);
+	tree_node_put(((struct dir_ctx *)vc)->fs, n);
 }
 
 static int dir_release(void *vc, struct bt_node *n)
@@ -113,12 +96,8 @@ static int dir_persist(void *vc, struct bt_node *n)
 }
 
 static const struct bt_ops dir_ops = {
-	.leaf_len = cfs_dirent_len,
-	.get = dir_get,
-	.alloc = dir_alloc,
-	.release = dir_release,
-	.dirty = dir_dirty,
-	.persist = dir_persist,
+	.leaf_len = cfs_dirent_len, .get = dir_get, .alloc = dir_alloc,
+	.release = dir_release, .dirty = dir_dirty, .persist = dir_persist,
 	.put = dir_put,
 };
 

@@ -8,6 +8,7 @@
 
 #include "btree.h"
 #include "fsint.h"
+#include "tree_node.h"
 
 struct ext_ctx {
 	struct cfs_fs *fs;
@@ -29,23 +30,12 @@ static int ext_get(void *vc, uint64_t ptr, int level, struct bt_node *n)
 {
 	struct ext_ctx *x = vc;
 	struct cfs_fs *fs = x->fs;
-	struct buf *b;
-	int ret;
 
 	(void)level;
 	if (ptr < fs->sb.data_start || ptr >= fs->sb.chunk_blocks)
 		return -EUCLEAN;
-	ret = cache_get_meta(&fs->cache, chunk_base(fs, ino_chunk(x->ip)) + ptr,
-			     CFS_MAGIC_EXT, &b);
-	if (ret < 0)
-		return ret;
-	if (cfs_node_owner(b->data) != x->ip->ino) {
-		buf_put(&fs->cache, b);
-		return -EUCLEAN;
-	}
-	bt_node_block(n, b, b->data, fs->bsize);
-	n->ptr = ptr;
-	return 0;
+	return tree_node_get(fs, chunk_base(fs, ino_chunk(x->ip)) + ptr, CFS_MAGIC_EXT,
+			     x->ip->ino, ptr, n);
 }
 
 static int ext_alloc(void *vc, int level, struct bt_node *n)
@@ -53,31 +43,23 @@ static int ext_alloc(void *vc, int level, struct bt_node *n)
 	struct ext_ctx *x = vc;
 	struct cfs_fs *fs = x->fs;
 	uint32_t c = ino_chunk(x->ip), rel;
-	struct buf *b;
 	int ret;
 
 	ret = chunk_alloc_blocks(fs, c, 0, 1, &rel);
 	if (ret < 0)
 		return ret;
-	ret = cache_new_meta(&fs->cache, chunk_base(fs, c) + rel, CFS_MAGIC_EXT, &b);
+	ret = tree_node_new(fs, chunk_base(fs, c) + rel, CFS_MAGIC_EXT, x->ip->ino, rel, level, n);
 	if (ret < 0) {
 		chunk_free_blocks(fs, c, rel, 1);
 		return ret;
 	}
-	cfs_node_set_owner(b->data, x->ip->ino);
-	bt_node_block(n, b, b->data, fs->bsize);
-	n->ptr = rel;
-	bt_node_init(n, level);
 	x->ip->d.nblocks++;
 	return inode_write(fs, x->ip);
 }
 
 static void ext_put(void *vc, struct bt_node *n)
 {
-	struct ext_ctx *x = vc;
-
-	if (n->priv)
-		buf_put(&x->fs->cache, n->priv);
+	tree_node_put(((struct ext_ctx *)vc)->fs, n);
 }
 
 static int ext_release(void *vc, struct bt_node *n)
@@ -102,12 +84,8 @@ static int ext_dirty(void *vc, struct bt_node *n)
 }
 
 static const struct bt_ops ext_ops = {
-	.leaf_len = ext_leaf_len,
-	.get = ext_get,
-	.alloc = ext_alloc,
-	.release = ext_release,
-	.dirty = ext_dirty,
-	.put = ext_put,
+	.leaf_len = ext_leaf_len, .get = ext_get, .alloc = ext_alloc,
+	.release = ext_release, .dirty = ext_dirty, .put = ext_put,
 };
 
 static void ext_tree(struct cfs_fs *fs, struct inode *ip, struct ext_ctx *x,

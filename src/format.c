@@ -4,69 +4,23 @@
 #include "format.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <string.h>
 
 #include "crc32c.h"
 #include "le.h"
 
-/* One integer field: its offset on disk, its width (2, 4 or 8 bytes: the
- * width of its member, so that each table line names both once) and its
- * member in the decoded structure.  Signed members are stored as their
- * two's complement bits. */
-struct field {
-	uint16_t off;
-	uint8_t size;
-	uint16_t mem;
-};
-
-#define FIELD(type, member, off) \
-	{ (off), sizeof(((type *)0)->member), offsetof(type, member) }
-#define FIELDS_ENCODE(t, s, buf) fields_encode(t, sizeof(t) / sizeof((t)[0]), s, buf)
-#define FIELDS_DECODE(t, buf, s) fields_decode(t, sizeof(t) / sizeof((t)[0]), buf, s)
-
-/* A member of size bytes, widened. */
-static uint64_t member_get(const uint8_t *m, unsigned size)
-{
-	uint16_t v16;
-	uint32_t v32;
-	uint64_t v64;
-
-	if (size == 2)
-		return memcpy(&v16, m, 2), v16;
-	if (size == 4)
-		return memcpy(&v32, m, 4), v32;
-	return memcpy(&v64, m, 8), v64;
-}
-
-static void member_set(uint8_t *m, unsigned size, uint64_t v)
-{
-	uint16_t v16 = (uint16_t)v;
-	uint32_t v32 = (uint32_t)v;
-
-	if (size == 2)
-		memcpy(m, &v16, 2);
-	else if (size == 4)
-		memcpy(m, &v32, 4);
-	else
-		memcpy(m, &v, 8);
-}
-
-static void fields_encode(const struct field *f, size_t n, const void *s, uint8_t *buf)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		put_le(buf + f[i].off, f[i].size, member_get((const uint8_t *)s + f[i].mem, f[i].size));
-}
-
-static void fields_decode(const struct field *f, size_t n, const uint8_t *buf, void *s)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		member_set((uint8_t *)s + f[i].mem, f[i].size, get_le(buf + f[i].off, f[i].size));
-}
+/* Each structure's integer fields are listed once, as X(member, offset,
+ * bits), and that list expands into both its encoder and its decoder:
+ * straight-line code, as if written out twice.  Signed members are stored
+ * as their two's complement bits. */
+#define FIELD_ENCODE(member, off, bits) put_le##bits(buf + (off), (uint##bits##_t)s->member);
+#define FIELD_DECODE(member, off, bits) s->member = get_le##bits(buf + (off));
+/* ... and into a check that each member is as wide as its field. */
+#define FIELD_WIDTH(type, member, bits) \
+	_Static_assert(sizeof(((type *)0)->member) * 8 == (bits), "width of " #member);
+#define SB_WIDTH(member, off, bits) FIELD_WIDTH(struct cfs_super, member, bits)
+#define CH_WIDTH(member, off, bits) FIELD_WIDTH(struct cfs_chunk_hdr, member, bits)
+#define IN_WIDTH(member, off, bits) FIELD_WIDTH(struct cfs_dinode, member, bits)
 
 uint32_t cfs_fs_seed(const uint8_t uuid[16])
 {
@@ -87,44 +41,43 @@ static uint32_t sb_crc(const uint8_t *buf)
 }
 
 /* The superblock's integer fields (uuid and label are byte strings). */
-static const struct field sb_fields[] = {
-	FIELD(struct cfs_super, version, CFS_OFF_SB_VERSION),
-	FIELD(struct cfs_super, block_size, CFS_OFF_SB_BLOCK_SIZE),
-	FIELD(struct cfs_super, feat_compat, CFS_OFF_SB_COMPAT),
-	FIELD(struct cfs_super, feat_ro_compat, CFS_OFF_SB_RO_COMPAT),
-	FIELD(struct cfs_super, feat_incompat, CFS_OFF_SB_INCOMPAT),
-	FIELD(struct cfs_super, inode_size, CFS_OFF_SB_INODE_SIZE),
-	FIELD(struct cfs_super, nchunks, CFS_OFF_SB_NCHUNKS),
-	FIELD(struct cfs_super, inodes_per_chunk, CFS_OFF_SB_IPC),
-	FIELD(struct cfs_super, chunk_blocks, CFS_OFF_SB_CHUNK_BLOCKS),
-	FIELD(struct cfs_super, first_chunk_block, CFS_OFF_SB_FIRST_CHUNK),
-	FIELD(struct cfs_super, total_blocks, CFS_OFF_SB_TOTAL_BLOCKS),
-	FIELD(struct cfs_super, backup_sb_block, CFS_OFF_SB_BACKUP),
-	FIELD(struct cfs_super, root_ino, CFS_OFF_SB_ROOT),
-	FIELD(struct cfs_super, lpf_ino, CFS_OFF_SB_LPF),
-	FIELD(struct cfs_super, created, CFS_OFF_SB_CREATED),
-	FIELD(struct cfs_super, bbm_blocks, CFS_OFF_SB_BBM_BLOCKS),
-	FIELD(struct cfs_super, ibm_blocks, CFS_OFF_SB_IBM_BLOCKS),
-	FIELD(struct cfs_super, itable_blocks, CFS_OFF_SB_ITABLE),
-	FIELD(struct cfs_super, data_start, CFS_OFF_SB_DATA_START),
-	FIELD(struct cfs_super, hash_seed, CFS_OFF_SB_HASH_SEED),
-};
+#define SB_FIELDS(X) \
+	X(version, CFS_OFF_SB_VERSION, 32) \
+	X(block_size, CFS_OFF_SB_BLOCK_SIZE, 32) \
+	X(feat_compat, CFS_OFF_SB_COMPAT, 32) \
+	X(feat_ro_compat, CFS_OFF_SB_RO_COMPAT, 32) \
+	X(feat_incompat, CFS_OFF_SB_INCOMPAT, 32) \
+	X(inode_size, CFS_OFF_SB_INODE_SIZE, 32) \
+	X(nchunks, CFS_OFF_SB_NCHUNKS, 32) \
+	X(inodes_per_chunk, CFS_OFF_SB_IPC, 32) \
+	X(chunk_blocks, CFS_OFF_SB_CHUNK_BLOCKS, 64) \
+	X(first_chunk_block, CFS_OFF_SB_FIRST_CHUNK, 64) \
+	X(total_blocks, CFS_OFF_SB_TOTAL_BLOCKS, 64) \
+	X(backup_sb_block, CFS_OFF_SB_BACKUP, 64) \
+	X(root_ino, CFS_OFF_SB_ROOT, 32) \
+	X(lpf_ino, CFS_OFF_SB_LPF, 32) \
+	X(created, CFS_OFF_SB_CREATED, 64) \
+	X(bbm_blocks, CFS_OFF_SB_BBM_BLOCKS, 32) \
+	X(ibm_blocks, CFS_OFF_SB_IBM_BLOCKS, 32) \
+	X(itable_blocks, CFS_OFF_SB_ITABLE, 32) \
+	X(data_start, CFS_OFF_SB_DATA_START, 32) \
+	X(hash_seed, CFS_OFF_SB_HASH_SEED, 32)
+SB_FIELDS(SB_WIDTH)
 
-void cfs_super_encode(const struct cfs_super *sb, uint8_t *buf)
+void cfs_super_encode(const struct cfs_super *s, uint8_t *buf)
 {
 	memset(buf, 0, CFS_SB_SIZE);
 	put_le32(buf + CFS_OFF_SB_MAGIC, CFS_SB_MAGIC);
-	FIELDS_ENCODE(sb_fields, sb, buf);
-	if (sb->feat_incompat & CFS_FEAT_INCOMPAT_META_UUID) {
-		memcpy(buf + CFS_OFF_SB_UUID, sb->user_uuid, 16);
-		memcpy(buf + CFS_OFF_SB_META_UUID, sb->uuid, 16);
+	SB_FIELDS(FIELD_ENCODE)
+	if (s->feat_incompat & CFS_FEAT_INCOMPAT_META_UUID) {
+		memcpy(buf + CFS_OFF_SB_UUID, s->user_uuid, 16);
+		memcpy(buf + CFS_OFF_SB_META_UUID, s->uuid, 16);
 	} else {
-		memcpy(buf + CFS_OFF_SB_UUID, sb->uuid, 16);
+		memcpy(buf + CFS_OFF_SB_UUID, s->uuid, 16);
 	}
-	if (sb->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
-		memcpy(buf + CFS_OFF_SB_MOUNT_OPTS, sb->mount_opts,
-		       strnlen(sb->mount_opts, 63));
-	memcpy(buf + CFS_OFF_SB_LABEL, sb->label, strnlen(sb->label, 63));
+	if (s->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
+		memcpy(buf + CFS_OFF_SB_MOUNT_OPTS, s->mount_opts, strnlen(s->mount_opts, 63));
+	memcpy(buf + CFS_OFF_SB_LABEL, s->label, strnlen(s->label, 63));
 	cfs_super_csum_set(buf);
 }
 
@@ -133,21 +86,21 @@ void cfs_super_csum_set(uint8_t *buf)
 	put_le32(buf + CFS_OFF_SB_CRC, sb_crc(buf));
 }
 
-int cfs_super_decode(const uint8_t *buf, struct cfs_super *sb)
+int cfs_super_decode(const uint8_t *buf, struct cfs_super *s)
 {
 	if (get_le32(buf + CFS_OFF_SB_MAGIC) != CFS_SB_MAGIC)
 		return -EUCLEAN;
 	if (get_le32(buf + CFS_OFF_SB_CRC) != sb_crc(buf))
 		return -EBADMSG;
-	memset(sb, 0, sizeof(*sb));
-	FIELDS_DECODE(sb_fields, buf, sb);
-	memcpy(sb->user_uuid, buf + CFS_OFF_SB_UUID, 16);
-	memcpy(sb->uuid, buf + (sb->feat_incompat & CFS_FEAT_INCOMPAT_META_UUID ?
-				CFS_OFF_SB_META_UUID : CFS_OFF_SB_UUID), 16);
-	if (sb->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
-		memcpy(sb->mount_opts, buf + CFS_OFF_SB_MOUNT_OPTS, 63);
-	memcpy(sb->label, buf + CFS_OFF_SB_LABEL, 63);
-	sb->label[63] = 0;
+	memset(s, 0, sizeof(*s));
+	SB_FIELDS(FIELD_DECODE)
+	memcpy(s->user_uuid, buf + CFS_OFF_SB_UUID, 16);
+	memcpy(s->uuid, buf + (s->feat_incompat & CFS_FEAT_INCOMPAT_META_UUID ?
+			       CFS_OFF_SB_META_UUID : CFS_OFF_SB_UUID), 16);
+	if (s->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
+		memcpy(s->mount_opts, buf + CFS_OFF_SB_MOUNT_OPTS, 63);
+	memcpy(s->label, buf + CFS_OFF_SB_LABEL, 63);
+	s->label[63] = 0;
 	return 0;
 }
 
@@ -240,75 +193,74 @@ int cfs_meta_verify(const uint8_t *blk, uint32_t bsize, uint32_t seed,
 /* Chunk header: block 0 of each chunk, after the common header. */
 
 /* The chunk header's integer fields (the uuid is a byte string). */
-static const struct field ch_fields[] = {
-	FIELD(struct cfs_chunk_hdr, index, CFS_OFF_CH_INDEX),
-	FIELD(struct cfs_chunk_hdr, state, CFS_OFF_CH_STATE),
-	FIELD(struct cfs_chunk_hdr, generation, CFS_OFF_CH_GEN),
-	FIELD(struct cfs_chunk_hdr, last_check, CFS_OFF_CH_LAST_CHECK),
-	FIELD(struct cfs_chunk_hdr, last_write, CFS_OFF_CH_LAST_WRITE),
-	FIELD(struct cfs_chunk_hdr, free_blocks, CFS_OFF_CH_FREE_BLK),
-	FIELD(struct cfs_chunk_hdr, free_inodes, CFS_OFF_CH_FREE_INO),
-	FIELD(struct cfs_chunk_hdr, bbm_init, CFS_OFF_CH_BBM_INIT),
-	FIELD(struct cfs_chunk_hdr, ibm_init, CFS_OFF_CH_IBM_INIT),
-	FIELD(struct cfs_chunk_hdr, itable_init, CFS_OFF_CH_ITAB_INIT),
-	FIELD(struct cfs_chunk_hdr, nconts, CFS_OFF_CH_NCONTS),
-	FIELD(struct cfs_chunk_hdr, nstubs, CFS_OFF_CH_NSTUBS),
-	FIELD(struct cfs_chunk_hdr, ndirs, CFS_OFF_CH_NDIRS),
-};
+#define CH_FIELDS(X) \
+	X(index, CFS_OFF_CH_INDEX, 32) \
+	X(state, CFS_OFF_CH_STATE, 32) \
+	X(generation, CFS_OFF_CH_GEN, 64) \
+	X(last_check, CFS_OFF_CH_LAST_CHECK, 64) \
+	X(last_write, CFS_OFF_CH_LAST_WRITE, 64) \
+	X(free_blocks, CFS_OFF_CH_FREE_BLK, 32) \
+	X(free_inodes, CFS_OFF_CH_FREE_INO, 32) \
+	X(bbm_init, CFS_OFF_CH_BBM_INIT, 32) \
+	X(ibm_init, CFS_OFF_CH_IBM_INIT, 32) \
+	X(itable_init, CFS_OFF_CH_ITAB_INIT, 32) \
+	X(nconts, CFS_OFF_CH_NCONTS, 32) \
+	X(nstubs, CFS_OFF_CH_NSTUBS, 32) \
+	X(ndirs, CFS_OFF_CH_NDIRS, 32)
+CH_FIELDS(CH_WIDTH)
 
-void cfs_chunk_hdr_encode(const struct cfs_chunk_hdr *h, uint8_t *blk)
+void cfs_chunk_hdr_encode(const struct cfs_chunk_hdr *s, uint8_t *buf)
 {
-	FIELDS_ENCODE(ch_fields, h, blk);
-	memcpy(blk + CFS_OFF_CH_UUID, h->uuid, 16);
+	CH_FIELDS(FIELD_ENCODE)
+	memcpy(buf + CFS_OFF_CH_UUID, s->uuid, 16);
 }
 
-void cfs_chunk_hdr_decode(const uint8_t *blk, struct cfs_chunk_hdr *h)
+void cfs_chunk_hdr_decode(const uint8_t *buf, struct cfs_chunk_hdr *s)
 {
-	FIELDS_DECODE(ch_fields, blk, h);
-	memcpy(h->uuid, blk + CFS_OFF_CH_UUID, 16);
+	CH_FIELDS(FIELD_DECODE)
+	memcpy(s->uuid, buf + CFS_OFF_CH_UUID, 16);
 }
 
-/* Inode, inode_size bytes in the inode table. */
+/* Inode, inode_size bytes in the inode table: its fields, all integers. */
+#define IN_FIELDS(X) \
+	X(mode, CFS_OFF_IN_MODE, 16) \
+	X(flags, CFS_OFF_IN_FLAGS, 16) \
+	X(nlink, CFS_OFF_IN_NLINK, 32) \
+	X(uid, CFS_OFF_IN_UID, 32) \
+	X(gid, CFS_OFF_IN_GID, 32) \
+	X(size, CFS_OFF_IN_SIZE, 64) \
+	X(atime, CFS_OFF_IN_ATIME, 64) \
+	X(mtime, CFS_OFF_IN_MTIME, 64) \
+	X(ctime, CFS_OFF_IN_CTIME, 64) \
+	X(crtime, CFS_OFF_IN_CRTIME, 64) \
+	X(atime_ns, CFS_OFF_IN_ATIME_NS, 32) \
+	X(mtime_ns, CFS_OFF_IN_MTIME_NS, 32) \
+	X(ctime_ns, CFS_OFF_IN_CTIME_NS, 32) \
+	X(crtime_ns, CFS_OFF_IN_CRTIME_NS, 32) \
+	X(generation, CFS_OFF_IN_GEN, 32) \
+	X(xattr_block, CFS_OFF_IN_XATTR_BLK, 32) \
+	X(nblocks, CFS_OFF_IN_NBLOCKS, 64) \
+	X(rdev, CFS_OFF_IN_RDEV, 64) \
+	X(head, CFS_OFF_IN_HEAD, 32) \
+	X(back, CFS_OFF_IN_BACK, 32) \
+	X(lo, CFS_OFF_IN_LO, 64) \
+	X(hi, CFS_OFF_IN_HI, 64) \
+	X(cont[0], CFS_OFF_IN_CONT, 32) \
+	X(cont[1], CFS_OFF_IN_CONT + 4, 32) \
+	X(cont[2], CFS_OFF_IN_CONT + 8, 32) \
+	X(cont[3], CFS_OFF_IN_CONT + 12, 32) \
+	X(xattr_len, CFS_OFF_IN_XATTR_LEN, 16)
+IN_FIELDS(IN_WIDTH)
 
-static const struct field in_fields[] = {
-	FIELD(struct cfs_dinode, mode, CFS_OFF_IN_MODE),
-	FIELD(struct cfs_dinode, flags, CFS_OFF_IN_FLAGS),
-	FIELD(struct cfs_dinode, nlink, CFS_OFF_IN_NLINK),
-	FIELD(struct cfs_dinode, uid, CFS_OFF_IN_UID),
-	FIELD(struct cfs_dinode, gid, CFS_OFF_IN_GID),
-	FIELD(struct cfs_dinode, size, CFS_OFF_IN_SIZE),
-	FIELD(struct cfs_dinode, atime, CFS_OFF_IN_ATIME),
-	FIELD(struct cfs_dinode, mtime, CFS_OFF_IN_MTIME),
-	FIELD(struct cfs_dinode, ctime, CFS_OFF_IN_CTIME),
-	FIELD(struct cfs_dinode, crtime, CFS_OFF_IN_CRTIME),
-	FIELD(struct cfs_dinode, atime_ns, CFS_OFF_IN_ATIME_NS),
-	FIELD(struct cfs_dinode, mtime_ns, CFS_OFF_IN_MTIME_NS),
-	FIELD(struct cfs_dinode, ctime_ns, CFS_OFF_IN_CTIME_NS),
-	FIELD(struct cfs_dinode, crtime_ns, CFS_OFF_IN_CRTIME_NS),
-	FIELD(struct cfs_dinode, generation, CFS_OFF_IN_GEN),
-	FIELD(struct cfs_dinode, xattr_block, CFS_OFF_IN_XATTR_BLK),
-	FIELD(struct cfs_dinode, nblocks, CFS_OFF_IN_NBLOCKS),
-	FIELD(struct cfs_dinode, rdev, CFS_OFF_IN_RDEV),
-	FIELD(struct cfs_dinode, head, CFS_OFF_IN_HEAD),
-	FIELD(struct cfs_dinode, back, CFS_OFF_IN_BACK),
-	FIELD(struct cfs_dinode, lo, CFS_OFF_IN_LO),
-	FIELD(struct cfs_dinode, hi, CFS_OFF_IN_HI),
-	FIELD(struct cfs_dinode, cont[0], CFS_OFF_IN_CONT),
-	FIELD(struct cfs_dinode, cont[1], CFS_OFF_IN_CONT + 4),
-	FIELD(struct cfs_dinode, cont[2], CFS_OFF_IN_CONT + 8),
-	FIELD(struct cfs_dinode, cont[3], CFS_OFF_IN_CONT + 12),
-	FIELD(struct cfs_dinode, xattr_len, CFS_OFF_IN_XATTR_LEN),
-};
-
-void cfs_dinode_decode(const uint8_t *raw, struct cfs_dinode *d)
+void cfs_dinode_decode(const uint8_t *buf, struct cfs_dinode *s)
 {
-	FIELDS_DECODE(in_fields, raw, d);
+	IN_FIELDS(FIELD_DECODE)
 }
 
-void cfs_dinode_encode(const struct cfs_dinode *d, uint8_t *raw)
+void cfs_dinode_encode(const struct cfs_dinode *s, uint8_t *buf)
 {
-	FIELDS_ENCODE(in_fields, d, raw);
-	memset(raw + CFS_OFF_IN_RESERVED, 0, CFS_OFF_IN_VAR - CFS_OFF_IN_RESERVED);
+	IN_FIELDS(FIELD_ENCODE)
+	memset(buf + CFS_OFF_IN_RESERVED, 0, CFS_OFF_IN_VAR - CFS_OFF_IN_RESERVED);
 }
 
 /* The inode's crc is its last u32. */

@@ -42,7 +42,9 @@ static const struct command commands[] = {
 	  "            [-U UUID] [-F] [-q] IMAGE [SIZE]",
 	  "Create a chunkfs filesystem on IMAGE (a file, created if missing, or a\n"
 	  "block device).  SIZE and BLOCKSIZE take K, M, G, T suffixes (powers of\n"
-	  "1024).  SIZE is required when IMAGE does not exist.\n"
+	  "1024).  SIZE is required when IMAGE does not exist; on a block device\n"
+	  "it may be smaller than the device, never larger.  A device that is\n"
+	  "mounted or in use is refused.\n"
 	  "  -b BLOCKSIZE   block size, a power of two from 1K to 64K (default 4K)\n"
 	  "  -c CHUNKS      number of chunks, 1..256 (default: from the size)\n"
 	  "  -L LABEL       volume label, at most 63 bytes\n"
@@ -50,7 +52,9 @@ static const struct command commands[] = {
 	  "  -I INODE_SIZE  inode size in bytes, a power of two >= 256\n"
 	  "  -U UUID        filesystem UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx,\n"
 	  "                 \"random\" or \"nil\")\n"
-	  "  -F             overwrite an existing chunkfs filesystem\n"
+	  "  -F             overwrite an existing filesystem (chunkfs, or any that\n"
+	  "                 libblkid finds: without -F mkfs names it and asks on a\n"
+	  "                 terminal, else refuses)\n"
 	  "  -q             quiet: print nothing on success\n" },
 	{ "info", cmd_info, "[--json | --map | --svg FILE] IMAGE",
 	  "Show geometry, features and the state of every chunk.\n"
@@ -76,7 +80,8 @@ static const struct command commands[] = {
 	{ "put", cmd_put, "[-r] IMAGE SRC DEST",
 	  "Copy the host file SRC (\"-\" for standard input) into the image as\n"
 	  "DEST (into DEST if it is a directory), keeping modes, owners, times,\n"
-	  "symlinks, hard links, special files, xattrs and holes.\n"
+	  "symlinks, hard links, special files, xattrs and holes.  An existing\n"
+	  "regular file is written into, as cp does (its other links see it).\n"
 	  "  -r  copy a whole directory tree\n" },
 	{ "mkdir", cmd_mkdir, "[-p] [-m MODE] IMAGE PATH...",
 	  "Create directories inside the image.\n"
@@ -94,7 +99,7 @@ static const struct command commands[] = {
 	  "Rename SRC to DEST inside the image (into DEST if it is a directory).\n" },
 	{ "fsck", cmd_fsck, "[-n|-p|-a|-y] [-f] [-j N] [-C FD] [-v] [--json] IMAGE",
 	  "Check the chunks that need it (dirty or in error; all with -f) on\n"
-	  "several threads and repair them.\n"
+	  "several threads and repair them.  Only one of -n, -p/-a, -y.\n"
 	  "  -n      open read-only, change nothing\n"
 	  "  -p, -a  preen: fix what is safe, exit 4 if a person is needed\n"
 	  "  -y      fix everything\n"
@@ -119,6 +124,9 @@ static const struct command commands[] = {
 	  "  noatime, relatime (default), strictatime, nodiratime\n"
 	  "  max_threads=N     FUSE worker threads (default: number of CPUs, 2-16)\n"
 	  "  and the usual FUSE and mount options (see mount.chunkfs(8)).\n"
+	  "remount,ro and remount,rw (root) change a live mount.  ext4 options\n"
+	  "that mean nothing here (user_xattr, lazytime, discard, ...) are ignored,\n"
+	  "saying so; those it cannot honour (acl, quotas, ...) are refused.\n"
 	  "As mount.chunkfs (mount(8)'s helper conventions, IMAGE DIR first):\n"
 	  "  -f  fake: all but the mount     -r, -w  read-only, read-write\n"
 	  "  -n, -s, -v, -t TYPE  ignored    -o OPTIONS  as above\n" },

@@ -36,15 +36,27 @@ static void mount_point_of(dev_t rdev, char *out, size_t len)
 	endmntent(f);
 }
 
+/* mke2fs's words for a device the kernel holds (dev: its path). */
+static void refuse_busy(const char *dev, const char *shown)
+{
+	char mnt[PATH_MAX] = "";
+	struct stat st;
+
+	if (stat(dev, &st) == 0)
+		mount_point_of(st.st_rdev, mnt, sizeof(mnt));
+	if (mnt[0])
+		err_msg("%s is mounted on %s; will not make a filesystem here!", shown, mnt);
+	else
+		err_msg("%s is apparently in use by the system; will not make a "
+			"filesystem here!", shown);
+}
+
 /* Open the block device path exclusively: the kernel refuses while it is
  * mounted, used by swap, device-mapper or RAID, or opened with O_EXCL by
  * anyone else.  The descriptor is kept for as long as mkfs writes, so
  * nothing can claim the device meanwhile.  Errors are reported. */
 static int claim_blkdev(const char *path, const char *shown, int *fd)
 {
-	char mnt[PATH_MAX];
-	struct stat st;
-
 	*fd = open(path, O_RDWR | O_EXCL | O_CLOEXEC);
 	if (*fd >= 0)
 		return 0;
@@ -52,14 +64,7 @@ static int claim_blkdev(const char *path, const char *shown, int *fd)
 		err_host(path, -errno);
 		return -1;
 	}
-	mnt[0] = 0;
-	if (stat(path, &st) == 0)
-		mount_point_of(st.st_rdev, mnt, sizeof(mnt));
-	if (mnt[0])
-		err_msg("%s is mounted on %s; will not make a filesystem here!", shown, mnt);
-	else
-		err_msg("%s is apparently in use by the system; will not make a "
-			"filesystem here!", shown);
+	refuse_busy(path, shown);
 	return -1;
 }
 
@@ -97,7 +102,7 @@ static bool loop_of_file(const char *real, char *out, size_t len)
 
 int dev_claim(const char *path, int *fd)
 {
-	char real[PATH_MAX], loop[300];
+	char real[PATH_MAX], loop[300], what[PATH_MAX + 320];
 	struct stat st;
 	int lfd;
 
@@ -118,20 +123,8 @@ int dev_claim(const char *path, int *fd)
 	}
 	if (errno != EBUSY)
 		return 0;
-	{
-		char mnt[PATH_MAX], what[PATH_MAX + 96];
-
-		mnt[0] = 0;
-		if (stat(loop, &st) == 0)
-			mount_point_of(st.st_rdev, mnt, sizeof(mnt));
-		snprintf(what, sizeof(what), "%s (through %s)", path, loop);
-		if (mnt[0])
-			err_msg("%s is mounted on %s; will not make a filesystem here!",
-				what, mnt);
-		else
-			err_msg("%s is apparently in use by the system; will not make a "
-				"filesystem here!", what);
-	}
+	snprintf(what, sizeof(what), "%s (through %s)", path, loop);
+	refuse_busy(loop, what);
 	return -1;
 }
 
@@ -159,37 +152,35 @@ static void describe(blkid_probe pr, char *out, size_t len)
 		snprintf(out, len, "an unknown signature");
 }
 
-static blkid_probe probe_new(int fd)
+/* A probe of path opened with flags (*fd: to close after blkid_free_probe). */
+static int probe_open(const char *path, int flags, int *fd, blkid_probe *pr)
 {
-	blkid_probe pr = blkid_new_probe();
-
-	if (!pr)
-		return NULL;
-	if (blkid_probe_set_device(pr, fd, 0, 0) < 0) {
-		blkid_free_probe(pr);
-		return NULL;
+	*fd = open(path, flags | O_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	*pr = blkid_new_probe();
+	if (!*pr || blkid_probe_set_device(*pr, *fd, 0, 0) < 0) {
+		if (*pr)
+			blkid_free_probe(*pr);
+		close(*fd);
+		return -ENOMEM;
 	}
-	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL |
+	blkid_probe_enable_superblocks(*pr, 1);
+	blkid_probe_set_superblocks_flags(*pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL |
 					  BLKID_SUBLKS_MAGIC | BLKID_SUBLKS_BADCSUM);
-	blkid_probe_enable_partitions(pr, 1);
-	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
-	return pr;
+	blkid_probe_enable_partitions(*pr, 1);
+	blkid_probe_set_partitions_flags(*pr, BLKID_PARTS_MAGIC);
+	return 0;
 }
 
 int dev_signature(const char *path, char *out, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
 	blkid_probe pr;
+	int fd, ret = probe_open(path, O_RDONLY, &fd, &pr);
 
 	out[0] = 0;
-	if (fd < 0)
-		return -errno;
-	pr = probe_new(fd);
-	if (!pr) {
-		close(fd);
-		return -ENOMEM;
-	}
+	if (ret < 0)
+		return ret;
 	/* the first signature found; mkfs names it and asks */
 	if (blkid_do_probe(pr) == 0) {
 		describe(pr, out, len);
@@ -202,16 +193,11 @@ int dev_signature(const char *path, char *out, size_t len)
 
 int dev_wipe(const char *path)
 {
-	int fd = open(path, O_RDWR | O_CLOEXEC), ret = 0;
 	blkid_probe pr;
+	int fd, ret = probe_open(path, O_RDWR, &fd, &pr);
 
-	if (fd < 0)
-		return -errno;
-	pr = probe_new(fd);
-	if (!pr) {
-		close(fd);
-		return -ENOMEM;
-	}
+	if (ret < 0)
+		return ret;
 	/* each wipe steps the probe back, so this ends when nothing is left */
 	while (ret == 0 && blkid_do_probe(pr) == 0)
 		if (blkid_do_wipe(pr, 0) < 0)

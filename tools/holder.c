@@ -134,6 +134,7 @@ static bool write_locked(const struct stat *img)
 static bool is_daemon(pid_t pid)
 {
 	char p[64], buf[4096];
+	size_t l0;
 	ssize_t n;
 	int fd;
 
@@ -149,8 +150,7 @@ static bool is_daemon(pid_t pid)
 	if (strstr(buf, "mount.chunkfs") || strstr(buf, "mount.fuse.chunkfs"))
 		return true;
 	/* argv[1] follows argv[0]'s NUL */
-	size_t l0 = strlen(buf);
-
+	l0 = strlen(buf);
 	if ((ssize_t)l0 + 1 < n && strcmp(buf + l0 + 1, "mount") == 0)
 		return true;
 	for (ssize_t i = 0; i + 3 < n; i++)
@@ -159,11 +159,24 @@ static bool is_daemon(pid_t pid)
 	return false;
 }
 
+static void say_waiting(const char *img, pid_t pid, bool daemon)
+{
+	if (!pid)
+		fprintf(stderr, "%s: waiting for the process writing %s to finish\n",
+			tool_prog, img);
+	else if (daemon)
+		fprintf(stderr, "%s: waiting for the chunkfs daemon (pid %d) to finish "
+			"writing %s\n", tool_prog, (int)pid, img);
+	else
+		fprintf(stderr, "%s: waiting for process %d to finish writing %s\n",
+			tool_prog, (int)pid, img);
+}
+
 int img_wait(const char *img, struct img_use *u)
 {
 	char real[PATH_MAX];
 	double t0 = mono_now(), waited;
-	bool said = false, daemon = false;
+	bool said = false, looked = false, daemon = false;
 	struct stat st;
 
 	memset(u, 0, sizeof(*u));
@@ -175,23 +188,17 @@ int img_wait(const char *img, struct img_use *u)
 			u->pid = image_holder(&st);
 			break;          /* mounted: in use, not finishing */
 		}
-		if (!u->pid) {
+		if (!looked) {
+			/* unknown (another user's process): assume the daemon */
 			u->pid = image_holder(&st);
 			daemon = !u->pid || is_daemon(u->pid);
+			looked = true;
 		}
 		waited = mono_now() - t0;
 		if (!daemon && waited >= WAIT_OTHER_MAX)
 			break;          /* not a daemon finishing: the caller says "in use" */
 		if (!said && waited >= WAIT_SAY_AFTER) {
-			if (!u->pid)
-				fprintf(stderr, "%s: waiting for the process writing %s to "
-					"finish\n", tool_prog, img);
-			else if (daemon)
-				fprintf(stderr, "%s: waiting for the chunkfs daemon (pid %d) "
-					"to finish writing %s\n", tool_prog, (int)u->pid, img);
-			else
-				fprintf(stderr, "%s: waiting for process %d to finish "
-					"writing %s\n", tool_prog, (int)u->pid, img);
+			say_waiting(img, u->pid, daemon);
 			said = true;
 		}
 		usleep(20000);

@@ -10,6 +10,7 @@
 
 #include <fuse_lowlevel.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "tool.h"
@@ -24,6 +25,11 @@
 #define WRITERS_SLOTS   256
 #define INVAL_SLOTS     64
 #define NAME_SLOTS      256
+/* Free space below which write-only opens bypass the writeback cache: more
+ * than the kernel holds dirty for one FUSE mount (its bdi may use 1% of
+ * the dirty threshold) plus the write-back requests in flight. */
+#define SPACE_RESERVE_BYTES (64ull << 20)
+#define SPACE_RECHECK_MS    20
 
 enum atime_mode { ATIME_OFF, ATIME_REL, ATIME_STRICT };
 
@@ -65,6 +71,9 @@ struct mnt {
 	 * modulo NAME_SLOTS; an overwritten slot only costs the size fix) */
 	pthread_mutex_t nlock;
 	struct recent_name names[NAME_SLOTS];
+	/* space_low(): free space below SPACE_RESERVE_BYTES, as last seen */
+	_Atomic long long space_checked;
+	_Atomic bool space_low;
 	/* writable opens, by inode */
 	pthread_mutex_t wlock;
 	struct writer *writers[WRITERS_SLOTS];

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -225,13 +226,10 @@ static void name_remember(struct mnt *m, cfs_ino_t ino, fuse_ino_t parent,
 
 static bool name_recall(struct mnt *m, cfs_ino_t ino, struct recent_name *out)
 {
-	bool ret;
-
 	pthread_mutex_lock(&m->nlock);
 	*out = m->names[ino % NAME_SLOTS];
 	pthread_mutex_unlock(&m->nlock);
-	ret = out->ino == ino && out->name[0];
-	return ret;
+	return out->ino == ino && out->name[0];
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -636,6 +634,26 @@ static bool has_writers(struct mnt *m, cfs_ino_t ino)
 	return ret;
 }
 
+/* Whether free space is below what the kernel may hold dirty for us.
+ * Looked at most every SPACE_RECHECK_MS (cfs_statfs takes every chunk's
+ * lock), by whichever open comes. */
+static bool space_low(struct mnt *m)
+{
+	struct timespec now;
+	struct cfs_statfs cs;
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	if (ms - atomic_load(&m->space_checked) >= SPACE_RECHECK_MS) {
+		atomic_store(&m->space_checked, ms);
+		if (cfs_statfs(m->fs, &cs) == 0)
+			atomic_store(&m->space_low,
+				     cs.bavail * cs.block_size < SPACE_RESERVE_BYTES);
+	}
+	return atomic_load(&m->space_low);
+}
+
 /* The file handle's reference (cfs_inode_get) lasts until release. */
 static int file_opened(struct mnt *m, cfs_ino_t ino, struct fuse_file_info *fi)
 {
@@ -645,6 +663,13 @@ static int file_opened(struct mnt *m, cfs_ino_t ino, struct fuse_file_info *fi)
 		return ret;
 	/* nothing else changes the image, so cached pages stay valid */
 	fi->keep_cache = 1;
+	/* Nearly full: the writeback cache would accept writes that cannot
+	 * all be stored, and report the failure only at close.  A file
+	 * opened write-only (cp, >, dd: no mmap of it is possible) then
+	 * writes straight through, so write() itself fails with ENOSPC, as
+	 * ext4's delayed allocation reports it. */
+	if ((fi->flags & O_ACCMODE) == O_WRONLY && !m->rdonly && space_low(m))
+		fi->direct_io = 1;
 	if (writable(fi))
 		writers_add(m, ino, 1);
 	return 0;
@@ -739,9 +764,6 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(buf);
 }
 
-/* O_APPEND needs nothing here: with the writeback cache the kernel picks
- * the offset (it owns the file size), without it the kernel passes the
- * end of file it knows, which is ours since nothing else writes. */
 /* With the writeback cache a failed write (ENOSPC) comes back at fsync or
  * close, but the kernel keeps the pages and the size it grew the file to:
  * stat and read would go on showing bytes that are not in the image.
@@ -761,6 +783,9 @@ static void inval_later(struct mnt *m, cfs_ino_t ino)
 	pthread_mutex_unlock(&m->lock);
 }
 
+/* O_APPEND needs nothing here: with the writeback cache the kernel picks
+ * the offset (it owns the file size), without it the kernel passes the
+ * end of file it knows, which is ours since nothing else writes. */
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 		     off_t off, struct fuse_file_info *fi)
 {

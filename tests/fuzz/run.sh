@@ -45,17 +45,19 @@ if ! "$CLANG" -fsanitize=fuzzer,address,undefined "$probe.c" -o "$probe" 2>"$pro
 fi
 
 # ---- the harness ------------------------------------------------------------------------
+# the library's sources, in src/ and any folder below it (src/fsck/)
+mapfile -t LIB_SRCS < <(find "$CHUNKFS_SRC/src" -name '*.c' | sort)
 stale=1
 if [ -x "$FUZZER" ]; then
 	stale=$(find "$CHUNKFS_SRC/src" "$CHUNKFS_SRC/include" "$HERE" \
-		"$CHUNKFS_SRC/tests/fixture.h" -newer "$FUZZER" \
+		"$CHUNKFS_SRC"/tests/*.h -newer "$FUZZER" \
 		\( -name '*.c' -o -name '*.h' \) | head -n 1 | wc -l)
 fi
 if [ "$stale" != 0 ]; then
 	if ! "$CLANG" -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-I"$CHUNKFS_SRC/include" -I"$CHUNKFS_SRC/src" \
-		"$HERE/fuzz_open_fsck.c" "$CHUNKFS_SRC"/src/*.c "$CHUNKFS_SRC"/src/fsck/*.c -pthread \
+		"$HERE/fuzz_open_fsck.c" "${LIB_SRCS[@]}" -pthread \
 		-o "$FUZZER.new" 2>"$TESTDIR/.lib/build.err"; then
 		fail fuzz_build "$(head -c 800 "$TESTDIR/.lib/build.err")"
 		finish

@@ -174,14 +174,41 @@ test_dead_mount() {
 }
 
 # ==== item 9: ENOSPC at write-back ========================================
+# free_mb DIR: free space of the mount in MiB
+free_mb() { df -Pm "$1" | awk 'NR == 2 { print $4 }'; }
+
+# write_report FILE SRC: open FILE write-only, write SRC into it in 1 MiB
+# writes, and say where ENOSPC came: "write N" or "close" (or "ok").
+write_report() {
+	python3 - "$1" "$2" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+src = open(sys.argv[2], "rb").read()
+n, where = 0, "ok"
+try:
+    while n < len(src):
+        n += os.write(fd, src[n:n + (1 << 20)])
+except OSError as e:
+    where = "write %d %s" % (n, e.strerror)
+try:
+    os.close(fd)
+except OSError as e:
+    where = "close " + e.strerror
+print(where)
+PY
+}
+
 test_enospc() {
-	local img=$TESTDIR/full.img src=$TESTDIR/src50 size i
-	"$CHUNKFS" mkfs -q "$img" 64M || return
-	head -c 50M /dev/urandom >"$src"
+	local img=$TESTDIR/full.img src=$TESTDIR/src100 size i free
+	"$CHUNKFS" mkfs -q "$img" 192M || return
+	head -c 100M /dev/urandom >"$src"
 	mount_fs "$img" "$mnt" || { fail enospc "mount failed"; return; }
-	head -c 30M /dev/zero >"$mnt/fill"
+	# about 80 MiB free: above the reserve, so the writeback cache takes
+	# the writes and the failure comes at close
+	free=$(free_mb "$mnt")
+	head -c $(((free - 80) << 20)) /dev/zero >"$mnt/fill"
 	if cp "$src" "$mnt/big" 2>"$TESTDIR/cp.err"; then
-		fail enospc_reported "cp of 50M into 30M free succeeded"
+		fail enospc_reported "cp of 100M into 80M free succeeded"
 	else
 		grep -q "No space left" "$TESTDIR/cp.err" && pass enospc_reported ||
 			fail enospc_reported "$(cat "$TESTDIR/cp.err")"
@@ -189,12 +216,23 @@ test_enospc() {
 	# the kernel must let go of the size and pages it still holds
 	for i in $(seq 30); do
 		size=$(stat -c %s "$mnt/big")
-		[ "$size" -lt 52428800 ] && break
+		[ "$size" -lt 104857600 ] && break
 		sleep 0.1
 	done
 	cp "$mnt/big" "$TESTDIR/seen" 2>/dev/null
+	# below the reserve: a write-only file bypasses the cache, and
+	# write() itself says ENOSPC
+	rm -f "$mnt/fill"
+	free=$(free_mb "$mnt")
+	head -c $(((free - 40) << 20)) /dev/zero >"$mnt/fill2"
+	case $(write_report "$mnt/direct" "$src") in
+	"write "*"No space left on device") pass enospc_at_write_below_reserve ;;
+	*) fail enospc_at_write_below_reserve "$(write_report "$mnt/direct2" "$src")" ;;
+	esac
+	local dsize
+	dsize=$(stat -c %s "$mnt/direct")
 	unmount_fs "$mnt"
-	if [ "$size" -lt 52428800 ] &&
+	if [ "$size" -lt 104857600 ] &&
 		[ "$("$CHUNKFS" stat "$img" /big | sed -n 's/.*Size: *\([0-9]*\).*/\1/p')" = "$size" ]; then
 		pass enospc_size_is_on_disk
 	else
@@ -204,6 +242,11 @@ test_enospc() {
 		pass enospc_bytes_are_on_disk
 	else
 		fail enospc_bytes_are_on_disk "reads through the mount differ from the image"
+	fi
+	if [ "$("$CHUNKFS" stat "$img" /direct | sed -n 's/.*Size: *\([0-9]*\).*/\1/p')" = "$dsize" ]; then
+		pass enospc_direct_size_is_on_disk
+	else
+		fail enospc_direct_size_is_on_disk "mount said $dsize"
 	fi
 }
 

@@ -1,0 +1,52 @@
+/* Cached node blocks shared by the extent and directory trees; see
+ * tree_node.h. */
+#include "tree_node.h"
+
+#include <errno.h>
+
+#include "fsint.h"
+
+static void node_view(struct cfs_fs *fs, struct buf *b, uint64_t ptr, struct bt_node *n)
+{
+	n->priv = b;
+	n->hdr = cfs_node_hdr(b->data);
+	n->recs = cfs_node_recs(b->data);
+	n->cap = cfs_node_cap(fs->bsize);
+	n->ptr = ptr;
+}
+
+int tree_node_get(struct cfs_fs *fs, uint64_t abs, uint32_t magic, uint32_t owner,
+		  uint64_t ptr, struct bt_node *n)
+{
+	struct buf *b;
+	int ret = cache_get_meta(&fs->cache, abs, magic, &b);
+
+	if (ret < 0)
+		return ret;
+	if (cfs_node_owner(b->data) != owner) {
+		buf_put(&fs->cache, b);
+		return -EUCLEAN;
+	}
+	node_view(fs, b, ptr, n);
+	return 0;
+}
+
+int tree_node_new(struct cfs_fs *fs, uint64_t abs, uint32_t magic, uint32_t owner,
+		  uint64_t ptr, int level, struct bt_node *n)
+{
+	struct buf *b;
+	int ret = cache_new_meta(&fs->cache, abs, magic, &b);
+
+	if (ret < 0)
+		return ret;
+	cfs_node_set_owner(b->data, owner);
+	node_view(fs, b, ptr, n);
+	bt_node_init(n, level);
+	return 0;
+}
+
+void tree_node_put(struct cfs_fs *fs, struct bt_node *n)
+{
+	if (n->priv)
+		buf_put(&fs->cache, n->priv);
+}

@@ -1,0 +1,25 @@
+/* Node blocks of the extent and directory trees (FORMAT.md 12, 14.2):
+ * both keep each non-root node in one metadata block of the cache, with
+ * the owning inode's number in it.  What differs between the two trees is
+ * where the block is (a chunk-relative block, a directory logical block)
+ * and what pays for it; this is the part they share. */
+#ifndef CHUNKFS_TREE_NODE_H
+#define CHUNKFS_TREE_NODE_H
+
+#include <stdint.h>
+
+#include "btree.h"
+
+struct cfs_fs;
+
+/* n views the node block at absolute block abs (magic), which must belong
+ * to inode owner (else -EUCLEAN); ptr is its pointer in the tree. */
+int tree_node_get(struct cfs_fs *fs, uint64_t abs, uint32_t magic, uint32_t owner,
+		  uint64_t ptr, struct bt_node *n);
+/* A new, empty node of the given level in block abs, owned by owner. */
+int tree_node_new(struct cfs_fs *fs, uint64_t abs, uint32_t magic, uint32_t owner,
+		  uint64_t ptr, int level, struct bt_node *n);
+/* Drop n's block (nothing for a root in an inode). */
+void tree_node_put(struct cfs_fs *fs, struct bt_node *n);
+
+#endif

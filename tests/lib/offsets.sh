@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# One home for on-disk layouts: outside the format layer (src/format.h,
+# format.c, format_node.c, le.h) no file of the library or the command
+# reads or writes an on-disk field itself (get_le*/put_le*) or computes a
+# checksum (crc32c), and no test computes one by hand either: the damage
+# tools reseal through the format layer (tests/damage.h).  test_crc32c.c
+# tests crc32c itself.  Read from the sources.  Run by tests/run.sh (make
+# check); by hand:  bash tests/lib/offsets.sh
+. "$(dirname "$0")/../cli/lib.sh"
+
+cd "$CHUNKFS_SRC" || exit 1
+
+# FILE:LINE: text of every use of a byte helper or crc32c in code (comments
+# are dropped first, so a comment may still name them).
+uses() { # PATTERN FILE...
+	local pat=$1 f
+	shift
+	for f in "$@"; do
+		sed 's|//.*||' "$f" | awk -v f="$f" -v pat="$pat" '
+			{ line = $0
+			  while (1) {
+				if (incomment) {
+					e = index(line, "*/")
+					if (!e) { line = ""; break }
+					line = substr(line, e + 2); incomment = 0
+				}
+				s = index(line, "/*")
+				if (!s) break
+				rest = substr(line, s + 2)
+				e = index(rest, "*/")
+				if (e) line = substr(line, 1, s - 1) " " substr(rest, e + 2)
+				else { line = substr(line, 1, s - 1); incomment = 1 }
+			  }
+			  if (line ~ pat) printf "%s:%d: %s\n", f, NR, $0 }'
+	done
+}
+
+mapfile -t lib < <(find src tools -name '*.[ch]' ! -name 'format.[ch]' ! -name format_node.c \
+	! -name le.h ! -name 'crc32c.[ch]' | sort)
+if [ "${#lib[@]}" -lt 20 ]; then
+	fail offsets_sources "only ${#lib[@]} sources under src/ and tools/"
+	finish
+fi
+pass offsets_sources
+
+bad=$(uses '(get|put)_le(16|32|64)?[ (]' "${lib[@]}")
+if [ -z "$bad" ]; then
+	pass offsets_no_field_access_outside_format_layer
+else
+	fail offsets_no_field_access_outside_format_layer "$(echo "$bad" | head -c 600)"
+fi
+
+mapfile -t crc_users < <(find src tools -name '*.[ch]' ! -name 'format.c' ! -name 'crc32c.[ch]' | sort)
+mapfile -t tests < <(find tests -name '*.[ch]' ! -name test_crc32c.c | sort)
+bad=$(uses 'crc32c[a-z_]*[(]' "${crc_users[@]}" "${tests[@]}")
+if [ -z "$bad" ]; then
+	pass offsets_checksums_only_in_format_layer
+else
+	fail offsets_checksums_only_in_format_layer "$(echo "$bad" | head -c 600)"
+fi
+finish
