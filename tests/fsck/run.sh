@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The fsck corruption library, in the spirit of e2fsprogs' tests/f_*.
+# test-timeout: 900  (40 cases, 4-6 fsck runs each: 80 s on an idle machine, up to 460 s seen on a loaded one)
 #
 # Each directory tests/fsck/CASE/ is one case: a populated image (4 chunks,
 # or 64 for the c64-* cases) given ONE damage by tests/fsck/mkcase.c
