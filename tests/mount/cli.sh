@@ -8,12 +8,8 @@
 # info`, and make run.
 . "$(dirname "$0")/lib.sh"
 
-need_fuse mount_cli
-
-img=$TESTDIR/cli.img
-mnt=$PUB/mnt
-mkdir "$mnt"
-"$CHUNKFS" mkfs -q -c 8 "$img" 128M || { fail mkfs "mkfs failed"; finish; }
+mount_test mount_cli cli.img
+mkfs_or_finish -c 8 "$img" 128M
 
 # ---- usage and refusals ---------------------------------------------------------
 check_exit usage_needs_dir 2 "$CHUNKFS" mount "$img"
@@ -46,8 +42,7 @@ else
 fi
 
 # ---- daemon mode, live states, umount -------------------------------------------
-if expect_exit 0 "$CHUNKFS" mount -o clean_after=1 "$img" "$mnt" && _m_is_mounted "$mnt"; then
-	MOUNTS+=("$mnt")
+if daemon_mount -o clean_after=1 "$img"; then
 	pass daemon_mount
 else
 	fail daemon_mount "$(head -c 300 "$ERR")"
@@ -193,10 +188,7 @@ if mount_fs "$dimg" "$mnt" -o clean_after=600; then
 	# fsync makes the file durable: it must survive the crash
 	echo crash | dd of="$mnt/top/crashed" conv=fsync status=none
 	echo lost >"$mnt/top/maybe-lost"
-	kill -KILL "$DAEMON_PID"
-	wait "$DAEMON_PID" 2>/dev/null
-	fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"
-	forget_mount "$mnt"
+	kill_daemon
 fi
 dirty=$(dirty_chunks "$dimg")
 [ -n "$dirty" ] || fail crash_left_dirty_chunks "no chunk dirty after kill -9"
@@ -219,14 +211,11 @@ else
 	unmount_fs "$mnt"
 fi
 n=$(echo "$dirty" | tr ',' '\n' | grep -c .)
-if expect_exit 0 "$CHUNKFS" mount "$dimg" "$mnt" && _m_is_mounted "$mnt" &&
-   grep -Eq "checked $n of 8 chunks \($dirty\) in [0-9.]+s: " "$ERR"; then
-	MOUNTS+=("$mnt")
+if daemon_mount "$dimg" && grep -Eq "checked $n of 8 chunks \($dirty\) in [0-9.]+s: " "$ERR"; then
 	pass dirty_chunks_checked_before_mount
 	sed 's/^/  /' "$ERR"
 	[ "$(cat "$mnt/top/crashed")" = crash ] || fail checked_image_has_data "crashed file lost"
-	timeout 30 umount "$mnt" && forget_mount "$mnt"
-	wait_unlocked "$dimg"
+	daemon_unmount "$dimg"
 	[ -z "$(dirty_chunks "$dimg")" ] ||
 		fail checked_image_clean_after_unmount "dirty: $(dirty_chunks "$dimg")"
 else
@@ -259,11 +248,9 @@ else
 	fail refuse_when_fsck_needs_a_person "top is $top_ino: $(head -c 400 "$ERR")"
 fi
 "$CHUNKFS" fsck -y "$TESTDIR/dirty2.img" >/dev/null 2>&1
-if expect_exit 0 "$CHUNKFS" mount -o ro "$TESTDIR/dirty2.img" "$mnt" && _m_is_mounted "$mnt"; then
-	MOUNTS+=("$mnt")
+if daemon_mount -o ro "$TESTDIR/dirty2.img"; then
 	pass mounts_after_fsck_y
-	timeout 30 umount "$mnt" && forget_mount "$mnt"
-	wait_unlocked "$TESTDIR/dirty2.img"
+	daemon_unmount "$TESTDIR/dirty2.img"
 else
 	fail mounts_after_fsck_y "$(head -c 400 "$ERR")"
 fi
