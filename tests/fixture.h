@@ -139,6 +139,22 @@ static inline void fixture_report(void *ctx, const char *msg)
 	fprintf(stderr, "  check: %s\n", msg);
 }
 
+/* A new private directory $TMPDIR/prog.XXXXXX (TMPDIR unset: /tmp) in
+ * dir, len bytes long; 0, or a negative errno after saying why on stderr. */
+static inline int fixture_tmpdir(char *dir, size_t len, const char *prog)
+{
+	const char *base = getenv("TMPDIR");
+	int n = snprintf(dir, len, "%s/%s.XXXXXX", base && *base ? base : "/tmp", prog);
+	int err = -ENAMETOOLONG;
+
+	if (n >= 0 && (size_t)n < len)
+		err = mkdtemp(dir) ? 0 : -errno;
+	if (err)
+		fprintf(stderr, "%s: cannot make a directory %s: %s\n", prog, dir,
+			strerror(-err));
+	return err;
+}
+
 /* ---- reading a directory ---------------------------------------------- */
 
 #define FIXTURE_MAX_ENTS 128

@@ -1,5 +1,6 @@
 /* Block-device layer: generic accessors, file backend, fault backend. */
 #include "bdev.h"
+#include "fixture.h"
 #include "test.h"
 
 #include <dirent.h>
@@ -49,6 +50,44 @@ static void make_file(char *path, const char *name, off_t size)
 	close(fd);
 }
 
+/* A file device over a fresh file of size bytes; *path is its name. */
+static struct cfs_bdev *file_dev(char *path, const char *name, off_t size)
+{
+	struct cfs_bdev *bd = NULL;
+
+	make_file(path, name, size);
+	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	return bd;
+}
+
+/* Close a file device and remove its file. */
+static void file_dev_done(struct cfs_bdev *bd, const char *path)
+{
+	cfs_bdev_destroy(bd);
+	unlink(path);
+}
+
+static void write_pattern(struct cfs_bdev *bd, uint64_t blk, unsigned seed)
+{
+	uint8_t w[BS];
+
+	fill(w, BS, seed);
+	CHECK_OK(cfs_bdev_write(bd, blk, 1, w));
+}
+
+/* 1 if blk holds pattern seed, 0 if it holds zeros, else fails. */
+static int holds(struct cfs_bdev *bd, uint64_t blk, unsigned seed)
+{
+	uint8_t w[BS], r[BS];
+
+	fill(w, BS, seed);
+	CHECK_OK(cfs_bdev_read(bd, blk, 1, r));
+	if (memcmp(r, w, BS) == 0)
+		return 1;
+	CHECK(all_bytes(r, BS, 0));
+	return 0;
+}
+
 static void read_file_at(const char *path, off_t off, void *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -66,8 +105,7 @@ static void test_file_round_trip(void)
 	struct cfs_bdev *bd;
 	uint8_t w[3 * BS], r[3 * BS], raw[3 * BS];
 
-	make_file(path, "rt.img", 16 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	bd = file_dev(path, "rt.img", 16 * BS);
 	CHECK_EQ(bd->nblocks, 16);
 	CHECK_EQ(bd->block_size, BS);
 	CHECK_EQ(bd->read_only, 0);
@@ -97,8 +135,7 @@ static void test_file_round_trip(void)
 	CHECK(memcmp(r, w, sizeof(w)) == 0);
 	CHECK_OK(cfs_bdev_read(bd, 15, 1, r));
 	CHECK(memcmp(r, w + 2 * BS, BS) == 0);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 static void test_file_bounds(void)
@@ -107,8 +144,7 @@ static void test_file_bounds(void)
 	struct cfs_bdev *bd;
 	uint8_t buf[2 * BS];
 
-	make_file(path, "bounds.img", 16 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	bd = file_dev(path, "bounds.img", 16 * BS);
 	memset(buf, 0x5A, sizeof(buf));
 	CHECK_ERR(cfs_bdev_read(bd, 16, 1, buf), EIO);
 	CHECK_ERR(cfs_bdev_read(bd, 15, 2, buf), EIO);
@@ -123,20 +159,17 @@ static void test_file_bounds(void)
 	CHECK(all_bytes(buf, sizeof(buf), 0x5A));
 	CHECK_OK(cfs_bdev_read(bd, 14, 2, buf));
 	CHECK(all_bytes(buf, sizeof(buf), 0));
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 static void test_file_read_only(void)
 {
 	char path[PATH_MAX];
 	struct cfs_bdev *bd;
-	uint8_t w[BS], r[BS];
+	uint8_t r[BS];
 
-	make_file(path, "ro.img", 8 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
-	fill(w, BS, 7);
-	CHECK_OK(cfs_bdev_write(bd, 1, 1, w));
+	bd = file_dev(path, "ro.img", 8 * BS);
+	write_pattern(bd, 1, 7);
 	cfs_bdev_destroy(bd);
 
 	CHECK_OK(cfs_bdev_file_open(path, O_RDONLY, BS, &bd));
@@ -144,11 +177,9 @@ static void test_file_read_only(void)
 	memset(r, 0xFF, BS);
 	CHECK_ERR(cfs_bdev_write(bd, 1, 1, r), EROFS);
 	CHECK_ERR(cfs_bdev_write(bd, 100, 1, r), EROFS);
-	CHECK_OK(cfs_bdev_read(bd, 1, 1, r));
-	CHECK(memcmp(r, w, BS) == 0);
+	CHECK_EQ(holds(bd, 1, 7), 1);
 	CHECK_OK(cfs_bdev_flush(bd));
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 static void test_file_sparse_reads_zero(void)
@@ -158,8 +189,7 @@ static void test_file_sparse_reads_zero(void)
 	uint8_t buf[4 * BS], w[BS];
 	int fd;
 
-	make_file(path, "sparse.img", 1024 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	bd = file_dev(path, "sparse.img", 1024 * BS);
 	memset(buf, 0xAA, sizeof(buf));
 	CHECK_OK(cfs_bdev_read(bd, 500, 4, buf));
 	CHECK(all_bytes(buf, sizeof(buf), 0));
@@ -179,8 +209,7 @@ static void test_file_sparse_reads_zero(void)
 	memset(buf, 0xAA, sizeof(buf));
 	CHECK_OK(cfs_bdev_read(bd, 1000, 4, buf));
 	CHECK(all_bytes(buf, sizeof(buf), 0));
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 static void test_file_block_size_change(void)
@@ -189,8 +218,7 @@ static void test_file_block_size_change(void)
 	struct cfs_bdev *bd;
 	uint8_t w[BS], r[BS];
 
-	make_file(path, "bsz.img", 16 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	bd = file_dev(path, "bsz.img", 16 * BS);
 	fill(w, BS, 11);
 	CHECK_OK(cfs_bdev_write(bd, 2, 1, w));
 
@@ -218,8 +246,7 @@ static void test_file_block_size_change(void)
 	CHECK_EQ(bd->nblocks, 16);
 	CHECK_OK(cfs_bdev_read(bd, 2, 1, r));
 	CHECK(memcmp(r, w, BS) == 0);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 static void test_file_open_errors(void)
@@ -240,8 +267,7 @@ static void test_file_open_errors(void)
 	/* A size that is not a block multiple rounds down. */
 	CHECK_OK(cfs_bdev_file_open(path, O_RDONLY, BS, &bd));
 	CHECK_EQ(bd->nblocks, 2);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 /* The descriptor must not leak into children that exec. */
@@ -253,8 +279,7 @@ static void test_file_cloexec(void)
 	DIR *d;
 	int found = 0;
 
-	make_file(path, "cloexec.img", 4 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	bd = file_dev(path, "cloexec.img", 4 * BS);
 	d = opendir("/proc/self/fd");
 	if (!d) {
 		cfs_bdev_destroy(bd);
@@ -278,8 +303,7 @@ static void test_file_cloexec(void)
 	}
 	closedir(d);
 	CHECK(found);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 
@@ -294,8 +318,7 @@ static void test_prefetch_is_harmless(void)
 	struct cfs_bdev_fault_stats st;
 	uint8_t w[2 * BS], r[2 * BS];
 
-	make_file(path, "pf.img", 16 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	bd = file_dev(path, "pf.img", 16 * BS);
 	fill(w, sizeof(w), 7);
 	CHECK_OK(cfs_bdev_write(bd, 14, 2, w));
 	cfs_bdev_prefetch(bd, 0, 16);
@@ -306,8 +329,7 @@ static void test_prefetch_is_harmless(void)
 	cfs_bdev_prefetch(NULL, 0, 1);
 	CHECK_OK(cfs_bdev_read(bd, 14, 2, r));
 	CHECK(memcmp(r, w, sizeof(w)) == 0);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 
 	/* the fault device has no prefetch: no call reaches it */
 	CHECK_OK(cfs_bdev_fault_create(16 * BS, BS, &bd));
@@ -349,8 +371,7 @@ static void test_prefetch_loads_page_cache(void)
 	uint8_t w[BS];
 	int fd, i;
 
-	make_file(path, "pf2.img", 32 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	bd = file_dev(path, "pf2.img", 32 * BS);
 	fill(w, sizeof(w), 3);
 	for (i = 0; i < 32; i++)
 		CHECK_OK(cfs_bdev_write(bd, (uint64_t)i, 1, w));
@@ -370,8 +391,7 @@ static void test_prefetch_loads_page_cache(void)
 		got = resident_pages(path, npages);
 	}
 	CHECK_EQ(got, 8 * BS / psz);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 /* ---- fault backend ---- */
@@ -396,27 +416,6 @@ static void config(struct cfs_bdev *bd, int64_t fail_read, int64_t fail_write,
 	};
 
 	cfs_bdev_fault_config(bd, &cfg);
-}
-
-static void write_pattern(struct cfs_bdev *bd, uint64_t blk, unsigned seed)
-{
-	uint8_t w[BS];
-
-	fill(w, BS, seed);
-	CHECK_OK(cfs_bdev_write(bd, blk, 1, w));
-}
-
-/* 1 if blk holds pattern seed, 0 if it holds zeros, else fails. */
-static int holds(struct cfs_bdev *bd, uint64_t blk, unsigned seed)
-{
-	uint8_t w[BS], r[BS];
-
-	fill(w, BS, seed);
-	CHECK_OK(cfs_bdev_read(bd, blk, 1, r));
-	if (memcmp(r, w, BS) == 0)
-		return 1;
-	CHECK(all_bytes(r, BS, 0));
-	return 0;
 }
 
 static void test_fault_create(void)
@@ -771,8 +770,7 @@ static void test_fault_api_on_file_bdev(void)
 	struct cfs_bdev_fault_stats st;
 	uint64_t size = 123;
 
-	make_file(path, "notfault.img", 4 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	bd = file_dev(path, "notfault.img", 4 * BS);
 	CHECK(cfs_bdev_fault_bytes(bd, &size) == NULL);
 	CHECK_EQ(size, 0);
 	CHECK_ERR(cfs_bdev_fault_save(bd, path), EINVAL);
@@ -780,8 +778,7 @@ static void test_fault_api_on_file_bdev(void)
 	cfs_bdev_fault_stats(bd, &st);
 	CHECK_EQ(st.writes, 0);
 	cfs_bdev_fault_restore(bd);             /* harmless no-op */
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 /* The cut granularity stays the creation block size when addressing uses a
@@ -879,23 +876,15 @@ static void test_threads(void)
 	CHECK_EQ(st.flushes, NTHREADS * (ITERS / 50));
 	cfs_bdev_destroy(bd);
 
-	make_file(path, "threads.img", NTHREADS * PER_THREAD * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	bd = file_dev(path, "threads.img", NTHREADS * PER_THREAD * BS);
 	run_workers(bd);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 int main(void)
 {
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tmpdir_path, sizeof(tmpdir_path), "%s/test_bdev.XXXXXX",
-		 base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir_path)) {
-		perror("mkdtemp");
+	if (fixture_tmpdir(tmpdir_path, sizeof(tmpdir_path), "test_bdev"))
 		return 1;
-	}
 	TEST_RUN(test_file_round_trip);
 	TEST_RUN(test_file_bounds);
 	TEST_RUN(test_file_read_only);

@@ -180,14 +180,8 @@ static void test_trim_unsupported(void)
 
 int main(void)
 {
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tmpdir_path, sizeof(tmpdir_path), "%s/test_discard.XXXXXX",
-		 base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir_path)) {
-		perror("mkdtemp");
+	if (fixture_tmpdir(tmpdir_path, sizeof(tmpdir_path), "test_discard"))
 		return 1;
-	}
 	TEST_RUN(test_file_discard_punches_hole);
 	TEST_RUN(test_fault_discard_is_a_write);
 	TEST_RUN(test_trim_frees_only_free_blocks);

@@ -1657,8 +1657,11 @@ static void after_new(const struct pick *t)
 
 /* ---- operations: namespace ----------------------------------------------------- */
 
-static void op_create(void)
+/* create (a regular file) or mkdir.  No setgid directories: their
+ * inheritance rules are the caller's. */
+static void op_make(int type)
 {
+	int dir = type == T_DIR;
 	struct pick t;
 	struct expect e = {0};
 	uint32_t mode, uid, gid;
@@ -1667,49 +1670,34 @@ static void op_create(void)
 
 	pick_target(&t);
 	new_name_expect(&t, &e);
-	mode = S_IFREG | (uint32_t)rn(010000);
+	mode = dir ? S_IFDIR | ((uint32_t)rn(010000) & 01777) : S_IFREG | (uint32_t)rn(010000);
 	uid = rid();
 	gid = rid();
-	describe("create %s (dir %#x) mode %o uid %u gid %u", label(&t), t.dir->ino,
-		 mode, uid, gid);
-	r = cfs_mknod(g.fs, t.dir->ino, t.name, mode, 0, uid, gid, &ino);
-	if (judge(r, &e, NEED(.blocks = 1, .grow = t.dir, .parent = t.dir))) {
-		struct mnode *n = mnode_new(T_REG, mode, uid, gid, ino);
+	describe("%s %s (dir %#x) mode %o uid %u gid %u", dir ? "mkdir" : "create",
+		 label(&t), t.dir->ino, mode, uid, gid);
+	r = dir ? cfs_mkdir(g.fs, t.dir->ino, t.name, mode, uid, gid, &ino)
+		: cfs_mknod(g.fs, t.dir->ino, t.name, mode, 0, uid, gid, &ino);
+	if (judge(r, &e, NEED(.blocks = 1, .grow = t.dir, .parent = t.dir,
+				 .inode_blocks = dir))) {
+		struct mnode *n = mnode_new(type, mode, uid, gid, ino);
 
 		m_attach(t.dir, t.name, n);
 		check_new_ino(n);
 		check_attr(n, label(&t));
+		if (dir)
+			check_readdir(n, 0);
 	}
 	after_new(&t);
 }
 
-/* No setgid directories: their inheritance rules are the caller's. */
+static void op_create(void)
+{
+	op_make(T_REG);
+}
+
 static void op_mkdir(void)
 {
-	struct pick t;
-	struct expect e = {0};
-	uint32_t mode, uid, gid;
-	cfs_ino_t ino = 0;
-	int r;
-
-	pick_target(&t);
-	new_name_expect(&t, &e);
-	mode = S_IFDIR | ((uint32_t)rn(010000) & 01777);
-	uid = rid();
-	gid = rid();
-	describe("mkdir %s (dir %#x) mode %o uid %u gid %u", label(&t), t.dir->ino,
-		 mode, uid, gid);
-	r = cfs_mkdir(g.fs, t.dir->ino, t.name, mode, uid, gid, &ino);
-	if (judge(r, &e, NEED(.blocks = 1, .grow = t.dir, .parent = t.dir,
-				 .inode_blocks = 1))) {
-		struct mnode *n = mnode_new(T_DIR, mode, uid, gid, ino);
-
-		m_attach(t.dir, t.name, n);
-		check_new_ino(n);
-		check_attr(n, label(&t));
-		check_readdir(n, 0);
-	}
-	after_new(&t);
+	op_make(T_DIR);
 }
 
 /* ext4 takes a target of up to block size - 1 bytes (PATH_MAX - 1 at most). */
