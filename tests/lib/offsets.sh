@@ -4,7 +4,10 @@
 # reads or writes an on-disk field itself (get_le*/put_le*) or computes a
 # checksum (crc32c), and no test computes one by hand either: the damage
 # tools reseal through the format layer (tests/damage.h).  test_crc32c.c
-# tests crc32c itself.  Read from the sources.  Run by tests/run.sh (make
+# tests crc32c itself.  No test script (shell, or the Python it embeds)
+# packs or unpacks on-disk fields (struct.pack*/unpack*) or computes a
+# CRC-32C (its polynomial 0x82F63B78): scripts damage images through
+# tests/mount/cfsdamage.c or the chunkfs command.  Read from the sources.  Run by tests/run.sh (make
 # check); by hand:  bash tests/lib/offsets.sh
 . "$(dirname "$0")/../cli/lib.sh"
 
@@ -39,7 +42,29 @@ mapfile -t lib < <(find src tools -name '*.[ch]' ! -name 'format.[ch]' ! -name f
 	! -name le.h ! -name 'crc32c.[ch]' | sort)
 if [ "${#lib[@]}" -lt 20 ]; then
 	fail offsets_sources "only ${#lib[@]} sources under src/ and tools/"
-	finish
+	
+# Test scripts: a field written by hand shows as Python's struct packing
+# (the only way the scripts have to place a number at a byte offset), a
+# checksum by hand as the CRC-32C polynomial.
+hand_fields() { # FILE...
+	grep -nEi 'struct\.(pack|unpack)|0x82f63b78' "$@"
+}
+mapfile -t scripts < <(find tests bench -name '*.sh' -o -name '*.py' | grep -v '^tests/lib/offsets\.sh$' | sort)
+probe=$TESTDIR/probe.sh
+printf '%s\n' "python3 - <<'EOF'" "import struct" \
+	"struct.pack_into('<I', sb, 24, 1)" "EOF" >"$probe"
+if [ "${#scripts[@]}" -ge 20 ] && [ -n "$(hand_fields "$probe")" ]; then
+	pass offsets_script_check_sees_a_hand_field
+else
+	fail offsets_script_check_sees_a_hand_field "${#scripts[@]} scripts, probe not caught"
+fi
+bad=$(hand_fields "${scripts[@]}")
+if [ -z "$bad" ]; then
+	pass offsets_no_hand_fields_in_test_scripts
+else
+	fail offsets_no_hand_fields_in_test_scripts "$(echo "$bad" | head -c 600)"
+fi
+finish
 fi
 pass offsets_sources
 
@@ -57,5 +82,27 @@ if [ -z "$bad" ]; then
 	pass offsets_checksums_only_in_format_layer
 else
 	fail offsets_checksums_only_in_format_layer "$(echo "$bad" | head -c 600)"
+fi
+
+# Test scripts: a field written by hand shows as Python's struct packing
+# (the only way the scripts have to place a number at a byte offset), a
+# checksum by hand as the CRC-32C polynomial.
+hand_fields() { # FILE...
+	grep -nEi 'struct\.(pack|unpack)|0x82f63b78' "$@"
+}
+mapfile -t scripts < <(find tests bench -name '*.sh' -o -name '*.py' | grep -v '^tests/lib/offsets\.sh$' | sort)
+probe=$TESTDIR/probe.sh
+printf '%s\n' "python3 - <<'EOF'" "import struct" \
+	"struct.pack_into('<I', sb, 24, 1)" "EOF" >"$probe"
+if [ "${#scripts[@]}" -ge 20 ] && [ -n "$(hand_fields "$probe")" ]; then
+	pass offsets_script_check_sees_a_hand_field
+else
+	fail offsets_script_check_sees_a_hand_field "${#scripts[@]} scripts, probe not caught"
+fi
+bad=$(hand_fields "${scripts[@]}")
+if [ -z "$bad" ]; then
+	pass offsets_no_hand_fields_in_test_scripts
+else
+	fail offsets_no_hand_fields_in_test_scripts "$(echo "$bad" | head -c 600)"
 fi
 finish

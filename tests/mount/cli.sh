@@ -154,25 +154,10 @@ if mount_fs "$img" "$mnt"; then
 fi
 
 # ---- unknown incompat feature ---------------------------------------------------
-# Set an unknown bit in feat_incompat (superblock offset 24) and fix the
-# superblock's CRC-32C (offset 4, over [0,4) and [8,1024)).
+# An unknown bit in the superblock's incompat features, the checksum resealed.
 cp --sparse=always "$img" "$TESTDIR/incompat.img"
-python3 - "$TESTDIR/incompat.img" <<'EOF'
-import struct, sys
-def crc32c(data, crc=0):
-    crc ^= 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-with open(sys.argv[1], 'r+b') as f:
-    sb = bytearray(f.read(1024))
-    struct.pack_into('<I', sb, 24, struct.unpack_from('<I', sb, 24)[0] | 0x80000000)
-    struct.pack_into('<I', sb, 4, crc32c(bytes(sb[8:1024]), crc32c(bytes(sb[0:4]))))
-    f.seek(0)
-    f.write(sb)
-EOF
+"$CFSDAMAGE" "$TESTDIR/incompat.img" incompat 0x80000000 ||
+	fail damage_incompat "cfsdamage failed"
 if expect_exit 1 "$CHUNKFS" mount "$TESTDIR/incompat.img" "$mnt" &&
    grep -q "unsupported incompatible features 0x80000000" "$ERR" && ! _m_is_mounted "$mnt"; then
 	pass refuse_unknown_incompat_feature
@@ -224,22 +209,7 @@ fi
 # Damage an inode in a dirty chunk (the /top directory's): preening cannot
 # decide for the user, so the mount is refused and fsck named.
 top_ino=$("$CHUNKFS" ls -di "$TESTDIR/dirty2.img" /top | awk '{ print $1 }')
-python3 - "$TESTDIR/dirty2.img" "$top_ino" <<'EOF'
-import struct, sys
-path, ino = sys.argv[1], int(sys.argv[2])
-with open(path, 'r+b') as f:
-    sb = f.read(1024)
-    bs, isz = struct.unpack_from('<I', sb, 12)[0], struct.unpack_from('<I', sb, 28)[0]
-    cb = struct.unpack_from('<Q', sb, 40)[0]
-    bbm, ibm = struct.unpack_from('<II', sb, 168)
-    chunk, local = ino >> 24, (ino & 0xFFFFFF) - 1
-    itable = 1 + chunk * cb + 1 + bbm + ibm
-    off = (itable + local // (bs // isz)) * bs + (local % (bs // isz)) * isz + 40
-    f.seek(off)
-    b = bytearray(f.read(8))
-    f.seek(off)
-    f.write(bytes(x ^ 0x5A for x in b))
-EOF
+"$CFSDAMAGE" "$TESTDIR/dirty2.img" inode "$top_ino" || fail damage_inode "cfsdamage failed"
 if expect_exit 1 "$CHUNKFS" mount "$TESTDIR/dirty2.img" "$mnt" && ! _m_is_mounted "$mnt" &&
    grep -q "need.* a person: run chunkfs fsck" "$ERR"; then
 	pass refuse_when_fsck_needs_a_person

@@ -49,8 +49,9 @@
 #
 # Variables: PUB is a world-readable scratch directory (mount points and
 # helper binaries live there: run.sh's TESTDIR is private to root, and
-# tests run programs as an unprivileged user); FSOP and CFSCHECK are the
-# helper binaries; "${NOBODY[@]}" CMD runs CMD as uid/gid 65534, no groups.
+# tests run programs as an unprivileged user); FSOP, CFSCHECK and
+# CFSDAMAGE (tests/mount/cfsdamage.c: damage through the format layer,
+# never by hand-written offsets) are the helper binaries; "${NOBODY[@]}" CMD runs CMD as uid/gid 65534, no groups.
 
 _m_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 _m_own_testdir=
@@ -71,6 +72,7 @@ PUB=$(mktemp -d /tmp/chunkfs-mount.XXXXXX) || exit 1
 chmod 755 "$PUB"
 FSOP=$PUB/fsop
 CFSCHECK=$PUB/cfscheck
+CFSDAMAGE=$PUB/cfsdamage
 _m_nlog=0
 
 _m_cleanup() {
@@ -96,7 +98,7 @@ trap _m_cleanup EXIT
 trap 'exit 143' TERM INT HUP
 
 # Build the C helpers.  fsop is sanitized like the chunkfs under test;
-# cfscheck links the optimised library when there is one (the check of a
+# cfscheck and cfsdamage link the optimised library when there is one (the check of a
 # big image under ASan takes long, and the library's own tests run it
 # sanitized anyway).
 _m_build_helpers() {
@@ -114,7 +116,9 @@ _m_build_helpers() {
 	[ "$lib" = "$bdir/libchunkfs.a" ] && [ "${bdir##*/}" = san ] &&
 		flags+=(-fsanitize=address,undefined)
 	cc "${flags[@]}" -O2 -I"$CHUNKFS_SRC/include" -o "$CFSCHECK" \
-		"$_m_lib_dir/cfscheck.c" "$lib" -pthread
+		"$_m_lib_dir/cfscheck.c" "$lib" -pthread || return 1
+	cc "${flags[@]}" -O2 -I"$CHUNKFS_SRC/include" -I"$CHUNKFS_SRC/src" \
+		-I"$CHUNKFS_SRC/tests" -o "$CFSDAMAGE" "$_m_lib_dir/cfsdamage.c" "$lib" -pthread
 }
 
 need_fuse() {
