@@ -51,6 +51,8 @@
 #                        the caller's (redirect it: expect_exit 0 cmd <file).
 #   check_exit NAME CODE CMD [ARG...]
 #                        expect_exit, then pass NAME or fail NAME.
+#   same NAME GOT WANT   pass NAME if the strings GOT and WANT are equal,
+#                        else fail it showing both.
 #   finish               print the counts line; exit 1 if anything failed.
 # pass, fail and skip count even when called in a subshell or pipeline.
 
@@ -137,6 +139,14 @@ check_exit() {
 		pass "$name"
 	else
 		fail "$name" "'$*' did not exit $want"
+	fi
+}
+
+same() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1" "got '$2', expected '$3'"
 	fi
 }
 

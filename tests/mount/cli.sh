@@ -49,11 +49,7 @@ else
 	finish
 fi
 src=$(awk -v d="$mnt" '$2 == d { print $1 " " $3 }' /proc/self/mounts)
-if [ "$src" = "$img fuse.chunkfs" ]; then
-	pass proc_mounts_source_and_type
-else
-	fail proc_mounts_source_and_type "got '$src'"
-fi
+same proc_mounts_source_and_type "$src" "$img fuse.chunkfs"
 if expect_exit 1 "$CHUNKFS" mount "$img" "$PUB" && grep -q "in use by another process" "$ERR"; then
 	pass refuse_image_in_use
 else

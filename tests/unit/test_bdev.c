@@ -88,6 +88,43 @@ static int holds(struct cfs_bdev *bd, uint64_t blk, unsigned seed)
 	return 0;
 }
 
+/* The fault device's counters at line: reads, writes, flushes and
+ * powered_off each as given, where not -1. */
+#define CHECK_STATS(bd, reads, writes, flushes, off) \
+	check_stats(bd, (int64_t[4]){ reads, writes, flushes, off }, __LINE__)
+
+static void check_stats(struct cfs_bdev *bd, const int64_t want[4], int line)
+{
+	static const char *const name[4] = { "reads", "writes", "flushes", "powered_off" };
+	struct cfs_bdev_fault_stats st;
+	int64_t got[4];
+
+	cfs_bdev_fault_stats(bd, &st);
+	got[0] = st.reads;
+	got[1] = st.writes;
+	got[2] = st.flushes;
+	got[3] = st.powered_off;
+	for (int i = 0; i < 4; i++)
+		if (want[i] >= 0 && got[i] != want[i])
+			TEST_FAIL("line %d: %s %" PRId64 ", expected %" PRId64, line, name[i],
+				  got[i], want[i]);
+}
+
+/* 1 if count blocks from blk read back as zeroes, 0 if not; fails the
+ * test if the read fails. */
+static int reads_zero(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
+{
+	uint8_t *buf = malloc((size_t)count * BS);
+	int zero;
+
+	CHECK(buf);
+	memset(buf, 0xAA, (size_t)count * BS);
+	CHECK_OK(cfs_bdev_read(bd, blk, count, buf));
+	zero = all_bytes(buf, (size_t)count * BS, 0);
+	free(buf);
+	return zero;
+}
+
 static void read_file_at(const char *path, off_t off, void *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -102,10 +139,9 @@ static void read_file_at(const char *path, off_t off, void *buf, size_t len)
 static void test_file_round_trip(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
+	struct cfs_bdev *bd = file_dev(path, "rt.img", 16 * BS);
 	uint8_t w[3 * BS], r[3 * BS], raw[3 * BS];
 
-	bd = file_dev(path, "rt.img", 16 * BS);
 	CHECK_EQ(bd->nblocks, 16);
 	CHECK_EQ(bd->block_size, BS);
 	CHECK_EQ(bd->read_only, 0);
@@ -141,10 +177,9 @@ static void test_file_round_trip(void)
 static void test_file_bounds(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
+	struct cfs_bdev *bd = file_dev(path, "bounds.img", 16 * BS);
 	uint8_t buf[2 * BS];
 
-	bd = file_dev(path, "bounds.img", 16 * BS);
 	memset(buf, 0x5A, sizeof(buf));
 	CHECK_ERR(cfs_bdev_read(bd, 16, 1, buf), EIO);
 	CHECK_ERR(cfs_bdev_read(bd, 15, 2, buf), EIO);
@@ -157,18 +192,16 @@ static void test_file_bounds(void)
 	CHECK_ERR(cfs_bdev_write(bd, 0, 0, buf), EINVAL);
 	/* Nothing was written by the rejected calls. */
 	CHECK(all_bytes(buf, sizeof(buf), 0x5A));
-	CHECK_OK(cfs_bdev_read(bd, 14, 2, buf));
-	CHECK(all_bytes(buf, sizeof(buf), 0));
+	CHECK(reads_zero(bd, 14, 2));
 	file_dev_done(bd, path);
 }
 
 static void test_file_read_only(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
+	struct cfs_bdev *bd = file_dev(path, "ro.img", 8 * BS);
 	uint8_t r[BS];
 
-	bd = file_dev(path, "ro.img", 8 * BS);
 	write_pattern(bd, 1, 7);
 	cfs_bdev_destroy(bd);
 
@@ -185,14 +218,11 @@ static void test_file_read_only(void)
 static void test_file_sparse_reads_zero(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
+	struct cfs_bdev *bd = file_dev(path, "sparse.img", 1024 * BS);
 	uint8_t buf[4 * BS], w[BS];
 	int fd;
 
-	bd = file_dev(path, "sparse.img", 1024 * BS);
-	memset(buf, 0xAA, sizeof(buf));
-	CHECK_OK(cfs_bdev_read(bd, 500, 4, buf));
-	CHECK(all_bytes(buf, sizeof(buf), 0));
+	CHECK(reads_zero(bd, 500, 4));
 
 	/* Shrink the file under the open device: reads past the new EOF
 	 * (short read, then EOF) must come back as zeros, not an error. */
@@ -206,19 +236,16 @@ static void test_file_sparse_reads_zero(void)
 	CHECK_OK(cfs_bdev_read(bd, 9, 2, buf));
 	CHECK(memcmp(buf, w, 100) == 0);
 	CHECK(all_bytes(buf + 100, 2 * BS - 100, 0));
-	memset(buf, 0xAA, sizeof(buf));
-	CHECK_OK(cfs_bdev_read(bd, 1000, 4, buf));
-	CHECK(all_bytes(buf, sizeof(buf), 0));
+	CHECK(reads_zero(bd, 1000, 4));
 	file_dev_done(bd, path);
 }
 
 static void test_file_block_size_change(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
+	struct cfs_bdev *bd = file_dev(path, "bsz.img", 16 * BS);
 	uint8_t w[BS], r[BS];
 
-	bd = file_dev(path, "bsz.img", 16 * BS);
 	fill(w, BS, 11);
 	CHECK_OK(cfs_bdev_write(bd, 2, 1, w));
 
@@ -314,11 +341,9 @@ static void test_file_cloexec(void)
 static void test_prefetch_is_harmless(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
-	struct cfs_bdev_fault_stats st;
+	struct cfs_bdev *bd = file_dev(path, "pf.img", 16 * BS);
 	uint8_t w[2 * BS], r[2 * BS];
 
-	bd = file_dev(path, "pf.img", 16 * BS);
 	fill(w, sizeof(w), 7);
 	CHECK_OK(cfs_bdev_write(bd, 14, 2, w));
 	cfs_bdev_prefetch(bd, 0, 16);
@@ -334,9 +359,7 @@ static void test_prefetch_is_harmless(void)
 	/* the fault device has no prefetch: no call reaches it */
 	CHECK_OK(cfs_bdev_fault_create(16 * BS, BS, &bd));
 	cfs_bdev_prefetch(bd, 0, 16);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.reads, 0);
-	CHECK_EQ(st.writes, 0);
+	CHECK_STATS(bd, 0, 0, -1, -1);
 	cfs_bdev_destroy(bd);
 }
 
@@ -457,7 +480,6 @@ static void test_fault_create(void)
 static void test_fault_counters(void)
 {
 	struct cfs_bdev *bd = fault_dev(8);
-	struct cfs_bdev_fault_stats st;
 	uint8_t buf[4 * BS];
 
 	memset(buf, 1, sizeof(buf));
@@ -466,25 +488,17 @@ static void test_fault_counters(void)
 	CHECK_OK(cfs_bdev_read(bd, 0, 4, buf));
 	CHECK_OK(cfs_bdev_flush(bd));
 	CHECK_ERR(cfs_bdev_read(bd, 8, 1, buf), EIO);   /* rejected, uncounted */
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.writes, 2);
-	CHECK_EQ(st.reads, 1);
-	CHECK_EQ(st.flushes, 1);
-	CHECK_EQ(st.powered_off, 0);
+	CHECK_STATS(bd, 1, 2, 1, 0);
 
 	/* config restarts the count. */
 	config(bd, 0, 0, 0, 0, 0);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.writes, 0);
-	CHECK_EQ(st.reads, 0);
-	CHECK_EQ(st.flushes, 0);
+	CHECK_STATS(bd, 0, 0, 0, -1);
 	cfs_bdev_destroy(bd);
 }
 
 static void test_fault_fail_read(void)
 {
 	struct cfs_bdev *bd = fault_dev(8);
-	struct cfs_bdev_fault_stats st;
 	uint8_t r[BS];
 
 	write_pattern(bd, 3, 9);
@@ -495,16 +509,13 @@ static void test_fault_fail_read(void)
 	CHECK(all_bytes(r, BS, 0xEE));          /* buffer untouched */
 	CHECK_EQ(holds(bd, 3, 9), 1);           /* only the 2nd call fails */
 	CHECK_EQ(holds(bd, 3, 9), 1);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.reads, 4);
-	CHECK_EQ(st.powered_off, 0);
+	CHECK_STATS(bd, 4, -1, -1, 0);
 	cfs_bdev_destroy(bd);
 }
 
 static void test_fault_fail_write(void)
 {
 	struct cfs_bdev *bd = fault_dev(8);
-	struct cfs_bdev_fault_stats st;
 	uint8_t w[2 * BS];
 
 	config(bd, 0, 2, 0, 0, 0);
@@ -515,8 +526,7 @@ static void test_fault_fail_write(void)
 	CHECK_EQ(holds(bd, 2, 0), 0);           /* nothing at all */
 	write_pattern(bd, 2, 3);
 	CHECK_EQ(holds(bd, 2, 3), 1);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.writes, 3);
+	CHECK_STATS(bd, -1, 3, -1, -1);
 
 	/* A failed write is not "pending": a cut cannot resurrect it. */
 	config(bd, 0, 1, 0, 1.0, 0);
@@ -542,20 +552,14 @@ static void test_fault_power_cut(void)
 	write_pattern(bd, 2, 12);
 	CHECK_OK(cfs_bdev_flush(bd));           /* block 2 durable */
 	write_pattern(bd, 0, 13);               /* overwrites durable data */
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.powered_off, 0);
+	CHECK_STATS(bd, -1, -1, -1, 0);
 	write_pattern(bd, 5, 15);               /* 3rd write succeeds, then cut */
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.powered_off, 1);
-	CHECK_EQ(st.writes, 3);
+	CHECK_STATS(bd, -1, 3, -1, 1);
 
 	CHECK_ERR(cfs_bdev_read(bd, 0, 1, buf), EIO);
 	CHECK_ERR(cfs_bdev_write(bd, 6, 1, buf), EIO);
 	CHECK_ERR(cfs_bdev_flush(bd), EIO);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.reads, 1);
-	CHECK_EQ(st.writes, 4);
-	CHECK_EQ(st.flushes, 2);
+	CHECK_STATS(bd, 1, 4, 2, -1);
 
 	cfs_bdev_fault_restore(bd);
 	cfs_bdev_fault_stats(bd, &st);
@@ -580,19 +584,15 @@ static void test_fault_power_cut(void)
 static void test_fault_cut_counts_successes(void)
 {
 	struct cfs_bdev *bd = fault_dev(8);
-	struct cfs_bdev_fault_stats st;
 	uint8_t w[BS];
 
 	config(bd, 0, 2, 2, 1.0, 0);
 	write_pattern(bd, 0, 1);
 	fill(w, BS, 2);
 	CHECK_ERR(cfs_bdev_write(bd, 1, 1, w), EIO);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.powered_off, 0);
+	CHECK_STATS(bd, -1, -1, -1, 0);
 	write_pattern(bd, 2, 3);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.powered_off, 1);
-	CHECK_EQ(st.writes, 3);
+	CHECK_STATS(bd, -1, 3, -1, 1);
 	cfs_bdev_fault_restore(bd);
 	CHECK_EQ(holds(bd, 0, 1), 1);
 	CHECK_EQ(holds(bd, 1, 0), 0);
@@ -603,7 +603,6 @@ static void test_fault_cut_counts_successes(void)
 static void test_fault_keep_all(void)
 {
 	struct cfs_bdev *bd = fault_dev(16);
-	struct cfs_bdev_fault_stats st;
 	uint8_t buf[3 * BS];
 
 	config(bd, 0, 0, 12, 1.0, 7);
@@ -612,8 +611,7 @@ static void test_fault_keep_all(void)
 	write_pattern(bd, 0, 99);               /* newest version wins */
 	fill(buf, sizeof(buf), 77);
 	CHECK_OK(cfs_bdev_write(bd, 12, 3, buf)); /* 12th write: cut */
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.powered_off, 1);
+	CHECK_STATS(bd, -1, -1, -1, 1);
 	cfs_bdev_fault_restore(bd);
 	CHECK_EQ(holds(bd, 0, 99), 1);
 	for (unsigned i = 1; i < 10; i++)
@@ -649,7 +647,6 @@ static int which(struct cfs_bdev *bd, uint64_t blk, unsigned a, unsigned b)
 static uint64_t cut_survivors(double keep, uint64_t seed)
 {
 	struct cfs_bdev *bd = fault_dev(64);
-	struct cfs_bdev_fault_stats st;
 	uint64_t mask = 0;
 
 	for (unsigned i = 0; i < 64; i++)
@@ -660,8 +657,7 @@ static uint64_t cut_survivors(double keep, uint64_t seed)
 		write_pattern(bd, i, 200 + i);
 	for (unsigned i = 0; i < 64; i++)
 		write_pattern(bd, i, 300 + i);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.powered_off, 1);
+	CHECK_STATS(bd, -1, -1, -1, 1);
 	cfs_bdev_fault_restore(bd);
 	for (unsigned i = 0; i < 64; i++)
 		if (which(bd, i, 100 + i, 300 + i))
@@ -688,7 +684,6 @@ static void test_fault_keep_prob_deterministic(void)
 static void test_fault_restore_without_cut(void)
 {
 	struct cfs_bdev *bd = fault_dev(8);
-	struct cfs_bdev_fault_stats st;
 
 	/* Default config: keep_prob 0, so restore drops what is unflushed. */
 	write_pattern(bd, 1, 1);
@@ -710,9 +705,7 @@ static void test_fault_restore_without_cut(void)
 	write_pattern(bd, 4, 5);
 	write_pattern(bd, 5, 6);
 	write_pattern(bd, 6, 7);        /* nor the 3rd write */
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.writes, 3);
-	CHECK_EQ(st.powered_off, 0);
+	CHECK_STATS(bd, -1, 3, -1, 0);
 
 	/* Survivors of a restore are durable: a second crash keeps them. */
 	cfs_bdev_fault_restore(bd);
@@ -766,17 +759,14 @@ static void test_fault_save_load(void)
 static void test_fault_api_on_file_bdev(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
-	struct cfs_bdev_fault_stats st;
+	struct cfs_bdev *bd = file_dev(path, "notfault.img", 4 * BS);
 	uint64_t size = 123;
 
-	bd = file_dev(path, "notfault.img", 4 * BS);
 	CHECK(cfs_bdev_fault_bytes(bd, &size) == NULL);
 	CHECK_EQ(size, 0);
 	CHECK_ERR(cfs_bdev_fault_save(bd, path), EINVAL);
 	CHECK_ERR(cfs_bdev_fault_load(bd, path), EINVAL);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.writes, 0);
+	CHECK_STATS(bd, -1, 0, -1, -1);
 	cfs_bdev_fault_restore(bd);             /* harmless no-op */
 	file_dev_done(bd, path);
 }

@@ -2106,6 +2106,18 @@ static void op_on_dir(const struct pick *p, int which)
 	check_attr(p->n, label(p));
 }
 
+/* A regular file for a read (which 0), write (1) or truncate (2) in *p:
+ * 1.  Now and then the op goes to a directory instead (op_on_dir): -1.
+ * 0 when there is no regular file. */
+static int pick_file(struct pick *p, int which)
+{
+	if (chance(2) && pick_dent(p, M_DIR)) {
+		op_on_dir(p, which);
+		return -1;
+	}
+	return pick_dent(p, M_REG) ? 1 : 0;
+}
+
 /* Apply a write's outcome: all of it, a prefix when space ran out (ext4
  * writes what it can and reports the count), or nothing on an error. */
 static void write_outcome(struct mnode *n, uint64_t off, const uint8_t *buf,
@@ -2136,13 +2148,12 @@ static void op_write(void)
 	size_t len;
 	uint8_t *buf;
 	ssize_t r;
+	int got;
 
-	if (chance(2) && pick_dent(&p, M_DIR)) {
-		op_on_dir(&p, 1);
-		return;
-	}
-	if (!pick_dent(&p, M_REG)) {
-		op_create();
+	got = pick_file(&p, 1);
+	if (got <= 0) {
+		if (got == 0)
+			op_create();
 		return;
 	}
 	n = p.n;
@@ -2168,11 +2179,7 @@ static void op_read(void)
 	size_t len;
 	unsigned k = rn(10);
 
-	if (chance(2) && pick_dent(&p, M_DIR)) {
-		op_on_dir(&p, 0);
-		return;
-	}
-	if (!pick_dent(&p, M_REG))
+	if (pick_file(&p, 0) <= 0)
 		return;
 	s = p.n->size;
 	off = k < 7 ? rn(s + 2 * bs) : k < 8 ? s : k < 9 ? rn(s + 1) :
@@ -2209,11 +2216,7 @@ static void op_truncate(void)
 	uint64_t old, lo, bs = g.cfg->bsize;
 	int r;
 
-	if (chance(2) && pick_dent(&p, M_DIR)) {
-		op_on_dir(&p, 2);
-		return;
-	}
-	if (!pick_dent(&p, M_REG))
+	if (pick_file(&p, 2) <= 0)
 		return;
 	old = p.n->size;
 	a.size = pick_size(p.n);
