@@ -10,6 +10,7 @@
 #define CHUNKFS_TEST_FIXTURE_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,26 @@ static inline int fixture_tmpdir(char *dir, size_t len, const char *prog)
 		fprintf(stderr, "%s: cannot make a directory %s: %s\n", prog, dir,
 			strerror(-err));
 	return err;
+}
+
+/* Run fn in n threads at once, thread i on element i (size bytes each) of
+ * args, and wait for them all: 0, or a negative errno when a thread could
+ * not be started (those that were are waited for). */
+static inline int fixture_threads(int n, void *(*fn)(void *), void *args, size_t size)
+{
+	pthread_t *th = calloc((size_t)n, sizeof(*th));
+	int i, started, ret = th ? 0 : -ENOMEM;
+
+	for (started = 0; started < n && ret == 0; started++) {
+		ret = -pthread_create(&th[started], NULL, fn,
+				      (char *)args + (size_t)started * size);
+		if (ret)
+			break;
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+	return ret;
 }
 
 /* ---- reading a directory ---------------------------------------------- */

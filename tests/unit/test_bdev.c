@@ -836,17 +836,13 @@ static void *worker_main(void *arg)
 
 static void run_workers(struct cfs_bdev *bd)
 {
-	pthread_t th[NTHREADS];
 	struct worker wk[NTHREADS];
 
-	for (unsigned i = 0; i < NTHREADS; i++) {
+	for (unsigned i = 0; i < NTHREADS; i++)
 		wk[i] = (struct worker){ .bd = bd, .id = i };
-		CHECK(pthread_create(&th[i], NULL, worker_main, &wk[i]) == 0);
-	}
-	for (unsigned i = 0; i < NTHREADS; i++) {
-		CHECK(pthread_join(th[i], NULL) == 0);
+	CHECK_OK(fixture_threads(NTHREADS, worker_main, wk, sizeof(wk[0])));
+	for (unsigned i = 0; i < NTHREADS; i++)
 		CHECK_EQ(wk[i].bad, 0);
-	}
 	/* Each block holds its thread's last write to it. */
 	for (unsigned i = 0; i < NTHREADS; i++)
 		for (unsigned k = 0; k < PER_THREAD; k++)
