@@ -599,7 +599,10 @@ static void get_top(struct copy_ctx *c, const char *src, const char *dest)
 	free(hpath);
 }
 
-int cmd_get(int argc, char **argv)
+/* get or put: IMAGE SRC DEST, the image opened read-only for get; top
+ * copies SRC to DEST. */
+static int copy_main(int argc, char **argv, bool rdonly,
+		     void (*top)(struct copy_ctx *c, const char *src, const char *dest))
 {
 	struct copy_ctx c;
 	bool recursive = false;
@@ -612,13 +615,18 @@ int cmd_get(int argc, char **argv)
 		err_msg("%s", errstr(-ENOMEM));
 		return EX_FAIL;
 	}
-	if (img_open(argv[optind], true, &c.fs) < 0) {
+	if (img_open(argv[optind], rdonly, &c.fs) < 0) {
 		free_ctx(&c);
 		return EX_FAIL;
 	}
-	get_top(&c, argv[optind + 1], argv[optind + 2]);
+	top(&c, argv[optind + 1], argv[optind + 2]);
 	free_ctx(&c);
 	return img_close(c.fs, argv[optind], c.status);
+}
+
+int cmd_get(int argc, char **argv)
+{
+	return copy_main(argc, argv, true, get_top);
 }
 
 /* ==== put: host -> image ============================================== */
@@ -1177,22 +1185,5 @@ out:
 
 int cmd_put(int argc, char **argv)
 {
-	struct copy_ctx c;
-	bool recursive = false;
-	int status;
-
-	status = get_args(argc, argv, &recursive);
-	if (status)
-		return status;
-	if (setup_ctx(&c, argv[optind], recursive) < 0) {
-		err_msg("%s", errstr(-ENOMEM));
-		return EX_FAIL;
-	}
-	if (img_open(argv[optind], false, &c.fs) < 0) {
-		free_ctx(&c);
-		return EX_FAIL;
-	}
-	put_top(&c, argv[optind + 1], argv[optind + 2]);
-	free_ctx(&c);
-	return img_close(c.fs, argv[optind], c.status);
+	return copy_main(argc, argv, false, put_top);
 }
