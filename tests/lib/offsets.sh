@@ -7,8 +7,8 @@
 # tests crc32c itself.  No test script (shell, or the Python it embeds)
 # packs or unpacks on-disk fields (struct.pack*/unpack*) or computes a
 # CRC-32C (its polynomial 0x82F63B78): scripts damage images through
-# tests/mount/cfsdamage.c or the chunkfs command.  Read from the sources.  Run by tests/run.sh (make
-# check); by hand:  bash tests/lib/offsets.sh
+# tests/cfsdamage.c or the chunkfs command.  Read from the sources.  Run by
+# tests/run.sh (make check); by hand:  bash tests/lib/offsets.sh
 . "$(dirname "$0")/../cli/lib.sh"
 
 cd "$CHUNKFS_SRC" || exit 1

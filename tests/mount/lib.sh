@@ -50,8 +50,8 @@
 # Variables: PUB is a world-readable scratch directory (mount points and
 # helper binaries live there: run.sh's TESTDIR is private to root, and
 # tests run programs as an unprivileged user); FSOP, CFSCHECK and
-# CFSDAMAGE (tests/mount/cfsdamage.c: damage through the format layer,
-# never by hand-written offsets) are the helper binaries; "${NOBODY[@]}" CMD runs CMD as uid/gid 65534, no groups.
+# CFSDAMAGE (tests/cfsdamage.c: damage through the format layer, never by
+# hand-written offsets) are the helper binaries; "${NOBODY[@]}" CMD runs CMD as uid/gid 65534, no groups.
 
 _m_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 _m_own_testdir=
@@ -97,8 +97,8 @@ _m_cleanup() {
 trap _m_cleanup EXIT
 trap 'exit 143' TERM INT HUP
 
-# Build the C helpers.  fsop is sanitized like the chunkfs under test;
-# cfscheck and cfsdamage link the optimised library when there is one (the check of a
+# Build the C helpers.  fsop and cfsdamage are sanitized like the chunkfs
+# under test; cfscheck links the optimised library when there is one (the check of a
 # big image under ASan takes long, and the library's own tests run it
 # sanitized anyway).
 _m_build_helpers() {
@@ -117,8 +117,7 @@ _m_build_helpers() {
 		flags+=(-fsanitize=address,undefined)
 	cc "${flags[@]}" -O2 -I"$CHUNKFS_SRC/include" -o "$CFSCHECK" \
 		"$_m_lib_dir/cfscheck.c" "$lib" -pthread || return 1
-	cc "${flags[@]}" -O2 -I"$CHUNKFS_SRC/include" -I"$CHUNKFS_SRC/src" \
-		-I"$CHUNKFS_SRC/tests" -o "$CFSDAMAGE" "$_m_lib_dir/cfsdamage.c" "$lib" -pthread
+	cfsdamage_build "$CFSDAMAGE"
 }
 
 need_fuse() {

@@ -1,13 +1,20 @@
-/* cfsdamage: the damage the mount tests do to an image, through
+/* cfsdamage: the damage the CLI and mount tests do to an image, through
  * tests/damage.h and the format layer, so that no test script writes an
- * on-disk offset or a checksum by hand.
+ * on-disk offset or a checksum by hand.  Built by cfsdamage_build
+ * (tests/cli/lib.sh).
  *
  *   cfsdamage IMAGE incompat BITS   set feature bits BITS (e.g. 0x80000000)
  *                                   in the primary superblock's incompat
  *                                   field and reseal it
- *   cfsdamage IMAGE inode INO       flip bits of inode INO's ctime and leave
- *                                   its checksum wrong (fsck must clear or
- *                                   ask: a damage preening cannot decide)
+ *   cfsdamage IMAGE inode INO [MASK]
+ *                                   flip the bits MASK (default
+ *                                   0x5A5A5A5A5A5A5A5A) of inode INO's ctime
+ *                                   (a little-endian u64: MASK 0x10 flips
+ *                                   bit 4 of its first byte) and leave its
+ *                                   checksum wrong
+ *   cfsdamage IMAGE dirnode C       flip a bit of the first directory node
+ *                                   block of chunk C (its last byte), the
+ *                                   checksum left wrong; prints the block
  *
  * The image is changed in place (mapped shared).  Exit status 0 when done,
  * 1 when the image cannot be opened or the damage not made, 2 on a usage
@@ -29,7 +36,8 @@
 static int usage(void)
 {
 	fprintf(stderr, "usage: cfsdamage IMAGE incompat BITS\n"
-			"       cfsdamage IMAGE inode INO\n");
+			"       cfsdamage IMAGE inode INO [MASK]\n"
+			"       cfsdamage IMAGE dirnode CHUNK\n");
 	return 2;
 }
 
@@ -51,7 +59,7 @@ static int set_incompat(struct damage_img *m, uint64_t bits)
 	return 0;
 }
 
-static int garble_inode(struct damage_img *m, uint64_t ino)
+static int garble_inode(struct damage_img *m, uint64_t ino, uint64_t mask)
 {
 	uint32_t c = CFS_INO_CHUNK_OF(ino), l = CFS_INO_LOCAL_OF(ino);
 	uint8_t *f;
@@ -59,20 +67,48 @@ static int garble_inode(struct damage_img *m, uint64_t ino)
 	if (ino > UINT32_MAX || c >= m->sb.nchunks || l < 1 || l > m->sb.inodes_per_chunk)
 		return -ERANGE;
 	f = damage_inode(m, ino) + CFS_OFF_IN_CTIME;
-	damage_put(f, 8, damage_get(f, 8) ^ 0x5A5A5A5A5A5A5A5Aull);
+	damage_put(f, 8, damage_get(f, 8) ^ mask);
 	return 0;
+}
+
+static int garble_dirnode(struct damage_img *m, uint64_t c)
+{
+	static struct damage_map map;
+	uint64_t first = damage_cbase(m, (uint32_t)c);
+
+	if (c >= m->sb.nchunks)
+		return -ERANGE;
+	damage_find_metadata(m, &map, 0);
+	for (int i = 0; i < map.n; i++)
+		if (map.b[i].k == DK_DIR && map.b[i].blk >= first &&
+		    map.b[i].blk < first + m->sb.chunk_blocks) {
+			damage_blk(m, map.b[i].blk)[m->bs - 1] ^= 1;
+			printf("%llu\n", (unsigned long long)map.b[i].blk);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* The arguments after IMAGE VERB each verb takes: at least, at most. */
+static int verb_args(const char *verb, int *least, int *most)
+{
+	*least = *most = 1;
+	if (!strcmp(verb, "inode"))
+		*most = 2;
+	return strcmp(verb, "incompat") && strcmp(verb, "inode") && strcmp(verb, "dirnode");
 }
 
 int main(int argc, char **argv)
 {
 	struct damage_img m;
 	struct stat st;
-	long long arg;
+	long long arg, mask = 0x5A5A5A5A5A5A5A5All;
 	void *p = MAP_FAILED;
-	int fd, ret;
+	int fd, ret, least, most;
 
-	if (argc != 4 || (arg = number(argv[3])) < 0 ||
-	    (strcmp(argv[2], "incompat") && strcmp(argv[2], "inode")))
+	if (argc < 3 || verb_args(argv[2], &least, &most) || argc - 3 < least ||
+	    argc - 3 > most || (arg = number(argv[3])) < 0 ||
+	    (argc == 5 && (mask = number(argv[4])) <= 0))
 		return usage();
 	fd = open(argv[1], O_RDWR | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -89,8 +125,10 @@ int main(int argc, char **argv)
 		goto out;
 	if (!strcmp(argv[2], "incompat"))
 		ret = set_incompat(&m, (uint64_t)arg);
+	else if (!strcmp(argv[2], "inode"))
+		ret = garble_inode(&m, (uint64_t)arg, (uint64_t)mask);
 	else
-		ret = garble_inode(&m, (uint64_t)arg);
+		ret = garble_dirnode(&m, (uint64_t)arg);
 	if (ret == 0 && msync(p, (size_t)st.st_size, MS_SYNC) < 0)
 		ret = -errno;
 out:
