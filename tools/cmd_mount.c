@@ -450,6 +450,17 @@ static int check_before_mount(const struct mopts *o, const char *image)
 	return preen(o, image);
 }
 
+
+/* Corruption the library meets while mounted is recorded in its chunk's
+ * header; the log (stderr in the foreground, syslog in the background)
+ * says so as it happens, as ext4 does in the kernel log. */
+static void log_chunk_error(void *ctx, uint32_t chunk, const struct cfs_chunk_error *e)
+{
+	fuse_log(FUSE_LOG_ERR, "chunkfs: %s: chunk %u marked in error: %s (inode %u, "
+		 "block %llu): %s; run chunkfs fsck -p\n", (const char *)ctx, chunk, e->what,
+		 e->ino, (unsigned long long)e->block, strerror(e->err));
+}
+
 static int open_image(const struct mopts *o, const char *image, struct cfs_fs **fs,
 		      int *lockfd)
 {
@@ -476,6 +487,7 @@ static int open_image(const struct mopts *o, const char *image, struct cfs_fs **
 		err_msg("%s: %s", o->image, cfs_last_error());
 		return ret;
 	}
+	cfs_set_error_fn(*fs, log_chunk_error, (void *)o->image);
 	n = dirty_list(*fs, list, sizeof(list));
 	if (n && !o->nocheck) {
 		/* dirtied by someone else between the check and now */

@@ -4,7 +4,8 @@
 # fails with EBADMSG while another chunk's files read fine; after umount
 # `chunkfs info` shows that chunk in error with the record, and fsck -p
 # checks exactly that chunk (before: the chunk stayed clean and only
-# fsck -f found the damage).
+# fsck -f found the damage).  The daemon's log names the error as it is
+# recorded.
 . "$(dirname "$0")/lib.sh"
 
 mount_test errors_mount errors.img
@@ -38,6 +39,12 @@ else
 fi
 unmount_fs "$mnt"
 log_clean errors_daemon_log "$DAEMON_LOG" && pass errors_daemon_log
+# the daemon's log (stderr in the foreground) said so as it happened
+if grep -q "chunk $chunk marked in error: inode checksum mismatch (inode $ino, block [0-9]*): Bad message; run chunkfs fsck -p" "$DAEMON_LOG"; then
+	pass errors_logged_by_daemon
+else
+	fail errors_logged_by_daemon "$(head -c 300 "$DAEMON_LOG")"
+fi
 
 "$CHUNKFS" info "$img" >"$TESTDIR/info.out"
 if grep -q "chunk $chunk: 1 error" "$TESTDIR/info.out" &&
