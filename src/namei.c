@@ -30,6 +30,27 @@ static int is_dot(const char *name)
 	return !strcmp(name, ".") || !strcmp(name, "..");
 }
 
+/* A name a new entry may take: valid, and never "." or "..". */
+static int new_name_check(const char *name)
+{
+	int ret = name_check(name);
+
+	return ret == 0 && is_dot(name) ? -EEXIST : ret;
+}
+
+/* With dp locked: 0 when name is free in dp, -EEXIST when it is taken,
+ * -ENOENT when dp itself has been removed. */
+static int name_free(struct cfs_fs *fs, struct inode *dp, const char *name)
+{
+	struct dirent_rec r;
+	int ret;
+
+	if (!dp->d.nlink)
+		return -ENOENT;
+	ret = dir_lookup(fs, dp, name, &r);
+	return ret == 0 ? -EEXIST : ret == -ENOENT ? 0 : ret;
+}
+
 /* Namespace operations lock inodes themselves, in VFS order. */
 static int get_head(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
 {
@@ -169,14 +190,11 @@ static int do_create(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_
 		     cfs_ino_t *out)
 {
 	struct inode *dp, *ip = NULL;
-	struct dirent_rec r;
 	uint32_t c;
-	int ret = name_check(name);
+	int ret = new_name_check(name);
 
 	if (ret < 0)
 		return ret;
-	if (is_dot(name))
-		return -EEXIST;
 	ret = fs_op_begin(fs);
 	if (ret < 0)
 		return ret;
@@ -184,10 +202,8 @@ static int do_create(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_
 	if (ret < 0)
 		goto out_op;
 	pthread_mutex_lock(&dp->lock);
-	ret = dp->d.nlink ? dir_lookup(fs, dp, name, &r) : -ENOENT;
-	if (ret == 0)
-		ret = -EEXIST;
-	if (ret != -ENOENT || !dp->d.nlink)
+	ret = name_free(fs, dp, name);
+	if (ret < 0)
 		goto out;
 	c = CFS_INO_CHUNK(dp->ino);
 	if (S_ISDIR(mode) && dp->ino == fs->sb.root_ino)
@@ -261,13 +277,10 @@ int cfs_symlink(struct cfs_fs *fs, cfs_ino_t dir, const char *name, const char *
 int cfs_link(struct cfs_fs *fs, cfs_ino_t ino, cfs_ino_t newdir, const char *newname)
 {
 	struct inode *dp = NULL, *ip = NULL;
-	struct dirent_rec r;
-	int ret = name_check(newname);
+	int ret = new_name_check(newname);
 
 	if (ret < 0)
 		return ret;
-	if (is_dot(newname))
-		return -EEXIST;
 	ret = fs_op_begin(fs);
 	if (ret < 0)
 		return ret;
@@ -280,10 +293,8 @@ int cfs_link(struct cfs_fs *fs, cfs_ino_t ino, cfs_ino_t newdir, const char *new
 		goto out_put;
 	pthread_mutex_lock(&dp->lock);
 	pthread_mutex_lock(&ip->lock);
-	ret = dp->d.nlink ? dir_lookup(fs, dp, newname, &r) : -ENOENT;
-	if (ret == 0)
-		ret = -EEXIST;
-	if (ret != -ENOENT || !dp->d.nlink)
+	ret = name_free(fs, dp, newname);
+	if (ret < 0)
 		goto out;
 	ret = -ENOENT;
 	if (ip->d.nlink == 0)
