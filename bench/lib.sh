@@ -31,19 +31,24 @@ drop_caches() {
 	}
 }
 
-# timed KEY CMD...: run CMD under bench/timeit.c (wall clock around
-# fork..wait4, ru_maxrss) with a timeout; record KEY.time (seconds), KEY.rss
-# (KiB), KEY.rc and set T_WALL, T_RSS, T_RC.  Output: $RAW/last.out, last.err.
-timed() {
-	local key=$1
-	shift
-	# in the background and waited for, so an interrupt is handled at once
+# timeit_run CMD...: run CMD under bench/timeit.c and set T_WALL, T_RSS,
+# T_RC; in the background and waited for, so an interrupt is handled at once
+timeit_run() {
 	"$TIMEIT" "$W/timeit.out" "$TO" "$@" >"$RAW/last.out" 2>"$RAW/last.err" </dev/null &
 	CHILD=$!
 	wait "$CHILD"
 	T_RC=$?
 	CHILD=
 	read -r T_WALL T_RSS _ <"$W/timeit.out" 2>/dev/null || { T_WALL=; T_RSS=; }
+}
+
+# timed KEY CMD...: run CMD under bench/timeit.c (wall clock around
+# fork..wait4, ru_maxrss) with a timeout; record KEY.time (seconds), KEY.rss
+# (KiB), KEY.rc and set T_WALL, T_RSS, T_RC.  Output: $RAW/last.out, last.err.
+timed() {
+	local key=$1
+	shift
+	timeit_run "$@"
 	[ -n "$key" ] || return 0
 	[ -n "$T_WALL" ] && rec "$key.time" "$T_WALL"
 	[ -n "$T_RSS" ] && rec "$key.rss" "$T_RSS"
@@ -67,13 +72,7 @@ timev() {
 wall() {
 	local key=$1
 	shift
-	# in the background and waited for, so an interrupt is handled at once
-	"$TIMEIT" "$W/timeit.out" "$TO" "$@" >"$RAW/last.out" 2>"$RAW/last.err" </dev/null &
-	CHILD=$!
-	wait "$CHILD"
-	T_RC=$?
-	CHILD=
-	read -r T_WALL T_RSS _ <"$W/timeit.out" 2>/dev/null || { T_WALL=; T_RSS=; }
+	timeit_run "$@"
 	[ -n "$key" ] && [ -n "$T_WALL" ] && [ "$T_RC" = 0 ] && rec "$key.time" "$T_WALL"
 	if [ "$T_RC" != 0 ]; then
 		[ -n "$key" ] && rec "$key.fail" 1

@@ -598,21 +598,17 @@ int main(int argc, char **argv)
 {
 	const char *self = argc > 0 && argv[0] ? path_base(argv[0]) : "chunkfs";
 
-	if (strcmp(self, "mkfs.chunkfs") == 0) {
-		tool_prog = "mkfs.chunkfs";
-		return run_command(find_command("mkfs"), argc, argv);
-	}
-	if (strcmp(self, "fsck.chunkfs") == 0) {
-		tool_prog = "fsck.chunkfs";
-		return run_command(find_command("fsck"), argc, argv);
-	}
-	if (strcmp(self, "mount.chunkfs") == 0) {
-		tool_prog = "mount.chunkfs";
-		return run_command(find_command("mount"), argc, argv);
-	}
-	if (strcmp(self, "mount.fuse.chunkfs") == 0) {
-		tool_prog = "mount.fuse.chunkfs";
-		return run_command(find_command("mount"), argc, argv);
+	static const struct { const char *name, *cmd; } helpers[] = {
+		{ "mkfs.chunkfs", "mkfs" }, { "fsck.chunkfs", "fsck" },
+		{ "mount.chunkfs", "mount" }, { "mount.fuse.chunkfs", "mount" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
+		if (strcmp(self, helpers[i].name) == 0) {
+			tool_prog = helpers[i].name;
+			return run_command(find_command(helpers[i].cmd), argc, argv);
+		}
 	}
 	return main_dispatch(argc, argv);
 }
