@@ -552,14 +552,19 @@ if m_sizes:
                 nf, op, fmt_t(med("M.%d.%s.chunkfs" % (nf, op))),
                 fmt_t(med("M.%d.%s.fuse2fs" % (nf, op))), fmt_r(m_ratio(nf, op))))
     w("")
+def w_file(path):
+    """The report gets a file's text, without its trailing blank lines."""
+    with open(path) as f:
+        w(f.read().rstrip())
+
+
 fr = os.path.join(RAW, "fuse_requests.txt")
 if os.path.exists(fr) and os.path.getsize(fr) > 0:
     w("FUSE requests the kernel sends per operation (bench/fuse_requests.sh, the "
       "daemon's own counts, `CHUNKFS_REQUEST_COUNTS`):")
     w("")
     w("```")
-    with open(fr) as f:
-        w(f.read().rstrip())
+    w_file(fr)
     w("```")
     w("")
 
@@ -567,8 +572,7 @@ an = os.path.join(HERE, "analysis.md")
 if os.path.exists(an):
     w("## Analysis")
     w("")
-    with open(an) as f:
-        w(f.read().rstrip())
+    w_file(an)
     w("")
 
 w("---")
