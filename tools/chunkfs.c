@@ -28,6 +28,8 @@ int cmd_tune(int argc, char **argv);
 int cmd_mount_defaults(int argc, char **argv);
 /* tools/cmd_trim.c */
 int cmd_trim(int argc, char **argv);
+/* tools/cmd_resize.c */
+int cmd_resize(int argc, char **argv);
 
 struct command {
 	const char *name;
@@ -145,6 +147,12 @@ static const struct command commands[] = {
 	  "fstrim does: holes punched in an image file, discards on a device.\n"
 	  "  -m MINLEN  only free runs of at least MINLEN bytes (K, M, G suffixes)\n"
 	  "  -v         say how much was trimmed\n" },
+	{ "resize", cmd_resize, "IMAGE [SIZE]",
+	  "Grow an unmounted image into the space its file or device gained, as\n"
+	  "resize2fs does: whole chunks are added (at most 256), so up to a\n"
+	  "chunk's worth stays unused.  SIZE (K, M, G, T suffixes) defaults to\n"
+	  "the whole file or device; an image file shorter than SIZE is\n"
+	  "extended.  Shrinking is refused.\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,102 @@
+/* chunkfs resize: grow an unmounted image into the space its file or
+ * device gained (resize2fs's job).  The library adds whole chunks
+ * (src/resize.c); this says what it did, or why it did nothing, in
+ * resize2fs's words.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tool.h"
+
+static int parse_args(int argc, char **argv, uint64_t *size)
+{
+	int c;
+
+	opterr = 0;
+	while ((c = getopt(argc, argv, ":")) != -1)
+		return bad_option("resize", argv, c);
+	if (argc - optind < 1 || argc - optind > 2)
+		return usage_error("resize", argc == optind ? "no IMAGE given" :
+				   "too many arguments");
+	*size = 0;
+	if (argc - optind == 2 && (parse_size(argv[optind + 1], size) < 0 || *size == 0))
+		return usage_error("resize", "bad size '%s'", argv[optind + 1]);
+	return 0;
+}
+
+/* Why the space was not enough for another chunk. */
+static void say_nothing_to_do(const char *img, const struct cfs_resize_result *r)
+{
+	uint64_t need = r->new_blocks + r->chunk_blocks;
+
+	printf("The filesystem on %s is already %" PRIu64 " (%uk) blocks long "
+	       "(%u chunks).  Nothing to do!\n", img, r->new_blocks,
+	       r->block_size / 1024, r->new_chunks);
+	if (r->new_chunks >= CFS_MAX_CHUNKS)
+		printf("It has %u chunks, the most a filesystem can have.\n", CFS_MAX_CHUNKS);
+	else
+		printf("Another chunk needs a size of %" PRIu64 " bytes; this one is %"
+		       PRIu64 ".\n", need * r->block_size, r->room_blocks * r->block_size);
+}
+
+static void say_done(const char *img, const struct cfs_resize_result *r)
+{
+	uint64_t left = r->room_blocks - r->new_blocks;
+
+	printf("The filesystem on %s is now %" PRIu64 " (%uk) blocks long: "
+	       "%u chunks, was %u.\n", img, r->new_blocks, r->block_size / 1024,
+	       r->new_chunks, r->old_chunks);
+	if (left)
+		printf("%" PRIu64 " bytes at the end stay unused (less than a chunk, "
+		       "%" PRIu64 " bytes).\n", left * r->block_size,
+		       r->chunk_blocks * r->block_size);
+}
+
+static void open_failed(const char *img, int err)
+{
+	const char *why = cfs_last_error();
+	struct stat st;
+
+	if (!why || !*why)
+		why = errstr(err);
+	if (err == -EBUSY)
+		err_msg("%s: %s: it is mounted; unmount it first", img, why);
+	else if (stat(img, &st) == 0 && S_ISDIR(st.st_mode))
+		err_msg("%s: is a directory: give the image, unmounted (online "
+			"resizing through a mount point is not supported yet)", img);
+	else
+		err_msg("%s: %s", img, why);
+}
+
+int cmd_resize(int argc, char **argv)
+{
+	struct cfs_resize_result r;
+	struct cfs_fs *fs;
+	uint64_t size;
+	const char *img;
+	int ret;
+
+	if ((ret = parse_args(argc, argv, &size)) != 0)
+		return ret;
+	img = argv[optind];
+	ret = cfs_open(img, 0, &fs);
+	if (ret < 0) {
+		open_failed(img, ret);
+		return EX_FAIL;
+	}
+	ret = cfs_resize(fs, size, &r);
+	if (ret < 0) {
+		const char *why = cfs_last_error();
+
+		err_msg("%s: %s", img, why && *why ? why : errstr(ret));
+		return img_close(fs, img, EX_FAIL);
+	}
+	if (r.new_chunks == r.old_chunks)
+		say_nothing_to_do(img, &r);
+	else
+		say_done(img, &r);
+	return img_close(fs, img, EX_OK);
+}
