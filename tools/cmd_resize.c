@@ -1,14 +1,18 @@
-/* chunkfs resize: grow an unmounted image into the space its file or
- * device gained (resize2fs's job).  The library adds whole chunks
- * (src/resize.c); this says what it did, or why it did nothing, in
- * resize2fs's words.
+/* chunkfs resize: grow a filesystem into the space its file or device
+ * gained: an unmounted image (resize2fs's job), or a mounted one given by
+ * its mount point, which asks the daemon (xfs_growfs's way, an ioctl:
+ * tools/resize_ioctl.h).  The library adds whole chunks (src/resize.c);
+ * this says what it did, or why it did nothing, in resize2fs's words.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "resize_ioctl.h"
 #include "tool.h"
 
 static int parse_args(int argc, char **argv, uint64_t *size)
@@ -58,45 +62,78 @@ static void say_done(const char *img, const struct cfs_resize_result *r)
 static void open_failed(const char *img, int err)
 {
 	const char *why = cfs_last_error();
-	struct stat st;
 
 	if (!why || !*why)
 		why = errstr(err);
 	if (err == -EBUSY)
-		err_msg("%s: %s: it is mounted; unmount it first", img, why);
-	else if (stat(img, &st) == 0 && S_ISDIR(st.st_mode))
-		err_msg("%s: is a directory: give the image, unmounted (online "
-			"resizing through a mount point is not supported yet)", img);
+		err_msg("%s: %s: unmount it first, or give its mount point to "
+			"grow it online", img, why);
 	else
 		err_msg("%s: %s", img, why);
+}
+
+static int say(const char *what, int ret, const char *why,
+	       const struct cfs_resize_result *r)
+{
+	if (ret < 0) {
+		err_msg("%s: %s", what, why && *why ? why : errstr(ret));
+		return EX_FAIL;
+	}
+	if (r->new_chunks == r->old_chunks)
+		say_nothing_to_do(what, r);
+	else
+		say_done(what, r);
+	return EX_OK;
+}
+
+/* A mount point: the daemon does it. */
+static int resize_online(const char *dir, uint64_t size)
+{
+	struct chunkfs_resize_arg a = { .size = size };
+	struct cfs_resize_result r;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+	if (fd < 0 || ioctl(fd, CHUNKFS_IOC_RESIZE, &a) < 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (err == ENOTTY || err == EINVAL) {
+		err_msg("%s: not the mount point of a chunkfs mount", dir);
+		return EX_FAIL;
+	}
+	if (err) {
+		err_msg("%s: %s", dir, strerror(err));
+		return EX_FAIL;
+	}
+	a.msg[sizeof(a.msg) - 1] = 0;
+	resize_arg_to(&a, &r);
+	return say(dir, a.error, a.msg, &r);
 }
 
 int cmd_resize(int argc, char **argv)
 {
 	struct cfs_resize_result r;
 	struct cfs_fs *fs;
+	struct stat st;
 	uint64_t size;
 	const char *img;
-	int ret;
+	int ret, status;
 
 	if ((ret = parse_args(argc, argv, &size)) != 0)
 		return ret;
 	img = argv[optind];
+	if (stat(img, &st) < 0) {
+		err_host(img, -errno);
+		return EX_FAIL;
+	}
+	if (S_ISDIR(st.st_mode))
+		return resize_online(img, size);
 	ret = cfs_open(img, 0, &fs);
 	if (ret < 0) {
 		open_failed(img, ret);
 		return EX_FAIL;
 	}
 	ret = cfs_resize(fs, size, &r);
-	if (ret < 0) {
-		const char *why = cfs_last_error();
-
-		err_msg("%s: %s", img, why && *why ? why : errstr(ret));
-		return img_close(fs, img, EX_FAIL);
-	}
-	if (r.new_chunks == r.old_chunks)
-		say_nothing_to_do(img, &r);
-	else
-		say_done(img, &r);
-	return img_close(fs, img, EX_OK);
+	status = say(img, ret, cfs_last_error(), &r);
+	return img_close(fs, img, status);
 }

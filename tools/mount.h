@@ -81,6 +81,10 @@ struct mnt {
 };
 
 extern const struct fuse_lowlevel_ops chunkfs_ops;
+/* ioctls on the mount (tools/mount_resize.c: online grow) */
+void mount_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		    struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+		    size_t in_bufsz, size_t out_bufsz);
 
 /* The thread that marks idle chunks clean (not started read-only). */
 int cleaner_start(struct mnt *m);

@@ -949,6 +949,7 @@ const struct fuse_lowlevel_ops chunkfs_ops = {
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,
 	.removexattr = op_removexattr,
+	.ioctl = mount_op_ioctl,
 };
 
 /* ---- the cleaner ---------------------------------------------------- */

@@ -3,7 +3,7 @@
 # extends the file; whole chunks are added, info shows them, fsck -f -n is
 # clean, the old files are intact and the new space holds a file that did
 # not fit before.  Refused, changing nothing: shrinking, an image in use,
-# not a chunkfs image, a directory, a bad SIZE.  Capped at 256 chunks.
+# not a chunkfs image, a directory not a mount point, a bad SIZE.  Capped at 256 chunks.
 . "$(dirname "$0")/lib.sh"
 
 C=$CHUNKFS
@@ -111,7 +111,9 @@ else
 	fail resize_refuses_junk "$(cat "$ERR")"
 fi
 mkdir adir
-if expect_exit 1 "$C" resize adir && grep -q 'adir: is a directory' "$ERR"; then
+# a directory is taken for a mount point (tests/mount/resize.sh)
+if expect_exit 1 "$C" resize adir && grep -q 'adir: not the mount point of a chunkfs mount' "$ERR" &&
+   expect_exit 1 "$C" resize nosuch.img && grep -q 'nosuch.img: No such file' "$ERR"; then
 	pass resize_refuses_directory
 else
 	fail resize_refuses_directory "$(cat "$ERR")"

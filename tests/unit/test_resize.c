@@ -2,7 +2,9 @@
  * (shrink, no room for a chunk, a device that cannot grow, read-only),
  * and a power cut at every write of a resize (tests/power.h): the image
  * then opens read-write at the old or the new size, checks clean, keeps
- * its files, and a second resize finishes the job. */
+ * its files, and a second resize finishes the job; and the same with the
+ * filesystem in use (dirty chunks before, a file into the new ones after),
+ * recovered by fsck -p alone. */
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -261,8 +263,61 @@ static void test_power_cut_every_write(void)
 	unlink(pc.path);
 }
 
+/* Online: chunks dirty with work in flight before, a file into the new
+ * chunks after; fsck -p alone recovers every cut. */
+static void online_workload(struct cfs_fs *fs, void *arg)
+{
+	static uint8_t data[NEW_FILE];
+	struct cfs_resize_result r;
+	cfs_ino_t d, f;
+
+	(void)arg;
+	fixture_fill(data, sizeof(data), 5);
+	if (cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &d) < 0 ||
+	    cfs_mknod(fs, d, "before", S_IFREG | 0644, 0, 0, 0, &f) < 0 ||
+	    cfs_write(fs, f, data, 100000, 0) < 0 || cfs_sync(fs) < 0 ||
+	    cfs_mknod(fs, d, "during", S_IFREG | 0644, 0, 0, 0, &f) < 0 ||
+	    cfs_write(fs, f, data, 5000, 0) < 0)
+		return;
+	if (cfs_resize(fs, 0, &r) < 0)
+		return;
+	if (cfs_mknod(fs, CFS_ROOT_INO, "after", S_IFREG | 0644, 0, 0, 0, &f) < 0 ||
+	    cfs_write(fs, f, data, sizeof(data), 0) < 0)
+		return;
+	cfs_sync(fs);
+}
+
+static void online_verify(int64_t k, const char *path, void *arg)
+{
+	struct cfs_fs *fs = power_cut_recover(k, path, &stats);
+	uint32_t n = nchunks(fs);
+
+	(void)arg;
+	if (n != OLD_N && n != NEW_N)
+		TEST_FAIL("cut %lld: %u chunks", (long long)k, n);
+	check_old_file(fs);
+	CHECK_OK(cfs_close(fs));
+}
+
+static void test_power_cut_online(void)
+{
+	struct power_cut pc;
+	int64_t n;
+
+	power_cut_init(&pc, pristine, NEW_SIZE, BSIZE, "resize_online");
+	memset(&stats, 0, sizeof(stats));
+	n = each_power_cut(&pc, online_workload, online_verify, NULL);
+	CHECK(n > 8);
+	CHECK_EQ(stats.cuts, n);
+	printf("resize online: %lld cut points, fsck -p repaired %lld\n", (long long)n,
+	       (long long)stats.repaired);
+	unlink(pc.path);
+}
+
 int main(void)
 {
+	/* a small cache makes write-back interleave with the resize */
+	setenv("CHUNKFS_CACHE_KB", "96", 0);
 	setup();
 	TEST_RUN(test_grow_whole_device);
 	TEST_RUN(test_grow_to_size);
@@ -271,6 +326,7 @@ int main(void)
 	TEST_RUN(test_device_too_small);
 	TEST_RUN(test_read_only);
 	TEST_RUN(test_power_cut_every_write);
+	TEST_RUN(test_power_cut_online);
 	free(pristine);
 	return TEST_DONE();
 }
