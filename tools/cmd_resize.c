@@ -90,7 +90,6 @@ static int say(const char *what, int ret, const char *why,
 static int resize_online(const char *dir, uint64_t size)
 {
 	struct chunkfs_resize_arg a = { .size = size };
-	struct cfs_resize_result r;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
 
 	if (fd < 0 || ioctl(fd, CHUNKFS_IOC_RESIZE, &a) < 0)
@@ -106,8 +105,7 @@ static int resize_online(const char *dir, uint64_t size)
 		return EX_FAIL;
 	}
 	a.msg[sizeof(a.msg) - 1] = 0;
-	resize_arg_to(&a, &r);
-	return say(dir, a.error, a.msg, &r);
+	return say(dir, a.error, a.msg, &a.res);
 }
 
 int cmd_resize(int argc, char **argv)

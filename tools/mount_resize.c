@@ -15,7 +15,6 @@ void mount_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 {
 	struct mnt *m = fuse_req_userdata(req);
 	struct chunkfs_resize_arg a;
-	struct cfs_resize_result r;
 	const char *why;
 	int ret;
 
@@ -37,15 +36,14 @@ void mount_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		return;
 	}
 	memcpy(&a, in_buf, sizeof(a));
-	memset(&r, 0, sizeof(r));
+	memset(&a.res, 0, sizeof(a.res));
 	if (m->rdonly) {
 		ret = -EROFS;
 		why = "mounted read-only";
 	} else {
-		ret = cfs_resize(m->fs, a.size, &r);
+		ret = cfs_resize(m->fs, a.size, &a.res);
 		why = ret < 0 ? cfs_last_error() : "";
 	}
-	resize_arg_from(&a, &r);
 	a.error = ret;
 	memset(a.msg, 0, sizeof(a.msg));
 	snprintf(a.msg, sizeof(a.msg), "%s", why);

@@ -247,20 +247,26 @@ static void resize_verify(int64_t k, const char *path, void *arg)
 	CHECK_OK(cfs_close(fs));
 }
 
-static void test_power_cut_every_write(void)
+/* Every cut of workload w, each checked by v; returns the cut count. */
+static int64_t cut_all(const char *tag, power_workload_t w, power_verify_t v)
 {
 	struct power_cut pc;
 	int64_t n;
 
-	power_cut_init(&pc, pristine, NEW_SIZE, BSIZE, "resize");
+	power_cut_init(&pc, pristine, NEW_SIZE, BSIZE, tag);
 	memset(&stats, 0, sizeof(stats));
-	n = each_power_cut(&pc, resize_workload, resize_verify, NULL);
-	/* 2 new chunks: one header, the backup, the other header, the primary */
-	CHECK_EQ(n, 4);
+	n = each_power_cut(&pc, w, v, NULL);
 	CHECK_EQ(stats.cuts, n);
-	printf("resize: %lld cut points, fsck -p repaired %lld\n", (long long)n,
+	printf("%s: %lld cut points, fsck -p repaired %lld\n", tag, (long long)n,
 	       (long long)stats.repaired);
 	unlink(pc.path);
+	return n;
+}
+
+static void test_power_cut_every_write(void)
+{
+	/* 2 new chunks: one header, the backup, the other header, the primary */
+	CHECK_EQ(cut_all("resize", resize_workload, resize_verify), 4);
 }
 
 /* Online: chunks dirty with work in flight before, a file into the new
@@ -301,17 +307,7 @@ static void online_verify(int64_t k, const char *path, void *arg)
 
 static void test_power_cut_online(void)
 {
-	struct power_cut pc;
-	int64_t n;
-
-	power_cut_init(&pc, pristine, NEW_SIZE, BSIZE, "resize_online");
-	memset(&stats, 0, sizeof(stats));
-	n = each_power_cut(&pc, online_workload, online_verify, NULL);
-	CHECK(n > 8);
-	CHECK_EQ(stats.cuts, n);
-	printf("resize online: %lld cut points, fsck -p repaired %lld\n", (long long)n,
-	       (long long)stats.repaired);
-	unlink(pc.path);
+	CHECK(cut_all("resize_online", online_workload, online_verify) > 8);
 }
 
 int main(void)
