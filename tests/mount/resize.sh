@@ -115,7 +115,7 @@ else
 	   losetup -c "$LOOP" && expect_exit 0 "$C" resize "$LOOP" &&
 	   grep -q '4 chunks, was 2' "$OUT" && [ "$(chunks "$LOOP")" = 4 ] &&
 	   expect_exit 0 "$C" fsck -f -n "$LOOP" && "$C" cat "$LOOP" /pat | cmp -s pat - &&
-	   expect_exit 1 "$C" resize "$LOOP" 200M && grep -q 'device holds only 67108864 bytes' "$ERR"; then
+	   expect_exit 1 "$C" resize "$LOOP" 200M && grep -q 'cannot grow to 209715200 bytes: the device holds only 67108864$' "$ERR"; then
 		pass resize_loop_device
 	else
 		fail resize_loop_device "$(cat "$OUT" "$ERR")"

@@ -184,7 +184,7 @@ static void test_less_than_a_chunk(void)
 static void test_device_too_small(void)
 {
 	refused(NEW_SIZE, 2 * NEW_SIZE, EFBIG, 0);
-	CHECK(strstr(cfs_last_error(), "device holds only"));
+	CHECK(strstr(cfs_last_error(), "the device holds only 4194304"));
 }
 
 static void test_read_only(void)
