@@ -214,6 +214,19 @@ struct cfs_info {
 	cfs_ino_t root;
 	uint32_t inline_max;            /* largest inline file, bytes */
 };
+/* Corruption met in normal operation (a checksum mismatch, an impossible
+ * value) marks its chunk ERROR on disk at once, so that the next check
+ * (fsck -p, the check at mount) takes it, and is recorded in the chunk's
+ * header like ext4's error fields: a count, the first and the last error.
+ * The call that met it fails with -EBADMSG (checksum) or -EUCLEAN; other
+ * chunks are not affected. */
+struct cfs_chunk_error {
+	int64_t time;                   /* seconds since the epoch */
+	cfs_ino_t ino;                  /* 0: not known */
+	int err;                        /* errno returned: EBADMSG, EUCLEAN */
+	uint64_t block;                 /* absolute block, 0: not known */
+	char what[32];                  /* what was wrong */
+};
 struct cfs_chunk_info {
 	uint32_t index;
 	int state;                      /* CFS_CHUNK_* */
@@ -223,8 +236,14 @@ struct cfs_chunk_info {
 	uint64_t inodes, free_inodes;
 	uint64_t conts;                 /* continuation inodes in this chunk */
 	uint64_t xrefs;                 /* cross-chunk link stand-ins in this chunk */
+	uint32_t errors;                /* errors recorded (0 without the feature) */
+	struct cfs_chunk_error first_error, last_error;
 };
 int cfs_get_info(struct cfs_fs *fs, struct cfs_info *info);
+/* Called for each error recorded, from the thread that met it (for a log:
+ * keep it short, it may run under the library's locks). */
+typedef void (*cfs_error_fn)(void *ctx, uint32_t chunk, const struct cfs_chunk_error *e);
+void cfs_set_error_fn(struct cfs_fs *fs, cfs_error_fn fn, void *ctx);
 int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t chunk, struct cfs_chunk_info *ci);
 
 /* Which chunks hold a file's data: fills up to max entries with chunk

@@ -335,6 +335,13 @@ out:
 	return ret;
 }
 
+static int meta_corrupt(struct cache *c, uint64_t blk, int err)
+{
+	if (c->on_corrupt)
+		c->on_corrupt(c->ctx, blk, err);
+	return err;
+}
+
 int cache_get_meta(struct cache *c, uint64_t blk, uint32_t magic, struct buf **out)
 {
 	struct buf *b;
@@ -352,14 +359,14 @@ int cache_get_meta(struct cache *c, uint64_t blk, uint32_t magic, struct buf **o
 		ret = cfs_meta_verify(b->data, c->bsize, c->seed, magic, blk);
 		if (ret < 0 && !(flags & BF_DIRTY)) {
 			buf_put(c, b);
-			return ret;
+			return meta_corrupt(c, blk, ret);
 		}
 		pthread_mutex_lock(&c->lock);
 		b->flags |= BF_VERIFIED | BF_META;
 		pthread_mutex_unlock(&c->lock);
 	} else if (cfs_meta_magic(b->data) != magic) {
 		buf_put(c, b);
-		return -EUCLEAN;
+		return meta_corrupt(c, blk, -EUCLEAN);
 	}
 	*out = b;
 	return 0;

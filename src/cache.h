@@ -41,6 +41,9 @@ struct cache {
 	/* Called (without the cache lock) before a buffer first turns dirty,
 	 * so the owner can mark the block's chunk dirty on disk first. */
 	int (*before_dirty)(void *ctx, uint64_t blk);
+	/* Called when a metadata block fails verification (err: -EBADMSG or
+	 * -EUCLEAN), so the owner can record the corruption; may be NULL. */
+	void (*on_corrupt)(void *ctx, uint64_t blk, int err);
 	void *ctx;
 };
 

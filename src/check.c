@@ -52,12 +52,12 @@ static void claim(struct oracle *k, uint32_t rel, uint32_t n, cfs_ino_t ino)
 
 		if (b < k->fs->sb.data_start || b >= k->fs->sb.chunk_blocks) {
 			oracle_problem(k, "inode %u: block %llu outside chunk %u's data area", ino,
-				(unsigned long long)b, k->chunk);
+				       (unsigned long long)b, k->chunk);
 			return;
 		}
 		if (k->owned[b >> 3] & (1u << (b & 7)))
 			oracle_problem(k, "chunk %u: block %llu claimed twice (inode %u)", k->chunk,
-				(unsigned long long)b, ino);
+				       (unsigned long long)b, ino);
 		k->owned[b >> 3] |= (uint8_t)(1u << (b & 7));
 	}
 	k->counted += n;
@@ -92,7 +92,7 @@ static void check_inode_blocks(struct oracle *k, struct inode *ip)
 		claim(k, ip->d.xattr_block, 1, ip->ino);
 	if (ret == 0 && k->counted != ip->d.nblocks)
 		oracle_problem(k, "inode %u: owns %llu blocks, records %llu", ip->ino,
-			(unsigned long long)k->counted, (unsigned long long)ip->d.nblocks);
+			       (unsigned long long)k->counted, (unsigned long long)ip->d.nblocks);
 }
 
 static void check_chunk_bitmaps(struct oracle *k, uint32_t c, uint32_t used_inodes,
@@ -112,19 +112,19 @@ static void check_chunk_bitmaps(struct oracle *k, uint32_t c, uint32_t used_inod
 		}
 		if (set != own)
 			oracle_problem(k, "chunk %u: block %llu is %s but bitmap says %s", c,
-				(unsigned long long)b, own ? "in use" : "free",
-				set ? "used" : "free");
+				       (unsigned long long)b, own ? "in use" : "free",
+				       set ? "used" : "free");
 		freeb += !set;
 	}
 	if (freeb != ch->hdr.free_blocks)
 		oracle_problem(k, "chunk %u: free blocks %u, bitmap has %llu", c,
-			ch->hdr.free_blocks, (unsigned long long)freeb);
+			       ch->hdr.free_blocks, (unsigned long long)freeb);
 	if (fs->sb.inodes_per_chunk - used_inodes != ch->hdr.free_inodes)
 		oracle_problem(k, "chunk %u: free inodes %u, counted %u", c, ch->hdr.free_inodes,
-			fs->sb.inodes_per_chunk - used_inodes);
+			       fs->sb.inodes_per_chunk - used_inodes);
 	if (conts != ch->hdr.nconts || stubs != ch->hdr.nstubs || dirs != ch->hdr.ndirs)
 		oracle_problem(k, "chunk %u: counts conts/stubs/dirs %u/%u/%u, counted %u/%u/%u", c,
-			ch->hdr.nconts, ch->hdr.nstubs, ch->hdr.ndirs, conts, stubs, dirs);
+			       ch->hdr.nconts, ch->hdr.nstubs, ch->hdr.ndirs, conts, stubs, dirs);
 }
 
 /* Pass 1: every inode of chunk c, its blocks and the chunk's bitmaps. */
@@ -148,7 +148,8 @@ static void check_chunk(struct oracle *k, uint32_t c)
 		}
 		if (l > limit) {
 			if (set)
-				oracle_problem(k, "inode %u: allocated beyond the inode table", ino);
+				oracle_problem(k, "inode %u: allocated beyond the inode table",
+					       ino);
 			continue;
 		}
 		ret = inode_get(fs, ino, &ip);
@@ -158,7 +159,7 @@ static void check_chunk(struct oracle *k, uint32_t c)
 		}
 		if (!!ip->d.mode != set)
 			oracle_problem(k, "inode %u: %s but bitmap says %s", ino,
-				ip->d.mode ? "in use" : "free", set ? "used" : "free");
+				       ip->d.mode ? "in use" : "free", set ? "used" : "free");
 		if (ip->d.mode) {
 			used++;
 			k->inuse[idx_of(fs, ino)] = (ip->d.flags & CFS_IFL_CONT) ? 2 :
@@ -191,7 +192,8 @@ static void check_entry_stub(struct oracle *k, struct inode *dp, const struct di
 		return;
 	}
 	if (!r->stub || !ino_valid(fs, r->stub) || CFS_INO_CHUNK(r->stub) != CFS_INO_CHUNK(r->ino)) {
-		oracle_problem(k, "dir %u: cross-chunk entry '%s' has no valid stub", dp->ino, r->name);
+		oracle_problem(k, "dir %u: cross-chunk entry '%s' has no valid stub", dp->ino,
+			       r->name);
 		return;
 	}
 	k->stubrefs[idx_of(fs, r->stub)]++;
@@ -202,7 +204,7 @@ static void check_entry_stub(struct oracle *k, struct inode *dp, const struct di
 	if (!(s->d.flags & CFS_IFL_STUB) || s->d.head != r->ino || s->d.back != dp->ino ||
 	    s->d.lo != r->hash)
 		oracle_problem(k, "stub %u does not match entry '%s' of dir %u", r->stub, r->name,
-			dp->ino);
+			       dp->ino);
 	inode_put(fs, s);
 }
 
@@ -219,7 +221,7 @@ static int check_entry(void *vc, const struct dirent_rec *r)
 		oracle_problem(k, "dir %u: entry '%s' has a wrong hash", w->dp->ino, r->name);
 	if (!ino_valid(fs, r->ino) || k->inuse[idx_of(fs, r->ino)] != 1) {
 		oracle_problem(k, "dir %u: entry '%s' names free or invalid inode %u", w->dp->ino,
-			r->name, r->ino);
+			       r->name, r->ino);
 		return 0;
 	}
 	k->refs[idx_of(fs, r->ino)]++;
@@ -228,12 +230,12 @@ static int check_entry(void *vc, const struct dirent_rec *r)
 		return 0;
 	if (((ip->d.mode & S_IFMT) >> 12) != r->type)
 		oracle_problem(k, "dir %u: entry '%s' type %u, inode says %u", w->dp->ino, r->name,
-			r->type, (ip->d.mode & S_IFMT) >> 12);
+			       r->type, (ip->d.mode & S_IFMT) >> 12);
 	if (S_ISDIR(ip->d.mode)) {
 		k->subdirs[idx_of(fs, w->dp->ino)]++;
 		if (ip->d.back != w->dp->ino)
 			oracle_problem(k, "dir %u: parent pointer %u, but it is in dir %u", ip->ino,
-				ip->d.back, w->dp->ino);
+				       ip->d.back, w->dp->ino);
 	}
 	inode_put(fs, ip);
 	return 0;
@@ -257,7 +259,7 @@ static void check_cont(struct oracle *k, struct inode *ci)
 		found += p->d.cont[s] == ci->ino;
 	if (found != 1 || (p->ino != ci->d.head && p->d.head != ci->d.head))
 		oracle_problem(k, "continuation %u: predecessor %u does not point to it once",
-			ci->ino, p->ino);
+			       ci->ino, p->ino);
 	inode_put(fs, p);
 }
 
@@ -287,10 +289,10 @@ static void check_links(struct oracle *k)
 				oracle_problem(k, "dir %u: unreadable (%s)", ino, strerror(-ret));
 			else if (w.entries != ip->d.lo || w.remote != ip->d.hi)
 				oracle_problem(k, "dir %u: records %llu entries (%llu remote), has "
-					"%llu (%llu)", ino, (unsigned long long)ip->d.lo,
-					(unsigned long long)ip->d.hi,
-					(unsigned long long)w.entries,
-					(unsigned long long)w.remote);
+					       "%llu (%llu)", ino, (unsigned long long)ip->d.lo,
+					       (unsigned long long)ip->d.hi,
+					       (unsigned long long)w.entries,
+					       (unsigned long long)w.remote);
 		}
 		inode_put(fs, ip);
 	}
@@ -312,7 +314,8 @@ static void check_links(struct oracle *k)
 		if (!ip->d.nlink && !ip->open && ino != fs->sb.root_ino)
 			oracle_problem(k, "inode %u: unreferenced, link count 0 (orphan)", ino);
 		else if (ip->d.nlink != want && !(ip->open && ip->d.nlink == 0))
-			oracle_problem(k, "inode %u: link count %u, counted %u", ino, ip->d.nlink, want);
+			oracle_problem(k, "inode %u: link count %u, counted %u", ino, ip->d.nlink,
+				       want);
 		inode_put(fs, ip);
 	}
 }

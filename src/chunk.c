@@ -5,6 +5,7 @@
  * instead of whole tables.  A bitmap block past its watermark reads as its
  * computed initial contents: only the chunk's own metadata area in use. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +163,52 @@ int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c)
 out:
 	pthread_mutex_unlock(&ch->state_lock);
 	return ret;
+}
+
+/* Only state_lock is taken, as in chunk_mark_dirty: corruption shows with
+ * inode and chunk locks held.  The header is written at once and flushed,
+ * so a crash a moment later cannot lose the mark; its counters are a
+ * snapshot, as in chunk_mark_dirty (a chunk clean on disk has no change in
+ * flight: the first would have to take state_lock to mark it dirty). */
+void chunk_error(struct cfs_fs *fs, uint32_t c, cfs_ino_t ino, uint64_t blk, int err,
+		 const char *what)
+{
+	struct chunk *ch;
+	struct cfs_err_rec e = { .time = time(NULL), .ino = ino, .err = (uint32_t)-err,
+				 .block = blk };
+	struct cfs_chunk_error pub = { .time = e.time, .ino = ino, .err = -err,
+				       .block = blk };
+
+	if (fs->checking || c >= fs->sb.nchunks)
+		return;
+	ch = chunk_of(fs, c);
+	snprintf(e.what, sizeof(e.what), "%s", what);
+	pthread_mutex_lock(&ch->state_lock);
+	if (fs->sb.feat_compat & CFS_FEAT_COMPAT_ERROR_RECORD) {
+		if (ch->hdr.error_count++ == 0)
+			ch->hdr.first_error = e;
+		if (ch->hdr.error_count == 0)
+			ch->hdr.error_count--;   /* saturates */
+		ch->hdr.last_error = e;
+	}
+	if (fs->rdonly || chunk_write_header(fs, c, ch->disk_state | CFS_STATE_ERROR) < 0 ||
+	    cfs_bdev_flush(fs->bd) < 0)
+		ch->disk_state |= CFS_STATE_ERROR;   /* said by info at least */
+	pthread_mutex_unlock(&ch->state_lock);
+	if (fs->error_fn) {
+		memcpy(pub.what, e.what, sizeof(pub.what));
+		fs->error_fn(fs->error_ctx, c, &pub);
+	}
+}
+
+void chunk_on_corrupt(void *ctx, uint64_t blk, int err)
+{
+	struct cfs_fs *fs = ctx;
+
+	if (blk < fs->sb.first_chunk_block || blk >= fs->sb.backup_sb_block)
+		return;
+	chunk_error(fs, blk_chunk(fs, blk), 0, blk, err,
+		    err == -EBADMSG ? "metadata checksum mismatch" : "bad metadata block");
 }
 
 int chunk_before_dirty(void *ctx, uint64_t blk)

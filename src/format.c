@@ -192,7 +192,8 @@ int cfs_meta_verify(const uint8_t *blk, uint32_t bsize, uint32_t seed,
 
 /* Chunk header: block 0 of each chunk, after the common header. */
 
-/* The chunk header's integer fields (the uuid is a byte string). */
+/* The chunk header's integer fields (the uuid and the error records'
+ * texts are byte strings). */
 #define CH_FIELDS(X) \
 	X(index, CFS_OFF_CH_INDEX, 32) \
 	X(state, CFS_OFF_CH_STATE, 32) \
@@ -206,19 +207,48 @@ int cfs_meta_verify(const uint8_t *blk, uint32_t bsize, uint32_t seed,
 	X(itable_init, CFS_OFF_CH_ITAB_INIT, 32) \
 	X(nconts, CFS_OFF_CH_NCONTS, 32) \
 	X(nstubs, CFS_OFF_CH_NSTUBS, 32) \
-	X(ndirs, CFS_OFF_CH_NDIRS, 32)
+	X(ndirs, CFS_OFF_CH_NDIRS, 32) \
+	X(error_count, CFS_OFF_CH_ERR_COUNT, 32)
 CH_FIELDS(CH_WIDTH)
+
+/* An error record's integer fields (what is a byte string). */
+#define ER_FIELDS(X) \
+	X(time, CFS_OFF_ER_TIME, 64) \
+	X(ino, CFS_OFF_ER_INO, 32) \
+	X(err, CFS_OFF_ER_ERRNO, 32) \
+	X(block, CFS_OFF_ER_BLOCK, 64)
+#define ER_WIDTH(member, off, bits) FIELD_WIDTH(struct cfs_err_rec, member, bits)
+ER_FIELDS(ER_WIDTH)
+
+static void err_rec_encode(const struct cfs_err_rec *s, uint8_t *buf)
+{
+	ER_FIELDS(FIELD_ENCODE)
+	memset(buf + CFS_OFF_ER_WHAT, 0, CFS_ERR_WHAT_LEN);
+	memcpy(buf + CFS_OFF_ER_WHAT, s->what, strnlen(s->what, CFS_ERR_WHAT_LEN - 1));
+}
+
+static void err_rec_decode(const uint8_t *buf, struct cfs_err_rec *s)
+{
+	ER_FIELDS(FIELD_DECODE)
+	memcpy(s->what, buf + CFS_OFF_ER_WHAT, CFS_ERR_WHAT_LEN);
+	s->what[CFS_ERR_WHAT_LEN - 1] = 0;
+}
 
 void cfs_chunk_hdr_encode(const struct cfs_chunk_hdr *s, uint8_t *buf)
 {
 	CH_FIELDS(FIELD_ENCODE)
 	memcpy(buf + CFS_OFF_CH_UUID, s->uuid, 16);
+	err_rec_encode(&s->first_error, buf + CFS_OFF_CH_ERR_FIRST);
+	err_rec_encode(&s->last_error, buf + CFS_OFF_CH_ERR_LAST);
 }
 
 void cfs_chunk_hdr_decode(const uint8_t *buf, struct cfs_chunk_hdr *s)
 {
+	memset(s, 0, sizeof(*s));   /* padding too: callers compare headers whole */
 	CH_FIELDS(FIELD_DECODE)
 	memcpy(s->uuid, buf + CFS_OFF_CH_UUID, 16);
+	err_rec_decode(buf + CFS_OFF_CH_ERR_FIRST, &s->first_error);
+	err_rec_decode(buf + CFS_OFF_CH_ERR_LAST, &s->last_error);
 }
 
 /* Inode, inode_size bytes in the inode table: its fields, all integers. */

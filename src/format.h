@@ -29,9 +29,11 @@
 /* Feature flags.  Unknown incompat: refuse.  Unknown ro_compat: read-only. */
 /* compat: mount_opts holds default mount options (chunkfs tune -o) */
 #define CFS_FEAT_COMPAT_MOUNT_OPTS   0x1u
+/* compat: chunk headers keep an error record (count, first, last) */
+#define CFS_FEAT_COMPAT_ERROR_RECORD 0x2u
 /* incompat: metadata is bound to meta_uuid, uuid is free (chunkfs tune -U) */
 #define CFS_FEAT_INCOMPAT_META_UUID  0x1u
-#define CFS_FEAT_COMPAT_SUPP     CFS_FEAT_COMPAT_MOUNT_OPTS
+#define CFS_FEAT_COMPAT_SUPP     (CFS_FEAT_COMPAT_MOUNT_OPTS | CFS_FEAT_COMPAT_ERROR_RECORD)
 #define CFS_FEAT_RO_COMPAT_SUPP  0u
 #define CFS_FEAT_INCOMPAT_SUPP   CFS_FEAT_INCOMPAT_META_UUID
 
@@ -116,6 +118,21 @@ enum {
 	CFS_OFF_CH_NSTUBS     = 72,   /* u32 */
 	CFS_OFF_CH_NDIRS      = 76,   /* u32 */
 	CFS_OFF_CH_UUID       = 80,   /* u8[16] filesystem uuid */
+	/* error record (feature ERROR_RECORD; zero without it) */
+	CFS_OFF_CH_ERR_COUNT  = 96,   /* u32 errors met in operation */
+	CFS_OFF_CH_ERR_FIRST  = 104,  /* record: the first of them */
+	CFS_OFF_CH_ERR_LAST   = 160,  /* record: the last */
+};
+
+/* One error of the chunk header's record, at CFS_OFF_CH_ERR_FIRST/LAST. */
+enum {
+	CFS_OFF_ER_TIME  = 0,          /* s64 seconds */
+	CFS_OFF_ER_INO   = 8,          /* u32 inode, 0 = not known */
+	CFS_OFF_ER_ERRNO = 12,         /* u32 errno returned (EBADMSG, EUCLEAN) */
+	CFS_OFF_ER_BLOCK = 16,         /* u64 absolute block, 0 = not known */
+	CFS_OFF_ER_WHAT  = 24,         /* char[32] what was wrong, NUL padded */
+	CFS_ERR_WHAT_LEN = 32,
+	CFS_ERR_REC_SIZE = 56,
 };
 
 /* Inode [10.2]: inode_size bytes in the inode table; the crc is the last
@@ -240,6 +257,13 @@ struct cfs_chunk_hdr {
 	uint32_t bbm_init, ibm_init, itable_init;
 	uint32_t nconts, nstubs, ndirs;
 	uint8_t uuid[16];
+	uint32_t error_count;
+	struct cfs_err_rec {
+		int64_t time;
+		uint32_t ino, err;
+		uint64_t block;
+		char what[CFS_ERR_WHAT_LEN];   /* NUL terminated */
+	} first_error, last_error;
 };
 
 struct cfs_dinode {

@@ -65,6 +65,10 @@ struct cfs_fs {
 	int error;                      /* sticky write-back error */
 	double idle_flushed;            /* monotonic time of cfs_clean_idle's
 					   last flush of every change */
+	int checking;                   /* opened for fsck (CFS_OPEN_REPAIR): what
+					   it finds is the checker's to report */
+	cfs_error_fn error_fn;          /* told of each error recorded */
+	void *error_ctx;
 };
 
 static inline uint64_t chunk_base(const struct cfs_fs *fs, uint32_t c)
@@ -93,6 +97,14 @@ void chunk_prefetch(struct cfs_fs *fs, uint32_t c);
 int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c);
 int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state);
 int chunk_before_dirty(void *ctx, uint64_t blk);
+/* Corruption met in chunk c in normal operation (err -EBADMSG or -EUCLEAN;
+ * ino and blk 0 when not known): the chunk is marked ERROR on disk at once
+ * and the error recorded in its header.  Safe under any inode or chunk
+ * lock. */
+void chunk_error(struct cfs_fs *fs, uint32_t c, cfs_ino_t ino, uint64_t blk, int err,
+		 const char *what);
+/* The cache's on_corrupt hook: chunk_error for the block's chunk. */
+void chunk_on_corrupt(void *ctx, uint64_t blk, int err);
 /* Allocate up to want contiguous blocks near goal (chunk-relative).
  * Returns the count (>=1) and *rel, or -ENOSPC. */
 int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,

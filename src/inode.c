@@ -63,14 +63,19 @@ static int inode_read(struct cfs_fs *fs, struct inode *ip)
 		return ret;
 	if (!cfs_dinode_csum_ok(b->data + off, fs->isz, fs->seed, ip->ino)) {
 		ret = -EBADMSG;
+		chunk_error(fs, CFS_INO_CHUNK(ip->ino), ip->ino, blk, ret,
+			    "inode checksum mismatch");
 		goto out;
 	}
 	cfs_dinode_decode(b->data + off, &ip->d);
 	memcpy(ip->var, b->data + off + CFS_INODE_FIXED, fs->varsz);
 	/* sizes that later code trusts when it copies into the inode */
 	if (ip->d.xattr_len > fs->varsz || ip->d.size > (uint64_t)INT64_MAX ||
-	    ((ip->d.flags & CFS_IFL_INLINE) && ip->d.size > fs->varsz - ip->d.xattr_len))
+	    ((ip->d.flags & CFS_IFL_INLINE) && ip->d.size > fs->varsz - ip->d.xattr_len)) {
 		ret = -EUCLEAN;
+		chunk_error(fs, CFS_INO_CHUNK(ip->ino), ip->ino, blk, ret,
+			    "impossible inode size");
+	}
 out:
 	buf_put(&fs->cache, b);
 	return ret;
@@ -251,6 +256,9 @@ int inode_chain_load(struct cfs_fs *fs, struct inode *head)
 			    ci->d.back != p->ino || ci == head) {
 				inode_put(fs, ci);
 				ret = -EUCLEAN;
+				/* the check of p's chunk verifies both ends */
+				chunk_error(fs, CFS_INO_CHUNK(p->ino), p->ino, 0, ret,
+					    "continuation pointers disagree");
 				goto fail;
 			}
 			ret = inode_chain_add(head, ci);

@@ -82,6 +82,7 @@ static int geometry(const struct cfs_mkfs_opts *o, uint64_t dev_blocks, uint32_t
 		ipc = CFS_MAX_LOCAL_INO;
 	memset(sb, 0, sizeof(*sb));
 	sb->version = CFS_FORMAT_VERSION;
+	sb->feat_compat = CFS_FEAT_COMPAT_ERROR_RECORD;
 	sb->block_size = bs;
 	sb->inode_size = isz;
 	sb->nchunks = (uint32_t)n;
@@ -405,7 +406,9 @@ static int fs_setup(struct cfs_fs *fs, int flags)
 	if (ret < 0)
 		return ret;
 	fs->cache.before_dirty = chunk_before_dirty;
+	fs->cache.on_corrupt = chunk_on_corrupt;
 	fs->cache.ctx = fs;
+	fs->checking = !!(flags & CFS_OPEN_REPAIR);
 	/* room for every chunk a resize may add while open */
 	fs->chunks = calloc(CFS_MAX_CHUNKS, sizeof(*fs->chunks));
 	if (!fs->chunks)
@@ -762,6 +765,15 @@ int cfs_get_info(struct cfs_fs *fs, struct cfs_info *in)
 	return 0;
 }
 
+static void error_pub(const struct cfs_err_rec *e, struct cfs_chunk_error *out)
+{
+	out->time = e->time;
+	out->ino = e->ino;
+	out->err = (int)e->err;
+	out->block = e->block;
+	memcpy(out->what, e->what, sizeof(out->what));
+}
+
 int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_info *ci)
 {
 	struct chunk *ch;
@@ -784,5 +796,16 @@ int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_info *ci)
 	ci->conts = ch->hdr.nconts;
 	ci->xrefs = ch->hdr.nstubs;
 	pthread_mutex_unlock(&ch->lock);
+	pthread_mutex_lock(&ch->state_lock);
+	ci->errors = ch->hdr.error_count;
+	error_pub(&ch->hdr.first_error, &ci->first_error);
+	error_pub(&ch->hdr.last_error, &ci->last_error);
+	pthread_mutex_unlock(&ch->state_lock);
 	return 0;
+}
+
+void cfs_set_error_fn(struct cfs_fs *fs, cfs_error_fn fn, void *ctx)
+{
+	fs->error_ctx = ctx;
+	fs->error_fn = fn;
 }

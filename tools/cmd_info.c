@@ -141,6 +141,63 @@ static void json_totals(const struct totals *t)
 	       t->conts, t->xrefs, t->dirty, t->errors);
 }
 
+/* ---- errors met in operation (the chunk header's error record) ------ */
+
+static void json_error(const char *key, const struct cfs_chunk_error *e)
+{
+	printf(", \"%s\": {\"time\": %" PRId64 ", \"ino\": %" PRIu32
+	       ", \"block\": %" PRIu64 ", \"errno\": %d, \"what\": ", key, e->time,
+	       e->ino, e->block, e->err);
+	json_str(e->what, strnlen(e->what, sizeof(e->what)));
+	putchar('}');
+}
+
+/* Inside a chunk's JSON object: "errors" always, the records when any. */
+static void json_chunk_errors(const struct cfs_chunk_info *c)
+{
+	printf(",\n     \"errors\": %" PRIu32, c->errors);
+	if (!c->errors)
+		return;
+	json_error("first_error", &c->first_error);
+	json_error("last_error", &c->last_error);
+}
+
+static void text_error(const char *which, const struct cfs_chunk_error *e)
+{
+	char when[80];
+	struct timespec ts = { .tv_sec = (time_t)e->time };
+
+	fmt_time(&ts, when, sizeof(when));
+	printf("    %s %s: ", which, when);
+	if (e->ino)
+		printf("inode %" PRIu32 ", ", e->ino);
+	if (e->block)
+		printf("block %" PRIu64 ", ", e->block);
+	printf("%.*s (%s)\n", (int)strnlen(e->what, sizeof(e->what)), e->what,
+	       strerror(e->err));
+}
+
+/* After the table: the error record of every chunk that has one. */
+static void text_errors(const struct chunk_row *rows, uint32_t n)
+{
+	bool head = false;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cfs_chunk_info *c = &rows[i].ci;
+
+		if (rows[i].err || !c->errors)
+			continue;
+		if (!head)
+			printf("\nErrors met in operation (run chunkfs fsck -p):\n");
+		head = true;
+		printf("  chunk %" PRIu32 ": %" PRIu32 " error%s\n", c->index, c->errors,
+		       c->errors == 1 ? "" : "s");
+		text_error("first", &c->first_error);
+		if (c->errors > 1)
+			text_error("last ", &c->last_error);
+	}
+}
+
 static void json_chunk(const struct chunk_row *r, uint32_t idx, bool last)
 {
 	const struct cfs_chunk_info *c = &r->ci;
@@ -159,10 +216,12 @@ static void json_chunk(const struct chunk_row *r, uint32_t idx, bool last)
 	printf("     \"blocks\": %" PRIu64 ", \"used_blocks\": %" PRIu64
 	       ", \"free_blocks\": %" PRIu64 ", \"inodes\": %" PRIu64
 	       ", \"used_inodes\": %" PRIu64 ", \"free_inodes\": %" PRIu64
-	       ", \"conts\": %" PRIu64 ", \"xrefs\": %" PRIu64 "}%s\n",
+	       ", \"conts\": %" PRIu64 ", \"xrefs\": %" PRIu64,
 	       c->blocks, used(c->blocks, c->free_blocks), c->free_blocks,
 	       c->inodes, used(c->inodes, c->free_inodes), c->free_inodes,
-	       c->conts, c->xrefs, last ? "" : ",");
+	       c->conts, c->xrefs);
+	json_chunk_errors(c);
+	printf("}%s\n", last ? "" : ",");
 }
 
 static void json_live(const struct live *l)
@@ -318,6 +377,7 @@ static void print_text(const struct cfs_info *in, const struct chunk_row *rows,
 	       " conts  xrefs generation\n");
 	for (uint32_t i = 0; i < in->chunks; i++)
 		text_chunk(&rows[i], i);
+	text_errors(rows, in->chunks);
 }
 
 /* ---- gathering ------------------------------------------------------ */

@@ -9,7 +9,8 @@
 #  - `chunkfs mount` (its own preen check, without -o nocheck) succeeds;
 #  - every durable file reads back exactly through that mount;
 #  - after unmounting, a forced `chunkfs fsck -f -n` finds nothing.
-# The image carries over from round to round.  CHUNKFS_KILL_ROUNDS (default
+# The image carries over from round to round; each round starts by
+# removing the last round's files once they are verified.  CHUNKFS_KILL_ROUNDS (default
 # 3; make crash-long runs 300), CHUNKFS_KILL_SEED replays a run: it is
 # printed first.
 . "$(dirname "$0")/lib.sh"
@@ -49,6 +50,12 @@ round() {
 			return 1
 		fi
 	fi
+	# verified: start over, so that hundreds of rounds fit in the image
+	if ! timeout -k 5 300 rm -rf "$mnt"/s[0-7]; then
+		fail "round_${r}_remove_tree" "rm -rf of the last round's files failed"
+		return 1
+	fi
+	: >"$man"
 	for w in 0 1 2 3 4 5 6 7; do
 		mkdir -p "$mnt/s$w"
 	done
@@ -66,7 +73,7 @@ round() {
 	fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"
 	forget_mount "$mnt"
 	wait "${pids[@]}" 2>/dev/null   # the workers fail with ENOTCONN and end
-	echo "  round $r: killed after ${ms} ms, dirty chunks: $(dirty_chunks "$img"), $(wc -l <"$man") durable files"
+	echo "  round $r: killed after ${ms} ms, dirty chunks: $(dirty_chunks "$img"), $(wc -l <"$man") fsync'ed files"
 	wait_unlocked "$img"
 	return 0
 }

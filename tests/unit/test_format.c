@@ -79,15 +79,21 @@ static void test_superblock(void)
 /* FORMAT.md 7 and 8 */
 static void test_chunk_header(void)
 {
+	/* the error record's fields after the uuid: count, then first and
+	 * last (time, ino, errno, block) */
 	static const struct { unsigned off, w; } f[] = {
 		{ 16, 4 }, { 20, 4 }, { 24, 8 }, { 32, 8 }, { 40, 8 }, { 48, 4 }, { 52, 4 },
 		{ 56, 4 }, { 60, 4 }, { 64, 4 }, { 68, 4 }, { 72, 4 }, { 76, 4 },
+		{ 96, 4 }, { 104, 8 }, { 112, 4 }, { 116, 4 }, { 120, 8 },
+		{ 160, 8 }, { 168, 4 }, { 172, 4 }, { 176, 8 },
 	};
 	static struct cfs_chunk_hdr h = {
 		(uint32_t)VAL(0), (uint32_t)VAL(1), VAL(2), (int64_t)VAL(3), (int64_t)VAL(4),
 		(uint32_t)VAL(5), (uint32_t)VAL(6), (uint32_t)VAL(7), (uint32_t)VAL(8),
 		(uint32_t)VAL(9), (uint32_t)VAL(10), (uint32_t)VAL(11), (uint32_t)VAL(12),
-		{ 9, 8, 7 },
+		{ 9, 8, 7 }, (uint32_t)VAL(13),
+		{ (int64_t)VAL(14), (uint32_t)VAL(15), (uint32_t)VAL(16), VAL(17), "first" },
+		{ (int64_t)VAL(18), (uint32_t)VAL(19), (uint32_t)VAL(20), VAL(21), "last" },
 	};
 	struct cfs_chunk_hdr back;
 	static uint8_t blk[1024];
@@ -101,6 +107,7 @@ static void test_chunk_header(void)
 	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		check_le(blk + f[i].off, f[i].w, VAL(i), "chunk header field");
 	CHECK(!memcmp(blk + 80, h.uuid, 16));
+	CHECK(!memcmp(blk + 128, "first", 6) && !memcmp(blk + 184, "last", 5));
 	memset(&back, 0, sizeof(back));
 	cfs_chunk_hdr_decode(blk, &back);
 	CHECK(!memcmp(&h, &back, sizeof(h)));

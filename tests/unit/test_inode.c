@@ -23,20 +23,6 @@
 #define OLD_LEN 50u
 #define NEW_LEN 5000u
 
-static void report(void *ctx, const char *msg)
-{
-	(void)ctx;
-	fprintf(stderr, "  check: %s\n", msg);
-}
-
-static void fill(uint8_t *p, size_t n, unsigned seed)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)((i * 2654435761u + seed) >> 13);
-}
-
 static struct cfs_fs *make_fs(struct cfs_bdev **dev)
 {
 	struct cfs_mkfs_opts o = { .size = SIZE, .block_size = BS, .chunks = 2 };
@@ -61,7 +47,7 @@ static void reopen_checked(struct cfs_bdev *dev, struct cfs_fs **fs)
 {
 	CHECK_OK(cfs_close(*fs));
 	CHECK_OK(fixture_open(dev, 0, fs));
-	CHECK_EQ(cfs_check(*fs, report, NULL), 0);
+	CHECK_EQ(cfs_check(*fs, fixture_report, NULL), 0);
 }
 
 /* Ways to make the k-th device call of the next change fail. */
@@ -100,8 +86,8 @@ static void inline_move_faults(void (*arm)(struct cfs_fs *, struct cfs_bdev *, c
 	ssize_t w = -EIO;
 	int k, failed = 0;
 
-	fill(old, sizeof(old), 1);
-	fill(new, sizeof(new), 2);
+	fixture_fill(old, sizeof(old), 1);
+	fixture_fill(new, sizeof(new), 2);
 	CHECK_OK(cfs_mknod(fs, CFS_ROOT_INO, "f", S_IFREG | 0644, 0, 0, 0, &f));
 	CHECK_EQ(cfs_write(fs, f, old, OLD_LEN, 0), OLD_LEN);
 	CHECK_OK(cfs_inode_get(fs, f));
@@ -117,7 +103,7 @@ static void inline_move_faults(void (*arm)(struct cfs_fs *, struct cfs_bdev *, c
 			CHECK(st.blocks == 0 || st.blocks == BS / 512);
 			CHECK_EQ(cfs_read(fs, f, got, sizeof(got), 0), OLD_LEN);
 			CHECK(!memcmp(got, old, OLD_LEN));
-			CHECK_EQ(cfs_check(fs, report, NULL), 0);
+			CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 		}
 	}
 	CHECK_EQ(w, NEW_LEN);
@@ -147,7 +133,7 @@ static void test_inline_move_write_faults(void)
  * says so, the chunk stays marked dirty, and preen frees the file. */
 static void test_close_release_fault(void)
 {
-	struct cfs_fsck_opts fo = { .mode = CFS_FSCK_PREEN, .threads = 1, .report = report };
+	struct cfs_fsck_opts fo = { .mode = CFS_FSCK_PREEN, .threads = 1, .report = fixture_report };
 	static uint8_t data[64 << 10];
 	struct cfs_fsck_result res;
 	struct cfs_statfs s0, s1;
@@ -157,7 +143,7 @@ static void test_close_release_fault(void)
 
 	CHECK_OK(cfs_statfs(fs, &s0));
 	CHECK_OK(cfs_mknod(fs, CFS_ROOT_INO, "f", S_IFREG | 0644, 0, 0, 0, &f));
-	fill(data, sizeof(data), 3);
+	fixture_fill(data, sizeof(data), 3);
 	CHECK_EQ(cfs_write(fs, f, data, sizeof(data), 0), sizeof(data));
 	CHECK_OK(cfs_inode_get(fs, f));
 	CHECK_OK(cfs_unlink(fs, CFS_ROOT_INO, "f"));
@@ -183,7 +169,7 @@ static void test_close_release_fault(void)
  * found it), and one never written would bring the file back. */
 static void test_open_orphan_survives_crash(void)
 {
-	struct cfs_fsck_opts fo = { .mode = CFS_FSCK_PREEN, .threads = 1, .report = report };
+	struct cfs_fsck_opts fo = { .mode = CFS_FSCK_PREEN, .threads = 1, .report = fixture_report };
 	static uint8_t data[64 << 10];
 	struct cfs_fsck_result res;
 	struct cfs_chunk_info ci;
@@ -196,7 +182,7 @@ static void test_open_orphan_survives_crash(void)
 
 	CHECK_OK(cfs_statfs(fs, &s0));
 	CHECK_OK(cfs_mknod(fs, CFS_ROOT_INO, "f", S_IFREG | 0644, 0, 0, 0, &f));
-	fill(data, sizeof(data), 4);
+	fixture_fill(data, sizeof(data), 4);
 	CHECK_EQ(cfs_write(fs, f, data, sizeof(data), 0), sizeof(data));
 	CHECK_OK(cfs_inode_get(fs, f));
 	CHECK_OK(cfs_sync(fs));
