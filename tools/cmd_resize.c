@@ -53,7 +53,11 @@ static void say_done(const char *img, const struct cfs_resize_result *r)
 	printf("The filesystem on %s is now %" PRIu64 " (%uk) blocks long: "
 	       "%u chunks, was %u.\n", img, r->new_blocks, r->block_size / 1024,
 	       r->new_chunks, r->old_chunks);
-	if (left)
+	if (left && r->new_chunks >= CFS_MAX_CHUNKS)
+		printf("%" PRIu64 " bytes at the end stay unused (%u chunks is the "
+		       "most a filesystem can have).\n", left * r->block_size,
+		       CFS_MAX_CHUNKS);
+	else if (left)
 		printf("%" PRIu64 " bytes at the end stay unused (less than a chunk, "
 		       "%" PRIu64 " bytes).\n", left * r->block_size,
 		       r->chunk_blocks * r->block_size);

@@ -3,7 +3,7 @@
 # the mount point, the daemon grows it (the ioctl) while a workload keeps
 # writing and reading back files, the new space is usable at once, and
 # after the unmount fsck -f -n is clean and the data intact.  Only root,
-# only the mount point.  Then offline on a loop device after losetup -c.
+# only the mount point, not read-only.  Then offline on a loop device after losetup -c.
 . "$(dirname "$0")/lib.sh"
 
 need_fuse resize_mount
@@ -94,6 +94,19 @@ if [ "$(chunks "$img")" = 6 ] && "$C" cat "$img" /big | cmp -s big -; then
 	pass resize_online_data_intact
 else
 	fail resize_online_data_intact "$(chunks "$img") chunks"
+fi
+
+if mount_fs "$img" "$mnt" -o ro; then
+	truncate -s 200M "$img"
+	if expect_exit 1 "$C" resize "$mnt" && grep -q 'mnt: mounted read-only$' "$ERR"; then
+		pass resize_online_refuses_ro
+	else
+		fail resize_online_refuses_ro "$(cat "$OUT" "$ERR")"
+	fi
+	unmount_fs "$mnt"
+	[ "$(chunks "$img")" = 6 ] || fail resize_online_refuses_ro "$(chunks "$img") chunks"
+else
+	fail resize_online_refuses_ro "mount -o ro failed"
 fi
 
 # ---- a loop device, grown under it ----------------------------------------------
