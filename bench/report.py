@@ -221,6 +221,23 @@ if have_b:
             "%s fuse2fs, %s ext4" % (fmt_r(rf), fmt_r(re_)),
             verdict(None if rf is None or re_ is None else (rf >= 1.5 and re_ >= 0.5))))
 
+# M: metadata operations side by side (issue 13 item 4), per N
+m_sizes = sorted({int(k.split(".")[1]) for k in vals if k.startswith("M.")})
+M_TARGET = {"create": 4, "stat": 5, "unlink": 4}
+
+
+def m_ratio(nf, op):
+    return ratio(med("M.%d.%s.fuse2fs" % (nf, op)), med("M.%d.%s.chunkfs" % (nf, op)))
+
+
+for nf in m_sizes:
+    rs = [(op, m_ratio(nf, op)) for op in ("create", "stat", "unlink")]
+    targets.append((
+        "Through the mount at %d files, one process: create and unlink ≥ 4×, stat ≥ 5× "
+        "fuse2fs" % nf,
+        ", ".join("%s %s" % (op, fmt_r(r)) for op, r in rs),
+        verdict(all_ok([r is not None and r >= M_TARGET[op] for op, r in rs]))))
+
 mk_sizes = [s for s in ("1G", "64G", "1T") if med("C.%s.chunkfs.time" % s) is not None]
 if mk_sizes:
     tr = [ratio(med("C.%s.chunkfs.time" % s), med("C.%s.ext4.time" % s)) for s in mk_sizes]
@@ -518,6 +535,32 @@ if med("P.mt_1.create.time") is not None:
     w("| default / 1 | %s |" % " | ".join(
         fmt_r(ratio(med("P.mt_default.%s.time" % ph), med("P.mt_1.%s.time" % ph)))
         for ph in ("create", "stat", "unlink")))
+    w("")
+
+if m_sizes:
+    w("## Metadata operations side by side (bench/metaside.sh)")
+    w("")
+    w("One process (bench/metaops.c) creates N empty files in directories of 1,000, "
+      "then (caches dropped) stats them, then unlinks them; chunkfs and fuse2fs are "
+      "mounted in turn on images of the same size; medians.")
+    w("")
+    w("| files | operation | chunkfs | fuse2fs | fuse2fs / chunkfs |")
+    w("| ---: | --- | ---: | ---: | ---: |")
+    for nf in m_sizes:
+        for op in ("create", "stat", "unlink"):
+            w("| %d | %s | %s | %s | %s |" % (
+                nf, op, fmt_t(med("M.%d.%s.chunkfs" % (nf, op))),
+                fmt_t(med("M.%d.%s.fuse2fs" % (nf, op))), fmt_r(m_ratio(nf, op))))
+    w("")
+fr = os.path.join(RAW, "fuse_requests.txt")
+if os.path.exists(fr) and os.path.getsize(fr) > 0:
+    w("FUSE requests the kernel sends per operation (bench/fuse_requests.sh, the "
+      "daemon's own counts, `CHUNKFS_REQUEST_COUNTS`):")
+    w("")
+    w("```")
+    with open(fr) as f:
+        w(f.read().rstrip())
+    w("```")
     w("")
 
 an = os.path.join(HERE, "analysis.md")

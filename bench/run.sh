@@ -15,7 +15,8 @@
 #   BENCH_DIR=DIR    where images and data sets go (default /var/tmp; must be
 #                    a disk, not tmpfs, for cold-cache runs to mean anything)
 #   BENCH_KEEP=1     keep the scratch directory at the end
-#   BENCH_ONLY=ABCP  run only these sections (A recovery, B I/O, C mkfs, P profiles)
+#   BENCH_ONLY=ABCPM run only these sections (A recovery, B I/O, C mkfs, P profiles,
+#                    M metadata ops side by side with fuse2fs and FUSE requests per op)
 #   BENCH_NO_DEPS=1  do not try to install missing packages
 #   BENCH_RESULTS=DIR  write the report there instead of bench/results
 set -uo pipefail
@@ -30,7 +31,7 @@ SCALE=${1:-${SCALE:-small}}
 CHUNKFS=${CHUNKFS:-build/chunkfs}
 case $CHUNKFS in /*) ;; *) CHUNKFS=$ROOT/$CHUNKFS ;; esac
 RUNS=${RUNS:-}
-ONLY=${BENCH_ONLY:-ABCP}
+ONLY=${BENCH_ONLY:-ABCPM}
 RESULTS=${BENCH_RESULTS:-$BENCH/results}
 case $RESULTS in /*) ;; *) RESULTS=$ROOT/$RESULTS ;; esac
 RAW=$RESULTS/raw
@@ -46,13 +47,13 @@ RAW=$RESULTS/raw
 case $SCALE in
 small)
 	A_FILES=(2000 4000 8000); A_IMG=(1G 2G 4G); A_BIG=2; A_BIGMIB=16
-	B_IMG=2G; B_SEQ=256; B_RAND=16; B_N=10000; B_WF=200 ;;
+	B_IMG=2G; B_SEQ=256; B_RAND=16; B_N=10000; B_WF=200; M_N=(10000) ;;
 medium)
 	A_FILES=(25000 50000 100000); A_IMG=(4G 8G 16G); A_BIG=3; A_BIGMIB=32
-	B_IMG=4G; B_SEQ=1024; B_RAND=64; B_N=100000; B_WF=1000 ;;
+	B_IMG=4G; B_SEQ=1024; B_RAND=64; B_N=100000; B_WF=1000; M_N=(10000 100000) ;;
 large)
 	A_FILES=(250000 500000 1000000); A_IMG=(16G 32G 64G); A_BIG=4; A_BIGMIB=32
-	B_IMG=8G; B_SEQ=1024; B_RAND=128; B_N=100000; B_WF=2000 ;;
+	B_IMG=8G; B_SEQ=1024; B_RAND=128; B_N=100000; B_WF=2000; M_N=(10000 100000) ;;
 *) die "SCALE must be small, medium or large (not $SCALE)" ;;
 esac
 [ -n "$RUNS" ] || { [ "$SCALE" = small ] && RUNS=5 || RUNS=3; }
@@ -600,10 +601,35 @@ section_p() {
 	done
 }
 
+# ==== M. metadata operations side by side (issue 13 item 4) ==========================
+# bench/metaside.sh: create / stat (cold) / unlink of N files from one process,
+# chunkfs and fuse2fs in turn, RUNS times each (it reports medians); and
+# bench/fuse_requests.sh: the FUSE requests the kernel sends per operation.
+section_m() {
+	local n nn op c f r
+	for n in "${M_N[@]}"; do
+		say "M: create/stat/unlink of $n files, chunkfs and fuse2fs"
+		if ! CHUNKFS=$CHUNKFS RUNS=$RUNS BENCH_DIR=$W IMG_SIZE=$B_IMG \
+			bash "$BENCH/metaside.sh" "$n" >"$RAW/metaside.$n" 2>>"$RAW/daemon.log"; then
+			warn "bench/metaside.sh $n failed"
+			continue
+		fi
+		while read -r nn op c f r; do
+			[[ $nn =~ ^[0-9]+$ ]] || continue
+			rec "M.$nn.$op.chunkfs" "$c"
+			rec "M.$nn.$op.fuse2fs" "$f"
+		done <"$RAW/metaside.$n"
+	done
+	say "M: FUSE requests per operation"
+	bash "$BENCH/fuse_requests.sh" "$CHUNKFS" 500 >"$RAW/fuse_requests.txt" 2>>"$RAW/daemon.log" ||
+		warn "bench/fuse_requests.sh failed"
+}
+
 case $ONLY in *A*) section_a ;; esac
 case $ONLY in *B*) section_b ;; esac
 case $ONLY in *C*) section_c ;; esac
 case $ONLY in *P*) section_p ;; esac
+case $ONLY in *M*) section_m ;; esac
 
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta total_seconds "$(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')"

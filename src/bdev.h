@@ -37,24 +37,24 @@ struct cfs_bdev {
 };
 
 /* Accessors: bounds-checked (-EIO past the end, -EROFS writes when
- * read_only), count may be > 1 for contiguous runs. */
-/* (Addition:) errors are checked in this order: -EROFS for any write to a
- * read_only device; -EINVAL for a NULL buffer or count 0; -EIO when the run
- * does not lie wholly inside the device (overflow-safe).  Backends only see
- * requests that passed these checks. */
+ * read_only), count may be > 1 for contiguous runs.  Errors are checked in
+ * this order: -EROFS for any write to a read_only device; -EINVAL for a
+ * NULL buffer or count 0; -EIO when the run does not lie wholly inside the
+ * device (overflow-safe).  Backends only see requests that passed these
+ * checks. */
 int cfs_bdev_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf);
 int cfs_bdev_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf);
 int cfs_bdev_flush(struct cfs_bdev *bd);
 /* A hint: the run will be read soon.  Lets many reads that would be made one
  * after another reach the disk together.  Out-of-range parts are ignored. */
 void cfs_bdev_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
-/* (Addition, admin:) give a run of unused blocks back to the storage: a
- * hole punched in an image file (FALLOC_FL_PUNCH_HOLE), BLKDISCARD on a
- * block device, zeroes on the fault device.  Afterwards the run reads as
- * zeroes from a file and as anything from a disk, so only free blocks may
- * be discarded.  Checked like a write (-EROFS, -EINVAL for count 0, -EIO
- * out of range); -EOPNOTSUPP when the backend or the filesystem under the
- * image cannot do it.  Not durable before the next flush. */
+/* Give a run of unused blocks back to the storage: a hole punched in an
+ * image file (FALLOC_FL_PUNCH_HOLE), BLKDISCARD on a block device, zeroes on
+ * the fault device.  Afterwards the run reads as zeroes from a file and as
+ * anything from a disk, so only free blocks may be discarded.  Checked like
+ * a write (-EROFS, -EINVAL for count 0, -EIO out of range); -EOPNOTSUPP when
+ * the backend or the filesystem under the image cannot do it.  Not durable
+ * before the next flush. */
 int cfs_bdev_discard(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
 /* (Addition, resize:) make the device at least bytes long where it can
  * be made so (an image file is extended, sparse), then take its current
@@ -64,14 +64,14 @@ int cfs_bdev_discard(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
 int cfs_bdev_grow(struct cfs_bdev *bd, uint64_t bytes);
 void cfs_bdev_destroy(struct cfs_bdev *bd);
 /* Change the block size used for addressing (the device size in bytes is
- * unchanged; nblocks is recomputed).  Used after reading the superblock. */
-int cfs_bdev_set_block_size(struct cfs_bdev *bd, uint32_t block_size);
-/* (Addition:) the byte size kept is the addressable nblocks * block_size,
- * so a partial block at the end of a device opened with a larger block
- * size is not regained by switching to a smaller one; -EINVAL unless
+ * unchanged; nblocks is recomputed).  Used after reading the superblock.
+ * The byte size kept is the addressable nblocks * block_size, so a partial
+ * block at the end of a device opened with a larger block size is not
+ * regained by switching to a smaller one; -EINVAL unless
  * cfs_bdev_block_size_valid(). */
-/* Addition (bdev layer): nonzero when block_size is a power of two in
- * 512..65536, the sizes every backend and set_block_size accept. */
+int cfs_bdev_set_block_size(struct cfs_bdev *bd, uint32_t block_size);
+/* Nonzero when block_size is a power of two in 512..65536, the sizes
+ * every backend and set_block_size accept. */
 int cfs_bdev_block_size_valid(uint32_t block_size);
 
 /* File or block device.  flags: O_RDONLY or O_RDWR (O_CREAT not implied).
@@ -82,7 +82,7 @@ int cfs_bdev_file_open(const char *path, int flags, uint32_t block_size,
 
 /* In-memory device with fault injection, for tests.
  *
- * Semantics (addition, bdev layer; see bdev_fault.c):
+ * Semantics (see bdev_fault.c):
  * - A discard is a write call of zeroes (counted, failed and cut alike).
  * - Reads see the volatile view: durable contents plus every write so far.
  *   flush makes all pending writes durable.
@@ -124,19 +124,19 @@ void cfs_bdev_fault_stats(struct cfs_bdev *bd, struct cfs_bdev_fault_stats *st);
  * The device then holds what a real disk would hold after the crash. */
 void cfs_bdev_fault_restore(struct cfs_bdev *bd);
 /* Durable contents (what survives a crash right now) and the volatile view.
- * (Addition, bdev layer:) save writes the current volatile view, exactly
- * size_bytes bytes, to a regular file; call cfs_bdev_fault_restore() first
- * to save what a crash would leave.  load requires a regular file of exactly
- * size_bytes bytes and makes its contents the durable and volatile contents
- * (nothing pending); it does not change fault configuration, counters or
- * power state, and on failure leaves the device untouched. */
+ * save writes the current volatile view, exactly size_bytes bytes, to a
+ * regular file; call cfs_bdev_fault_restore() first to save what a crash
+ * would leave.  load requires a regular file of exactly size_bytes bytes and
+ * makes its contents the durable and volatile contents (nothing pending); it
+ * does not change fault configuration, counters or power state, and on
+ * failure leaves the device untouched. */
 int cfs_bdev_fault_save(struct cfs_bdev *bd, const char *path);
 int cfs_bdev_fault_load(struct cfs_bdev *bd, const char *path);
-/* Direct access to the current (volatile) bytes, for corruption tests.
- * (Addition:) the pointer is valid until destroy.  Edits bypass the pending
- * tracking: they act like media corruption (durable at once), but are undone
- * by a cut if they hit a block with unflushed writes, so make them with
- * nothing pending.  Returns NULL (size 0) for a non-fault device. */
+/* Direct access to the current (volatile) bytes, for corruption tests.  The
+ * pointer is valid until destroy.  Edits bypass the pending tracking: they
+ * act like media corruption (durable at once), but are undone by a cut if
+ * they hit a block with unflushed writes, so make them with nothing pending.
+ * Returns NULL (size 0) for a non-fault device. */
 uint8_t *cfs_bdev_fault_bytes(struct cfs_bdev *bd, uint64_t *size);
 
 #endif

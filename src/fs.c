@@ -7,7 +7,8 @@
 
 #include "fsint.h"
 
-/* Every entry point here works on the head inode under its lock. */
+/* Every entry point here works on the head inode under its lock
+ * (lock order: docs/LOCKING.md). */
 static int get_head(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
 {
 	return inode_get_head(fs, ino, 1, out);
@@ -198,7 +199,7 @@ int cfs_inode_put(struct cfs_fs *fs, cfs_ino_t ino)
 
 	if (ret < 0)
 		return ret;
-	/* op_lock before the inode lock, the order every operation uses */
+	/* op_lock before the inode lock (docs/LOCKING.md) */
 	op = !fs->rdonly && fs_op_begin(fs) == 0;
 	pthread_mutex_lock(&ip->lock);
 	if (ip->open > 0) {

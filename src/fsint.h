@@ -1,4 +1,6 @@
-/* Internal state of an open chunkfs, shared by the library's layers. */
+/* Internal state of an open chunkfs, shared by the library's layers.
+ * What each lock below protects, and the order they are taken in:
+ * docs/LOCKING.md. */
 #ifndef CHUNKFS_FSINT_H
 #define CHUNKFS_FSINT_H
 

@@ -1,9 +1,8 @@
 /* Namespace operations of the public API: lookup, create, link, unlink,
  * rmdir, rename, readdir and path resolution.
  *
- * Locking follows the VFS: a directory is locked before its children;
- * renames take fs->rename_lock and lock an ancestor directory before its
- * descendant, so no two operations can wait on each other. */
+ * Locking follows the VFS (a directory before its children, an ancestor
+ * before its descendant under fs->rename_lock): docs/LOCKING.md. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -10,6 +10,7 @@
 #define CHUNKFS_TEST_FIXTURE_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +138,42 @@ static inline void fixture_report(void *ctx, const char *msg)
 {
 	(void)ctx;
 	fprintf(stderr, "  check: %s\n", msg);
+}
+
+/* A new private directory $TMPDIR/prog.XXXXXX (TMPDIR unset: /tmp) in
+ * dir, len bytes long; 0, or a negative errno after saying why on stderr. */
+static inline int fixture_tmpdir(char *dir, size_t len, const char *prog)
+{
+	const char *base = getenv("TMPDIR");
+	int n = snprintf(dir, len, "%s/%s.XXXXXX", base && *base ? base : "/tmp", prog);
+	int err = -ENAMETOOLONG;
+
+	if (n >= 0 && (size_t)n < len)
+		err = mkdtemp(dir) ? 0 : -errno;
+	if (err)
+		fprintf(stderr, "%s: cannot make a directory %s: %s\n", prog, dir,
+			strerror(-err));
+	return err;
+}
+
+/* Run fn in n threads at once, thread i on element i (size bytes each) of
+ * args, and wait for them all: 0, or a negative errno when a thread could
+ * not be started (those that were are waited for). */
+static inline int fixture_threads(int n, void *(*fn)(void *), void *args, size_t size)
+{
+	pthread_t *th = calloc((size_t)n, sizeof(*th));
+	int i, started, ret = th ? 0 : -ENOMEM;
+
+	for (started = 0; started < n && ret == 0; started++) {
+		ret = -pthread_create(&th[started], NULL, fn,
+				      (char *)args + (size_t)started * size);
+		if (ret)
+			break;
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+	return ret;
 }
 
 /* ---- reading a directory ---------------------------------------------- */

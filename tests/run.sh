@@ -20,7 +20,9 @@
 # "N passed, N failed, N skipped"; the exit status is non-zero when
 # anything failed or when no test ran.
 #
-# Environment: TEST_TIMEOUT (seconds per binary/script, default 300),
+# Environment: TEST_TIMEOUT (seconds per binary/script, default 300; a
+# script may ask for more with a line "# test-timeout: SECONDS" near its
+# top, and such scripts start first, so the longest do not finish last),
 # TEST_JOBS (how many run at once, default: twice the number of CPUs, as
 # many tests spend much of their time waiting on mounts and timers),
 # TEST_FILTER (only run binaries/scripts whose name contains it),
@@ -65,13 +67,13 @@ trap 'exit 130' INT TERM
 # Directories of shell test scripts, all run the same way (tests/cli/lib.sh).
 SCRIPT_SUITES=(cli lib mount fsck fuzz)
 
-names=() kinds=() paths=()
+names=() kinds=() paths=() limits=()
 for f in "$BUILDDIR"/tests/test_*; do
 	if [ ! -f "$f" ] || [ ! -x "$f" ]; then continue; fi
 	case $f in *.d | *.o) continue ;; esac
 	n=$(basename "$f")
 	[ -z "$TEST_FILTER" ] || [[ $n == *"$TEST_FILTER"* ]] || continue
-	names+=("$n") kinds+=(bin) paths+=("$f")
+	names+=("$n") kinds+=(bin) paths+=("$f") limits+=("$TEST_TIMEOUT")
 done
 for suite in "${SCRIPT_SUITES[@]}"; do
 	for f in "$SRC/tests/$suite"/*.sh; do
@@ -80,7 +82,9 @@ for suite in "${SCRIPT_SUITES[@]}"; do
 		[ "$n" = lib.sh ] && continue
 		n="$suite/$n"
 		[ -z "$TEST_FILTER" ] || [[ $n == *"$TEST_FILTER"* ]] || continue
-		names+=("$n") kinds+=(cli) paths+=("$f")
+		t=$(sed -n '1,30s/^# test-timeout: \([0-9][0-9]*\).*/\1/p' "$f" | head -n 1)
+		[ -n "$t" ] && [ "$t" -gt "$TEST_TIMEOUT" ] || t=$TEST_TIMEOUT
+		names+=("$n") kinds+=(cli) paths+=("$f") limits+=("$t")
 	done
 done
 
@@ -103,11 +107,11 @@ run_one() {
 	start=$(date +%s.%N)
 	if [ "${kinds[$i]}" = bin ]; then
 		(cd "$dir" && TESTDIR="$dir" TMPDIR="$dir" \
-			timeout -k 10 "$TEST_TIMEOUT" "${paths[$i]}") \
+			timeout -k 10 "${limits[$i]}" "${paths[$i]}") \
 			</dev/null >"$WORK/$i.log" 2>&1
 	else
 		(cd "$dir" && TESTDIR="$dir" TMPDIR="$dir" CHUNKFS="$CHUNKFS" \
-			CHUNKFS_SRC="$SRC" timeout -k 10 "$TEST_TIMEOUT" \
+			CHUNKFS_SRC="$SRC" timeout -k 10 "${limits[$i]}" \
 			bash "${paths[$i]}") </dev/null >"$WORK/$i.log" 2>&1
 	fi
 	rc=$?
@@ -116,8 +120,13 @@ run_one() {
 	awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }' >"$WORK/$i.time"
 }
 
+# the ones that asked for a longer limit first
+order=()
+for i in "${!names[@]}"; do [ "${limits[$i]}" -gt "$TEST_TIMEOUT" ] && order+=("$i"); done
+for i in "${!names[@]}"; do [ "${limits[$i]}" -gt "$TEST_TIMEOUT" ] || order+=("$i"); done
+
 running=0
-for i in "${!names[@]}"; do
+for i in "${order[@]}"; do
 	while [ "$running" -ge "$TEST_JOBS" ]; do
 		wait -n
 		running=$((running - 1))
@@ -147,7 +156,7 @@ for i in "${!names[@]}"; do
 		s=$(grep -c '^SKIP ' "$log")
 	fi
 	if [ "$rc" = 124 ]; then
-		problem="timed out after ${TEST_TIMEOUT}s"
+		problem="timed out after ${limits[$i]}s"
 	elif [ "$rc" -gt 128 ]; then
 		problem="killed by signal $((rc - 128))"
 	fi

@@ -217,25 +217,40 @@ static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
 	return 0;
 }
 
-/* Write buf at off, leaving holes for aligned all-zero pieces. */
-static int write_sparse(int fd, const char *buf, size_t len, uint64_t off)
+/* Hand emit() the pieces of buf (len bytes at off, cut at multiples of
+ * grain) that are not all zero, so that zero pieces stay holes; the first
+ * error. */
+static int write_nonzero(const char *buf, size_t len, uint64_t off, uint32_t grain,
+			 int (*emit)(void *ctx, const char *p, size_t n, uint64_t at),
+			 void *ctx)
 {
 	size_t i = 0;
 
 	while (i < len) {
-		size_t n = HOLE_GRAIN - (size_t)((off + i) % HOLE_GRAIN);
+		size_t n = grain - (size_t)((off + i) % grain);
 		int ret;
 
 		if (n > len - i)
 			n = len - i;
 		if (!all_zero(buf + i, n)) {
-			ret = pwrite_all(fd, buf + i, n, (off_t)(off + i));
+			ret = emit(ctx, buf + i, n, off + i);
 			if (ret < 0)
 				return ret;
 		}
 		i += n;
 	}
 	return 0;
+}
+
+static int host_piece(void *fd, const char *p, size_t n, uint64_t at)
+{
+	return pwrite_all(*(int *)fd, p, n, (off_t)at);
+}
+
+/* Write buf at off, leaving holes for aligned all-zero pieces. */
+static int write_sparse(int fd, const char *buf, size_t len, uint64_t off)
+{
+	return write_nonzero(buf, len, off, HOLE_GRAIN, host_piece, &fd);
 }
 
 /* Copy [start, end) of the image file to fd.  *img_side tells whose error. */
@@ -403,6 +418,17 @@ static int retry_after_unlink(int ret, const char *hpath)
 	return unlink(hpath) == 0;
 }
 
+/* A symlink or special file was made at hpath (ret 0) or not: give it
+ * ipath's attributes, or say why not. */
+static void got_node(struct copy_ctx *c, int ret, const struct cfs_stat *st,
+		     const char *ipath, const char *hpath)
+{
+	if (ret < 0)
+		host_err(c, hpath, ret);
+	else
+		get_attrs(c, st, ipath, hpath, -1);
+}
+
 static void get_symlink(struct copy_ctx *c, const struct cfs_stat *st,
 			const char *ipath, const char *hpath)
 {
@@ -423,11 +449,7 @@ static void get_symlink(struct copy_ctx *c, const struct cfs_stat *st,
 		ret = symlink(target, hpath) < 0 ? -errno : 0;
 	} while (ret < 0 && retry_after_unlink(ret, hpath));
 	free(target);
-	if (ret < 0) {
-		host_err(c, hpath, ret);
-		return;
-	}
-	get_attrs(c, st, ipath, hpath, -1);
+	got_node(c, ret, st, ipath, hpath);
 }
 
 static void get_special(struct copy_ctx *c, const struct cfs_stat *st,
@@ -439,11 +461,7 @@ static void get_special(struct copy_ctx *c, const struct cfs_stat *st,
 		ret = mknod(hpath, (st->mode & S_IFMT) | 0600, (dev_t)st->rdev) < 0 ?
 		      -errno : 0;
 	} while (ret < 0 && retry_after_unlink(ret, hpath));
-	if (ret < 0) {
-		host_err(c, hpath, ret);
-		return;
-	}
-	get_attrs(c, st, ipath, hpath, -1);
+	got_node(c, ret, st, ipath, hpath);
 }
 
 /* A further name for an inode already copied out. */
@@ -599,7 +617,10 @@ static void get_top(struct copy_ctx *c, const char *src, const char *dest)
 	free(hpath);
 }
 
-int cmd_get(int argc, char **argv)
+/* get or put: IMAGE SRC DEST, the image opened read-only for get; top
+ * copies SRC to DEST. */
+static int copy_main(int argc, char **argv, bool rdonly,
+		     void (*top)(struct copy_ctx *c, const char *src, const char *dest))
 {
 	struct copy_ctx c;
 	bool recursive = false;
@@ -612,13 +633,18 @@ int cmd_get(int argc, char **argv)
 		err_msg("%s", errstr(-ENOMEM));
 		return EX_FAIL;
 	}
-	if (img_open(argv[optind], true, &c.fs) < 0) {
+	if (img_open(argv[optind], rdonly, &c.fs) < 0) {
 		free_ctx(&c);
 		return EX_FAIL;
 	}
-	get_top(&c, argv[optind + 1], argv[optind + 2]);
+	top(&c, argv[optind + 1], argv[optind + 2]);
 	free_ctx(&c);
 	return img_close(c.fs, argv[optind], c.status);
+}
+
+int cmd_get(int argc, char **argv)
+{
+	return copy_main(argc, argv, true, get_top);
 }
 
 /* ==== put: host -> image ============================================== */
@@ -641,29 +667,27 @@ static int put_write(struct copy_ctx *c, cfs_ino_t ino, const char *buf,
 	return 0;
 }
 
+struct img_file {
+	struct copy_ctx *c;
+	cfs_ino_t ino;
+};
+
+static int img_piece(void *file, const char *p, size_t n, uint64_t at)
+{
+	struct img_file *f = file;
+
+	return put_write(f->c, f->ino, p, n, at);
+}
+
 /* Write buf at off; a sparse source's all-zero blocks stay holes. */
 static int put_piece(struct copy_ctx *c, cfs_ino_t ino, const char *buf,
 		     size_t len, uint64_t off, bool sparse)
 {
-	uint32_t grain = c->block_size ? c->block_size : 4096;
-	size_t i = 0;
+	struct img_file f = { c, ino };
 
 	if (!sparse)
 		return put_write(c, ino, buf, len, off);
-	while (i < len) {
-		size_t n = grain - (size_t)((off + i) % grain);
-		int ret;
-
-		if (n > len - i)
-			n = len - i;
-		if (!all_zero(buf + i, n)) {
-			ret = put_write(c, ino, buf + i, n, off + i);
-			if (ret < 0)
-				return ret;
-		}
-		i += n;
-	}
-	return 0;
+	return write_nonzero(buf, len, off, c->block_size ? c->block_size : 4096, img_piece, &f);
 }
 
 /* Where the next data starts: SEEK_DATA, or off when the host can't say
@@ -931,6 +955,20 @@ static void put_dir_entries(struct copy_ctx *c, const char *hpath, cfs_ino_t dir
 	free(names);
 }
 
+/* A symlink or special file was made as ino (ret 0) or not: give it
+ * hpath's xattrs and attributes (0), or say why not (-1). */
+static int put_made(struct copy_ctx *c, int ret, const char *hpath, const struct stat *hs,
+		    cfs_ino_t ino, const char *ipath)
+{
+	if (ret < 0) {
+		img_err(c, ipath, ret);
+		return -1;
+	}
+	put_xattrs(c, hpath, -1, ino, ipath);
+	put_attrs(c, hs, ino, ipath, 0, false);
+	return 0;
+}
+
 /* Make the directory, or reuse the one there (merging like cp -r). */
 static int put_dir(struct copy_ctx *c, const char *hpath, const struct stat *hs,
 		   cfs_ino_t dir, const char *name, const char *ipath, cfs_ino_t *ino)
@@ -967,13 +1005,7 @@ static int put_symlink(struct copy_ctx *c, const char *hpath, const struct stat 
 	target[n] = 0;
 	ret = cfs_symlink(c->fs, dir, name, target, hs->st_uid, hs->st_gid, ino);
 	free(target);
-	if (ret < 0) {
-		img_err(c, ipath, ret);
-		return -1;
-	}
-	put_xattrs(c, hpath, -1, *ino, ipath);
-	put_attrs(c, hs, *ino, ipath, 0, false);
-	return 0;
+	return put_made(c, ret, hpath, hs, *ino, ipath);
 }
 
 static int put_special(struct copy_ctx *c, const char *hpath, const struct stat *hs,
@@ -983,13 +1015,7 @@ static int put_special(struct copy_ctx *c, const char *hpath, const struct stat 
 	int ret = cfs_mknod(c->fs, dir, name, hs->st_mode & (S_IFMT | 07777),
 			    (uint64_t)hs->st_rdev, hs->st_uid, hs->st_gid, ino);
 
-	if (ret < 0) {
-		img_err(c, ipath, ret);
-		return -1;
-	}
-	put_xattrs(c, hpath, -1, *ino, ipath);
-	put_attrs(c, hs, *ino, ipath, 0, false);
-	return 0;
+	return put_made(c, ret, hpath, hs, *ino, ipath);
 }
 
 /* What is at dir/name already: 0 = nothing (or removed), 1 = a directory
@@ -1177,22 +1203,5 @@ out:
 
 int cmd_put(int argc, char **argv)
 {
-	struct copy_ctx c;
-	bool recursive = false;
-	int status;
-
-	status = get_args(argc, argv, &recursive);
-	if (status)
-		return status;
-	if (setup_ctx(&c, argv[optind], recursive) < 0) {
-		err_msg("%s", errstr(-ENOMEM));
-		return EX_FAIL;
-	}
-	if (img_open(argv[optind], false, &c.fs) < 0) {
-		free_ctx(&c);
-		return EX_FAIL;
-	}
-	put_top(&c, argv[optind + 1], argv[optind + 2]);
-	free_ctx(&c);
-	return img_close(c.fs, argv[optind], c.status);
+	return copy_main(argc, argv, false, put_top);
 }

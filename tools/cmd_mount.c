@@ -43,6 +43,7 @@ struct mopts {
 	double clean_after;
 	enum atime_mode atime;
 	bool diratime;
+	bool discard;
 	unsigned max_threads;
 	char *fuse;                     /* options passed on to libfuse */
 };
@@ -52,7 +53,7 @@ struct mopts {
 static bool ext4_harmless(const char *o)
 {
 	static const char *const names[] = {
-		"user_xattr", "lazytime", "nolazytime", "discard", "nodiscard",
+		"user_xattr", "lazytime", "nolazytime",
 		"noacl", "barrier", "barrier=1", "nobarrier", "barrier=0",
 		"errors=continue", "errors=remount-ro", "errors=panic", "data=ordered",
 		"auto_da_alloc", "noauto_da_alloc", "delalloc", "i_version",
@@ -136,6 +137,8 @@ static int mount_opt(struct mopts *o, const char *opt)
 	}
 	if (strcmp(opt, "nocheck") == 0)
 		return (o->nocheck = true), 0;
+	if (strcmp(opt, "discard") == 0 || strcmp(opt, "nodiscard") == 0)
+		return (o->discard = opt[0] == 'd'), 0;
 	if (strcmp(opt, "remount") == 0)
 		return (o->remount = true), 0;
 	if (ext4_harmless(opt)) {
@@ -447,6 +450,17 @@ static int check_before_mount(const struct mopts *o, const char *image)
 	return preen(o, image);
 }
 
+
+/* Corruption the library meets while mounted is recorded in its chunk's
+ * header; the log (stderr in the foreground, syslog in the background)
+ * says so as it happens, as ext4 does in the kernel log. */
+static void log_chunk_error(void *ctx, uint32_t chunk, const struct cfs_chunk_error *e)
+{
+	fuse_log(FUSE_LOG_ERR, "chunkfs: %s: chunk %u marked in error: %s (inode %u, "
+		 "block %llu): %s; run chunkfs fsck -p\n", (const char *)ctx, chunk, e->what,
+		 e->ino, (unsigned long long)e->block, strerror(e->err));
+}
+
 static int open_image(const struct mopts *o, const char *image, struct cfs_fs **fs,
 		      int *lockfd)
 {
@@ -473,6 +487,7 @@ static int open_image(const struct mopts *o, const char *image, struct cfs_fs **
 		err_msg("%s: %s", o->image, cfs_last_error());
 		return ret;
 	}
+	cfs_set_error_fn(*fs, log_chunk_error, (void *)o->image);
 	n = dirty_list(*fs, list, sizeof(list));
 	if (n && !o->nocheck) {
 		/* dirtied by someone else between the check and now */
@@ -589,6 +604,7 @@ static int run_mount(struct mopts *o, const char *image)
 	struct mnt m = { .timeout = ATTR_TIMEOUT, .entry_timeout = ENTRY_TIMEOUT,
 			 .atime = o->atime,
 			 .diratime = o->diratime, .rdonly = o->rdonly,
+			 .discard = o->discard && !o->rdonly,
 			 .clean_after = o->clean_after };
 	int lockfd, ret, status = EX_FAIL;
 
@@ -620,6 +636,8 @@ static int run_mount(struct mopts *o, const char *image)
 	else
 		status = EX_OK;
 	fuse_session_unmount(m.se);
+	if (getenv("CHUNKFS_REQUEST_COUNTS"))
+		req_counts_write(getenv("CHUNKFS_REQUEST_COUNTS"));
 out_signals:
 	fuse_remove_signal_handlers(m.se);
 out_session:

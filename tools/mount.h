@@ -15,7 +15,7 @@
 
 #include "tool.h"
 
-#define ATTR_TIMEOUT    1.0             /* seconds the kernel caches attributes */
+#define ATTR_TIMEOUT    60.0            /* seconds the kernel caches attributes */
 /* Names (negative ones too) are kept longer: every change to the
  * namespace comes through this mount, which updates the kernel's entries
  * as it makes it.  Then an unlink, rename or open of a name seen a while
@@ -55,6 +55,7 @@ struct mnt {
 	enum atime_mode atime;
 	bool diratime;
 	bool rdonly;
+	bool discard;            /* -o discard: trim freed blocks, batched */
 	double clean_after;
 	/* the cleaner thread */
 	pthread_t cleaner;
@@ -62,6 +63,11 @@ struct mnt {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool stop;
+	/* -o discard: an operation may have freed blocks since the last
+	 * trim, made at trimmed */
+	_Atomic bool freed;
+	struct timespec trimmed;
+	bool discard_off;        /* the storage cannot discard (cleaner only) */
 	/* inodes whose write-back failed: what the kernel caches of them
 	 * (pages, the size it grew) no longer matches the image */
 	cfs_ino_t inval[INVAL_SLOTS];
@@ -81,10 +87,19 @@ struct mnt {
 };
 
 extern const struct fuse_lowlevel_ops chunkfs_ops;
-/* ioctls on the mount (tools/mount_resize.c: online grow) */
-void mount_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
-		    struct fuse_file_info *fi, unsigned flags, const void *in_buf,
-		    size_t in_bufsz, size_t out_bufsz);
+
+/* ioctls on the mount (tools/mount_ioctl.c): one dispatch, one case each */
+void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		 struct fuse_file_info *fi, unsigned flags, const void *in,
+		 size_t in_size, size_t out_size);
+/* CHUNKFS_IOC_RESIZE (tools/mount_resize.c): online grow */
+struct chunkfs_resize_arg;
+int mount_resize_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_size,
+		       struct chunkfs_resize_arg *out);
+
+/* FUSE requests served, by opcode (counted always, a relaxed atomic add
+ * each); written at unmount to the file named by CHUNKFS_REQUEST_COUNTS. */
+void req_counts_write(const char *path);
 
 /* The thread that marks idle chunks clean (not started read-only). */
 int cleaner_start(struct mnt *m);

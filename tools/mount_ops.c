@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "mount.h"
+#include "trim.h"
 
 static struct mnt *mnt_of(fuse_req_t req)
 {
@@ -37,6 +38,47 @@ static struct mnt *mnt_of(fuse_req_t req)
 static void reply_err(fuse_req_t req, int ret)
 {
 	fuse_reply_err(req, ret < 0 ? -ret : ret);
+}
+
+/* ---- request counts --------------------------------------------------- */
+
+#define REQ_OPS(X) X(FORGET) X(BATCH_FORGET) X(STATFS) X(LOOKUP) X(GETATTR) X(SETATTR) X(READLINK) X(MKNOD) X(MKDIR) X(SYMLINK) X(LINK) X(UNLINK) X(RMDIR) X(RENAME) X(READDIR) X(READDIRPLUS) X(OPENDIR) X(RELEASEDIR) X(FSYNCDIR) X(OPEN) X(CREATE) X(RELEASE) X(READ) X(WRITE) X(FSYNC) X(FALLOCATE) X(LSEEK) X(SETXATTR) X(GETXATTR) X(LISTXATTR) X(REMOVEXATTR) X(IOCTL)
+
+enum req_op {
+#define REQ_ENUM(n) REQ_##n,
+	REQ_OPS(REQ_ENUM)
+	REQ_N
+};
+
+static const char *const req_names[] = {
+#define REQ_NAME(n) #n,
+	REQ_OPS(REQ_NAME)
+};
+
+static _Atomic unsigned long req_counts[REQ_N];
+
+static void req_count(enum req_op op, unsigned long n)
+{
+	atomic_fetch_add_explicit(&req_counts[op], n, memory_order_relaxed);
+}
+
+/* "OPCODE COUNT" lines, opcodes never seen left out. */
+void req_counts_write(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fuse_log(FUSE_LOG_ERR, "chunkfs: %s: %s\n", path, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < REQ_N; i++) {
+		unsigned long n = atomic_load(&req_counts[i]);
+
+		if (n)
+			fprintf(f, "%s %lu\n", req_names[i], n);
+	}
+	if (fclose(f) != 0)
+		fuse_log(FUSE_LOG_ERR, "chunkfs: %s: %s\n", path, strerror(errno));
 }
 
 /* ---- attributes ----------------------------------------------------- */
@@ -138,6 +180,13 @@ static void touch_atime(struct mnt *m, cfs_ino_t ino, bool dir)
 		fuse_lowlevel_notify_inval_inode(m->se, ino, -1, 0);
 }
 
+/* An operation that may have freed blocks ran: -o discard trims soon. */
+static void may_have_freed(struct mnt *m)
+{
+	if (m->discard)
+		atomic_store_explicit(&m->freed, true, memory_order_relaxed);
+}
+
 /* ---- lifecycle ------------------------------------------------------ */
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
@@ -150,6 +199,9 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	/* ioctls on directories: FITRIM goes to the mount point */
+	if (conn->capable & FUSE_CAP_IOCTL_DIR)
+		conn->want |= FUSE_CAP_IOCTL_DIR;
 	/* Let the kernel clear setuid/setgid on write, truncate and chown
 	 * (it sends us the new mode), and truncate on O_TRUNC through
 	 * setattr: then both follow the VFS rules exactly. */
@@ -170,8 +222,10 @@ static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct mnt *m = mnt_of(req);
 
+	req_count(REQ_FORGET, 1);
 	while (nlookup--)
 		cfs_inode_put(m->fs, (cfs_ino_t)ino);
+	may_have_freed(m);
 	fuse_reply_none(req);
 }
 
@@ -180,9 +234,11 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 {
 	struct mnt *m = mnt_of(req);
 
+	req_count(REQ_BATCH_FORGET, 1);
 	for (size_t i = 0; i < count; i++)
 		for (uint64_t n = forgets[i].nlookup; n; n--)
 			cfs_inode_put(m->fs, (cfs_ino_t)forgets[i].ino);
+	may_have_freed(m);
 	fuse_reply_none(req);
 }
 
@@ -192,6 +248,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs sv;
 	int ret = cfs_statfs(mnt_of(req)->fs, &cs);
 
+	req_count(REQ_STATFS, 1);
 	(void)ino;
 	if (ret < 0) {
 		reply_err(req, ret);
@@ -238,6 +295,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	cfs_ino_t ino;
 	int ret = cfs_lookup(m->fs, (cfs_ino_t)parent, name, &ino);
 
+	req_count(REQ_LOOKUP, 1);
 	/* A negative entry may be cached like a positive one: every change
 	 * to the image comes through this mount, which invalidates it. */
 	if (ret == -ENOENT) {
@@ -258,6 +316,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct stat st;
 	int ret = cfs_getattr(m->fs, (cfs_ino_t)ino, &cs);
 
+	req_count(REQ_GETATTR, 1);
 	(void)fi;
 	if (ret < 0) {
 		reply_err(req, ret);
@@ -315,9 +374,12 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	struct stat st;
 	int ret;
 
+	req_count(REQ_SETATTR, 1);
 	(void)fi;
 	setattr_from(attr, to_set, &a);
 	ret = cfs_setattr(m->fs, (cfs_ino_t)ino, &a, &cs);
+	if (a.valid & CFS_SET_SIZE)
+		may_have_freed(m);
 	if (ret < 0) {
 		reply_err(req, ret);
 		return;
@@ -331,6 +393,7 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	char buf[PATH_MAX + 1];
 	ssize_t n = cfs_readlink(mnt_of(req)->fs, (cfs_ino_t)ino, buf, sizeof(buf) - 1);
 
+	req_count(REQ_READLINK, 1);
 	if (n < 0) {
 		reply_err(req, (int)n);
 		return;
@@ -351,6 +414,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	int ret = cfs_mknod(mnt_of(req)->fs, (cfs_ino_t)parent, name, mode, rdev,
 			    ctx->uid, ctx->gid, &ino);
 
+	req_count(REQ_MKNOD, 1);
 	reply_entry(req, ret, ino);
 }
 
@@ -361,6 +425,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	int ret = cfs_mkdir(mnt_of(req)->fs, (cfs_ino_t)parent, name, mode,
 			    ctx->uid, ctx->gid, &ino);
 
+	req_count(REQ_MKDIR, 1);
 	reply_entry(req, ret, ino);
 }
 
@@ -372,6 +437,7 @@ static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 	int ret = cfs_symlink(mnt_of(req)->fs, (cfs_ino_t)parent, name, target,
 			      ctx->uid, ctx->gid, &ino);
 
+	req_count(REQ_SYMLINK, 1);
 	reply_entry(req, ret, ino);
 }
 
@@ -380,17 +446,26 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 {
 	int ret = cfs_link(mnt_of(req)->fs, (cfs_ino_t)ino, (cfs_ino_t)newparent, newname);
 
+	req_count(REQ_LINK, 1);
 	reply_entry(req, ret, (cfs_ino_t)ino);
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	reply_err(req, cfs_unlink(mnt_of(req)->fs, (cfs_ino_t)parent, name));
+	int ret = cfs_unlink(mnt_of(req)->fs, (cfs_ino_t)parent, name);
+
+	req_count(REQ_UNLINK, 1);
+	may_have_freed(mnt_of(req));
+	reply_err(req, ret);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	reply_err(req, cfs_rmdir(mnt_of(req)->fs, (cfs_ino_t)parent, name));
+	int ret = cfs_rmdir(mnt_of(req)->fs, (cfs_ino_t)parent, name);
+
+	req_count(REQ_RMDIR, 1);
+	may_have_freed(mnt_of(req));
+	reply_err(req, ret);
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -399,6 +474,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	unsigned cflags = 0;
 	int ret;
 
+	req_count(REQ_RENAME, 1);
 	if (flags & RENAME_NOREPLACE)
 		cflags |= CFS_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
@@ -409,6 +485,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	else
 		ret = cfs_rename(mnt_of(req)->fs, (cfs_ino_t)parent, name,
 				 (cfs_ino_t)newparent, newname, cflags);
+	may_have_freed(mnt_of(req));
 	reply_err(req, ret);
 }
 
@@ -536,6 +613,7 @@ out:
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
+	req_count(REQ_READDIR, 1);
 	(void)fi;
 	do_readdir(req, ino, size, off, false);
 }
@@ -543,6 +621,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			   struct fuse_file_info *fi)
 {
+	req_count(REQ_READDIRPLUS, 1);
 	(void)fi;
 	do_readdir(req, ino, size, off, true);
 }
@@ -552,6 +631,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct cfs_stat cs;
 	int ret = cfs_getattr(mnt_of(req)->fs, (cfs_ino_t)ino, &cs);
 
+	req_count(REQ_OPENDIR, 1);
 	if (ret == 0 && !S_ISDIR(cs.mode))
 		ret = -ENOTDIR;
 	if (ret < 0)
@@ -562,6 +642,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	req_count(REQ_RELEASEDIR, 1);
 	(void)ino;
 	(void)fi;
 	reply_err(req, 0);
@@ -570,6 +651,7 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 			struct fuse_file_info *fi)
 {
+	req_count(REQ_FSYNCDIR, 1);
 	(void)fi;
 	reply_err(req, cfs_fsync(mnt_of(req)->fs, (cfs_ino_t)ino, datasync));
 }
@@ -687,6 +769,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct mnt *m = mnt_of(req);
 	int ret = file_opened(m, (cfs_ino_t)ino, fi);
 
+	req_count(REQ_OPEN, 1);
 	if (ret < 0) {
 		reply_err(req, ret);
 		return;
@@ -720,6 +803,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	cfs_ino_t ino = 0;
 	int ret = create_inode(req, parent, name, mode, fi->flags, &ino);
 
+	req_count(REQ_CREATE, 1);
 	if (ret == 0)
 		ret = entry_get(m, ino, &e);
 	if (ret < 0) {
@@ -741,7 +825,9 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	req_count(REQ_RELEASE, 1);
 	file_closed(mnt_of(req), (cfs_ino_t)ino, fi);
+	may_have_freed(mnt_of(req));
 	reply_err(req, 0);
 }
 
@@ -751,6 +837,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char *buf = malloc(size ? size : 1);
 	ssize_t n;
 
+	req_count(REQ_READ, 1);
 	(void)fi;
 	if (!buf) {
 		reply_err(req, -ENOMEM);
@@ -792,6 +879,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	struct mnt *m = mnt_of(req);
 	ssize_t n = cfs_write(m->fs, (cfs_ino_t)ino, buf, size, (uint64_t)off);
 
+	req_count(REQ_WRITE, 1);
 	if (n < 0)
 		reply_err(req, (int)n);
 	else
@@ -803,6 +891,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		     struct fuse_file_info *fi)
 {
+	req_count(REQ_FSYNC, 1);
 	(void)fi;
 	reply_err(req, cfs_fsync(mnt_of(req)->fs, (cfs_ino_t)ino, datasync));
 }
@@ -812,6 +901,7 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 {
 	int cmode = 0, ret;
 
+	req_count(REQ_FALLOCATE, 1);
 	(void)fi;
 	if (mode & FALLOC_FL_KEEP_SIZE)
 		cmode |= CFS_FALLOC_KEEP_SIZE;
@@ -824,6 +914,7 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	else
 		ret = cfs_fallocate(mnt_of(req)->fs, (cfs_ino_t)ino, cmode,
 				    (uint64_t)off, (uint64_t)len);
+	may_have_freed(mnt_of(req));
 	reply_err(req, ret);
 }
 
@@ -837,6 +928,7 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	struct mnt *m = mnt_of(req);
 	int64_t ret;
 
+	req_count(REQ_LSEEK, 1);
 	(void)fi;
 	if (has_writers(m, (cfs_ino_t)ino))
 		fuse_lowlevel_notify_inval_inode(m->se, ino, 0, 0);
@@ -864,6 +956,7 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 {
 	int cflags = 0;
 
+	req_count(REQ_SETXATTR, 1);
 	/* POSIX ACLs would be stored but never enforced (the kernel checks
 	 * only the mode bits without FUSE_CAP_POSIX_ACL): refuse them, as
 	 * ext4 mounted with noacl does. */
@@ -884,6 +977,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	char *buf = size ? malloc(size) : NULL;
 	ssize_t n;
 
+	req_count(REQ_GETXATTR, 1);
 	if (size && !buf) {
 		reply_err(req, -ENOMEM);
 		return;
@@ -898,6 +992,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	char *buf = size ? malloc(size) : NULL;
 	ssize_t n;
 
+	req_count(REQ_LISTXATTR, 1);
 	if (size && !buf) {
 		reply_err(req, -ENOMEM);
 		return;
@@ -909,7 +1004,21 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	reply_err(req, cfs_removexattr(mnt_of(req)->fs, (cfs_ino_t)ino, name));
+	int ret = cfs_removexattr(mnt_of(req)->fs, (cfs_ino_t)ino, name);
+
+	req_count(REQ_REMOVEXATTR, 1);
+	may_have_freed(mnt_of(req));
+	reply_err(req, ret);
+}
+
+/* ---- ioctls: tools/mount_ioctl.c ------------------------------------- */
+
+static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+		     size_t in_bufsz, size_t out_bufsz)
+{
+	req_count(REQ_IOCTL, 1);
+	mount_ioctl(req, ino, cmd, arg, fi, flags, in_buf, in_bufsz, out_bufsz);
 }
 
 const struct fuse_lowlevel_ops chunkfs_ops = {
@@ -949,7 +1058,7 @@ const struct fuse_lowlevel_ops chunkfs_ops = {
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,
 	.removexattr = op_removexattr,
-	.ioctl = mount_op_ioctl,
+	.ioctl = op_ioctl,
 };
 
 /* ---- the cleaner ---------------------------------------------------- */
@@ -988,6 +1097,32 @@ static void inval_queued(struct mnt *m)
 		;
 }
 
+/* -o discard, batched: once an operation that may have freed blocks has
+ * run and clean_after seconds (at least one) have passed since the last
+ * trim, discard the free blocks (cfs_trim flushes first, so nothing in
+ * memory still claims one). */
+static void discard_freed(struct mnt *m, const struct timespec *now)
+{
+	double wait = m->clean_after > 1 ? m->clean_after : 1;
+	struct cfs_trim_result res;
+	int ret;
+
+	if (m->discard_off ||
+	    (double)(now->tv_sec - m->trimmed.tv_sec) +
+	    (now->tv_nsec - m->trimmed.tv_nsec) / 1e9 < wait ||
+	    !atomic_exchange(&m->freed, false))
+		return;
+	ret = cfs_trim(m->fs, 1, &res);
+	m->trimmed = *now;
+	if (ret == -EOPNOTSUPP) {
+		fuse_log(FUSE_LOG_WARNING, "chunkfs: -o discard: the storage cannot "
+			 "discard; discard turned off\n");
+		m->discard_off = true;
+	} else if (ret < 0) {
+		fuse_log(FUSE_LOG_ERR, "chunkfs: -o discard: %s\n", errstr(ret));
+	}
+}
+
 /* About once a second, mark chunks clean that have been idle for
  * clean_after seconds, so that a crash costs a check of only the chunks
  * that were in use; and invalidate, as soon as queued, the inodes whose
@@ -1016,6 +1151,8 @@ static void *cleaner_main(void *arg)
 		if (ret < 0)
 			fuse_log(FUSE_LOG_ERR, "chunkfs: marking idle chunks clean: %s\n",
 				 errstr(ret));
+		if (m->discard)
+			discard_freed(m, &now);
 		tick = now;
 		ts_add_ms(&tick, 1000);
 		pthread_mutex_lock(&m->lock);
@@ -1036,6 +1173,8 @@ int cleaner_start(struct mnt *m)
 	pthread_mutex_init(&m->lock, NULL);
 	if (m->rdonly)
 		return 0;
+	if (m->discard)
+		clock_gettime(CLOCK_MONOTONIC, &m->trimmed);
 	ret = pthread_create(&m->cleaner, NULL, cleaner_main, m);
 	if (ret)
 		return -ret;

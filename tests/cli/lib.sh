@@ -51,6 +51,11 @@
 #                        the caller's (redirect it: expect_exit 0 cmd <file).
 #   check_exit NAME CODE CMD [ARG...]
 #                        expect_exit, then pass NAME or fail NAME.
+#   same NAME GOT WANT   pass NAME if the strings GOT and WANT are equal,
+#                        else fail it showing both.
+#   cfsdamage_build OUT  build tests/cfsdamage.c (damage an image through
+#                        the format layer, never by hand-written offsets)
+#                        as OUT, against the library next to $CHUNKFS
 #   finish               print the counts line; exit 1 if anything failed.
 # pass, fail and skip count even when called in a subshell or pipeline.
 
@@ -138,6 +143,22 @@ check_exit() {
 	else
 		fail "$name" "'$*' did not exit $want"
 	fi
+}
+
+same() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1" "got '$2', expected '$3'"
+	fi
+}
+
+cfsdamage_build() {
+	local bdir flags=(-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g)
+	bdir=$(dirname "$CHUNKFS")
+	[ "${bdir##*/}" = san ] && flags+=(-fsanitize=address,undefined)
+	cc "${flags[@]}" -I"$CHUNKFS_SRC/include" -I"$CHUNKFS_SRC/src" -I"$CHUNKFS_SRC/tests" \
+		-o "$1" "$CHUNKFS_SRC/tests/cfsdamage.c" "$bdir/libchunkfs.a" -pthread
 }
 
 finish() {

@@ -10,36 +10,17 @@ expect_exit 0 "$CHUNKFS" mkdir "$img" /a /b || fail errors_setup "mkdir"
 echo hi | expect_exit 0 "$CHUNKFS" put "$img" - /a/f || fail errors_setup "put"
 achunk=$(( $("$CHUNKFS" stat "$img" /a | awk '/Inode:/ { print $2; exit }') >> 24 ))
 
-# /a's directory node: the first block with magic CKDR in a's chunk
-blk=$(python3 - "$img" "$achunk" <<'PY'
-import struct, sys
-img, c = sys.argv[1], int(sys.argv[2])
-with open(img, 'rb') as f:
-    sb = f.read(1024)
-    bs, = struct.unpack_from('<I', sb, 12)
-    cb, first = struct.unpack_from('<QQ', sb, 40)
-    base = first + c * cb
-    for b in range(base, base + cb):
-        f.seek(b * bs)
-        if f.read(4) == b'CKDR':
-            print(b, bs)
-            break
-PY
-)
-read -r dblk bs <<<"$blk"
+# one bit of /a's directory node (the first in a's chunk), on the image
+CFSDAMAGE=$TESTDIR/cfsdamage
+if ! cfsdamage_build "$CFSDAMAGE" 2>"$TESTDIR/cc.err"; then
+	fail errors_setup "cannot build cfsdamage: $(head -c 300 "$TESTDIR/cc.err")"
+	finish
+fi
+dblk=$("$CFSDAMAGE" "$img" dirnode "$achunk")
 if [ -z "$dblk" ]; then
 	fail errors_setup "no directory block found in chunk $achunk"
 	finish
 fi
-python3 - "$img" "$dblk" "$bs" <<'PY'
-import sys
-img, b, bs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with open(img, 'r+b') as f:
-    f.seek(b * bs + 200)
-    x = f.read(1)
-    f.seek(b * bs + 200)
-    f.write(bytes([x[0] ^ 1]))
-PY
 
 if expect_exit 1 "$CHUNKFS" mkdir "$img" /a/x && grep -q "Bad message" "$ERR"; then
 	pass errors_call_fails_ebadmsg

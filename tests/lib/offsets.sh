@@ -4,8 +4,11 @@
 # reads or writes an on-disk field itself (get_le*/put_le*) or computes a
 # checksum (crc32c), and no test computes one by hand either: the damage
 # tools reseal through the format layer (tests/damage.h).  test_crc32c.c
-# tests crc32c itself.  Read from the sources.  Run by tests/run.sh (make
-# check); by hand:  bash tests/lib/offsets.sh
+# tests crc32c itself.  No test script (shell, or the Python it embeds)
+# packs or unpacks on-disk fields (struct.pack*/unpack*) or computes a
+# CRC-32C (its polynomial 0x82F63B78): scripts damage images through
+# tests/cfsdamage.c or the chunkfs command.  Read from the sources.  Run by
+# tests/run.sh (make check); by hand:  bash tests/lib/offsets.sh
 . "$(dirname "$0")/../cli/lib.sh"
 
 cd "$CHUNKFS_SRC" || exit 1
@@ -35,6 +38,15 @@ uses() { # PATTERN FILE...
 	done
 }
 
+# NAME passes when BAD, the offending lines, is empty.
+none() { # NAME BAD
+	if [ -z "$2" ]; then
+		pass "$1"
+	else
+		fail "$1" "$(echo "$2" | head -c 600)"
+	fi
+}
+
 mapfile -t lib < <(find src tools -name '*.[ch]' ! -name 'format.[ch]' ! -name format_node.c \
 	! -name le.h ! -name 'crc32c.[ch]' | sort)
 if [ "${#lib[@]}" -lt 20 ]; then
@@ -43,19 +55,26 @@ if [ "${#lib[@]}" -lt 20 ]; then
 fi
 pass offsets_sources
 
-bad=$(uses '(get|put)_le(16|32|64)?[ (]' "${lib[@]}")
-if [ -z "$bad" ]; then
-	pass offsets_no_field_access_outside_format_layer
-else
-	fail offsets_no_field_access_outside_format_layer "$(echo "$bad" | head -c 600)"
-fi
+none offsets_no_field_access_outside_format_layer "$(uses '(get|put)_le(16|32|64)?[ (]' "${lib[@]}")"
 
 mapfile -t crc_users < <(find src tools -name '*.[ch]' ! -name 'format.c' ! -name 'crc32c.[ch]' | sort)
 mapfile -t tests < <(find tests -name '*.[ch]' ! -name test_crc32c.c | sort)
-bad=$(uses 'crc32c[a-z_]*[(]' "${crc_users[@]}" "${tests[@]}")
-if [ -z "$bad" ]; then
-	pass offsets_checksums_only_in_format_layer
+none offsets_checksums_only_in_format_layer "$(uses 'crc32c[a-z_]*[(]' "${crc_users[@]}" "${tests[@]}")"
+
+# Test scripts: a field written by hand shows as Python's struct packing
+# (the only way the scripts have to place a number at a byte offset), a
+# checksum by hand as the CRC-32C polynomial.
+hand_fields() { # FILE...
+	grep -nEi 'struct\.(pack|unpack)|0x82f63b78' "$@"
+}
+mapfile -t scripts < <(find tests bench -name '*.sh' -o -name '*.py' | grep -v '^tests/lib/offsets\.sh$' | sort)
+probe=$TESTDIR/probe.sh
+printf '%s\n' "python3 - <<'EOF'" "import struct" \
+	"struct.pack_into('<I', sb, 24, 1)" "EOF" >"$probe"
+if [ "${#scripts[@]}" -ge 20 ] && [ -n "$(hand_fields "$probe")" ]; then
+	pass offsets_script_check_sees_a_hand_field
 else
-	fail offsets_checksums_only_in_format_layer "$(echo "$bad" | head -c 600)"
+	fail offsets_script_check_sees_a_hand_field "${#scripts[@]} scripts, probe not caught"
 fi
+none offsets_no_hand_fields_in_test_scripts "$(hand_fields "${scripts[@]}")"
 finish

@@ -6,13 +6,9 @@
 # the loop driver turns into holes in the file).
 . "$(dirname "$0")/lib.sh"
 
-need_fuse admin_mount
+mount_test admin_mount adm.img
 pass admin_mount
-
-img=$TESTDIR/adm.img
-mnt=$PUB/mnt
-mkdir "$mnt"
-"$CHUNKFS" mkfs -q -c 8 "$img" 32M || { fail admin_mkfs mkfs; finish; }
+mkfs_or_finish -c 8 "$img" 32M
 
 # ---- info --map / --svg, live ------------------------------------------------
 # clean_after is long, so the chunk written stays dirty while we look
@@ -95,10 +91,7 @@ fi
 # uses, so trim must refuse (and change nothing) until fsck has run
 if mount_fs "$img" "$mnt" -o clean_after=600; then
 	head -c 2000000 /dev/urandom >"$mnt/crashfile" && sync "$mnt/crashfile"
-	kill -KILL "$DAEMON_PID"
-	wait "$DAEMON_PID" 2>/dev/null
-	fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"
-	forget_mount "$mnt"
+	kill_daemon
 	wait_unlocked "$img"
 	sum_before=$(sum "$img")
 	if [ -n "$(dirty_chunks "$img")" ] && expect_exit 1 "$CHUNKFS" trim "$img" &&

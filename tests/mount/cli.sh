@@ -8,12 +8,8 @@
 # info`, and make run.
 . "$(dirname "$0")/lib.sh"
 
-need_fuse mount_cli
-
-img=$TESTDIR/cli.img
-mnt=$PUB/mnt
-mkdir "$mnt"
-"$CHUNKFS" mkfs -q -c 8 "$img" 128M || { fail mkfs "mkfs failed"; finish; }
+mount_test mount_cli cli.img
+mkfs_or_finish -c 8 "$img" 128M
 
 # ---- usage and refusals ---------------------------------------------------------
 check_exit usage_needs_dir 2 "$CHUNKFS" mount "$img"
@@ -46,19 +42,14 @@ else
 fi
 
 # ---- daemon mode, live states, umount -------------------------------------------
-if expect_exit 0 "$CHUNKFS" mount -o clean_after=1 "$img" "$mnt" && _m_is_mounted "$mnt"; then
-	MOUNTS+=("$mnt")
+if daemon_mount -o clean_after=1 "$img"; then
 	pass daemon_mount
 else
 	fail daemon_mount "$(head -c 300 "$ERR")"
 	finish
 fi
 src=$(awk -v d="$mnt" '$2 == d { print $1 " " $3 }' /proc/self/mounts)
-if [ "$src" = "$img fuse.chunkfs" ]; then
-	pass proc_mounts_source_and_type
-else
-	fail proc_mounts_source_and_type "got '$src'"
-fi
+same proc_mounts_source_and_type "$src" "$img fuse.chunkfs"
 if expect_exit 1 "$CHUNKFS" mount "$img" "$PUB" && grep -q "in use by another process" "$ERR"; then
 	pass refuse_image_in_use
 else
@@ -159,25 +150,10 @@ if mount_fs "$img" "$mnt"; then
 fi
 
 # ---- unknown incompat feature ---------------------------------------------------
-# Set an unknown bit in feat_incompat (superblock offset 24) and fix the
-# superblock's CRC-32C (offset 4, over [0,4) and [8,1024)).
+# An unknown bit in the superblock's incompat features, the checksum resealed.
 cp --sparse=always "$img" "$TESTDIR/incompat.img"
-python3 - "$TESTDIR/incompat.img" <<'EOF'
-import struct, sys
-def crc32c(data, crc=0):
-    crc ^= 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-with open(sys.argv[1], 'r+b') as f:
-    sb = bytearray(f.read(1024))
-    struct.pack_into('<I', sb, 24, struct.unpack_from('<I', sb, 24)[0] | 0x80000000)
-    struct.pack_into('<I', sb, 4, crc32c(bytes(sb[8:1024]), crc32c(bytes(sb[0:4]))))
-    f.seek(0)
-    f.write(sb)
-EOF
+"$CFSDAMAGE" "$TESTDIR/incompat.img" incompat 0x80000000 ||
+	fail damage_incompat "cfsdamage failed"
 if expect_exit 1 "$CHUNKFS" mount "$TESTDIR/incompat.img" "$mnt" &&
    grep -q "unsupported incompatible features 0x80000000" "$ERR" && ! _m_is_mounted "$mnt"; then
 	pass refuse_unknown_incompat_feature
@@ -193,10 +169,7 @@ if mount_fs "$dimg" "$mnt" -o clean_after=600; then
 	# fsync makes the file durable: it must survive the crash
 	echo crash | dd of="$mnt/top/crashed" conv=fsync status=none
 	echo lost >"$mnt/top/maybe-lost"
-	kill -KILL "$DAEMON_PID"
-	wait "$DAEMON_PID" 2>/dev/null
-	fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"
-	forget_mount "$mnt"
+	kill_daemon
 fi
 dirty=$(dirty_chunks "$dimg")
 [ -n "$dirty" ] || fail crash_left_dirty_chunks "no chunk dirty after kill -9"
@@ -219,14 +192,11 @@ else
 	unmount_fs "$mnt"
 fi
 n=$(echo "$dirty" | tr ',' '\n' | grep -c .)
-if expect_exit 0 "$CHUNKFS" mount "$dimg" "$mnt" && _m_is_mounted "$mnt" &&
-   grep -Eq "checked $n of 8 chunks \($dirty\) in [0-9.]+s: " "$ERR"; then
-	MOUNTS+=("$mnt")
+if daemon_mount "$dimg" && grep -Eq "checked $n of 8 chunks \($dirty\) in [0-9.]+s: " "$ERR"; then
 	pass dirty_chunks_checked_before_mount
 	sed 's/^/  /' "$ERR"
 	[ "$(cat "$mnt/top/crashed")" = crash ] || fail checked_image_has_data "crashed file lost"
-	timeout 30 umount "$mnt" && forget_mount "$mnt"
-	wait_unlocked "$dimg"
+	daemon_unmount "$dimg"
 	[ -z "$(dirty_chunks "$dimg")" ] ||
 		fail checked_image_clean_after_unmount "dirty: $(dirty_chunks "$dimg")"
 else
@@ -235,22 +205,7 @@ fi
 # Damage an inode in a dirty chunk (the /top directory's): preening cannot
 # decide for the user, so the mount is refused and fsck named.
 top_ino=$("$CHUNKFS" ls -di "$TESTDIR/dirty2.img" /top | awk '{ print $1 }')
-python3 - "$TESTDIR/dirty2.img" "$top_ino" <<'EOF'
-import struct, sys
-path, ino = sys.argv[1], int(sys.argv[2])
-with open(path, 'r+b') as f:
-    sb = f.read(1024)
-    bs, isz = struct.unpack_from('<I', sb, 12)[0], struct.unpack_from('<I', sb, 28)[0]
-    cb = struct.unpack_from('<Q', sb, 40)[0]
-    bbm, ibm = struct.unpack_from('<II', sb, 168)
-    chunk, local = ino >> 24, (ino & 0xFFFFFF) - 1
-    itable = 1 + chunk * cb + 1 + bbm + ibm
-    off = (itable + local // (bs // isz)) * bs + (local % (bs // isz)) * isz + 40
-    f.seek(off)
-    b = bytearray(f.read(8))
-    f.seek(off)
-    f.write(bytes(x ^ 0x5A for x in b))
-EOF
+"$CFSDAMAGE" "$TESTDIR/dirty2.img" inode "$top_ino" || fail damage_inode "cfsdamage failed"
 if expect_exit 1 "$CHUNKFS" mount "$TESTDIR/dirty2.img" "$mnt" && ! _m_is_mounted "$mnt" &&
    grep -q "need.* a person: run chunkfs fsck" "$ERR"; then
 	pass refuse_when_fsck_needs_a_person
@@ -259,11 +214,9 @@ else
 	fail refuse_when_fsck_needs_a_person "top is $top_ino: $(head -c 400 "$ERR")"
 fi
 "$CHUNKFS" fsck -y "$TESTDIR/dirty2.img" >/dev/null 2>&1
-if expect_exit 0 "$CHUNKFS" mount -o ro "$TESTDIR/dirty2.img" "$mnt" && _m_is_mounted "$mnt"; then
-	MOUNTS+=("$mnt")
+if daemon_mount -o ro "$TESTDIR/dirty2.img"; then
 	pass mounts_after_fsck_y
-	timeout 30 umount "$mnt" && forget_mount "$mnt"
-	wait_unlocked "$TESTDIR/dirty2.img"
+	daemon_unmount "$TESTDIR/dirty2.img"
 else
 	fail mounts_after_fsck_y "$(head -c 400 "$ERR")"
 fi

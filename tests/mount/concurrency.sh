@@ -7,18 +7,10 @@
 # and pass the library's consistency check, and every file must persist.
 . "$(dirname "$0")/lib.sh"
 
-need_fuse concurrency_mount
-
-img=$TESTDIR/conc.img
-mnt=$PUB/mnt
-mkdir "$mnt"
+mount_test concurrency_mount conc.img
 SECS=${STRESS_SECS:-8}
-"$CHUNKFS" mkfs -q -c 8 "$img" 256M || { fail mkfs "mkfs failed"; finish; }
-if ! mount_fs "$img" "$mnt" -o clean_after=1; then
-	fail concurrency_mount "mount failed"
-	finish
-fi
-pass concurrency_mount
+mkfs_or_finish -c 8 "$img" 256M
+mount_or_finish concurrency_mount -o clean_after=1
 mkdir "$mnt/shared" "$mnt/p1" "$mnt/p2" "$mnt/p3" "$mnt/p4"
 chunks=$(stat -c %i "$mnt"/p? "$mnt/shared" | while read -r i; do echo $((i >> 24)); done |
 	sort -u | wc -l)
@@ -62,22 +54,7 @@ done
 # Every file a worker left, as the mount shows it, for the comparison
 # after remounting.
 (cd "$mnt" && find . -type f -print0 | sort -z | xargs -0 md5sum) >"$TESTDIR/sums" 2>&1
-if unmount_fs "$mnt" && [ "$DAEMON_RC" = 0 ]; then
-	pass unmount
-else
-	fail unmount "daemon exit $DAEMON_RC: $(tail -3 "$DAEMON_LOG")"
-fi
-log_clean daemon_log_clean "$DAEMON_LOG" && pass daemon_log_clean
-if [ -z "$(dirty_chunks "$img")" ]; then
-	pass all_clean_after_unmount
-else
-	fail all_clean_after_unmount "dirty: $(dirty_chunks "$img")"
-fi
-if "$CFSCHECK" "$img" >"$TESTDIR/check.out" 2>&1; then
-	pass image_consistent
-else
-	fail image_consistent "$(head -20 "$TESTDIR/check.out")"
-fi
+unmount_checked
 if mount_fs "$img" "$mnt" -o ro; then
 	if (cd "$mnt" && timeout 120 md5sum --quiet -c "$TESTDIR/sums") >"$TESTDIR/md5.out" 2>&1; then
 		pass files_persist

@@ -8,17 +8,9 @@
 # that chunk, says so, and leaves a consistent image.
 . "$(dirname "$0")/lib.sh"
 
-need_fuse crash_mount
-
-img=$TESTDIR/crash.img
-mnt=$PUB/mnt
-mkdir "$mnt"
-"$CHUNKFS" mkfs -q -c 16 "$img" 256M || { fail mkfs "mkfs failed"; finish; }
-if ! mount_fs "$img" "$mnt" -o clean_after=1; then
-	fail crash_mount "mount failed"
-	finish
-fi
-pass crash_mount
+mount_test crash_mount crash.img
+mkfs_or_finish -c 16 "$img" 256M
+mount_or_finish crash_mount -o clean_after=1
 
 # Other trees in other chunks, written before the workload.
 for d in other1 other2 other3; do
@@ -50,10 +42,7 @@ else
 	fail only_work_chunk_dirty_while_running "work is chunk $work, dirty: '$during'"
 fi
 
-kill -KILL "$DAEMON_PID"
-wait "$DAEMON_PID" 2>/dev/null
-fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"
-forget_mount "$mnt"
+kill_daemon
 wait   # the workers fail with ENOTCONN and end
 
 after=$(dirty_chunks "$img")
@@ -85,16 +74,12 @@ else
 	fail clean_chunks_consistent "problems in clean chunks: $(echo "$bad" | head -5) $(tail -2 "$TESTDIR/check.out")"
 fi
 # Mount again: the dirty chunk is checked first, and only it.
-if expect_exit 0 "$CHUNKFS" mount "$img" "$mnt" && _m_is_mounted "$mnt" &&
-   grep -Eq "checked 1 of 16 chunks \($work\) in [0-9.]+s: " "$ERR"; then
-	MOUNTS+=("$mnt")
+if daemon_mount "$img" && grep -Eq "checked 1 of 16 chunks \($work\) in [0-9.]+s: " "$ERR"; then
 	pass remount_checks_only_the_dirty_chunk
 	sed 's/^/  /' "$ERR"
 	[ "$(cat "$mnt/work/durable")" = durable ] || fail durable_after_check "lost"
-	timeout 30 umount "$mnt" && forget_mount "$mnt"
-	wait_unlocked "$img"
+	daemon_unmount "$img"
 else
-	_m_is_mounted "$mnt" && MOUNTS+=("$mnt")
 	fail remount_checks_only_the_dirty_chunk "$(head -c 400 "$ERR")"
 fi
 if [ -z "$(dirty_chunks "$img")" ] && "$CFSCHECK" "$img" >"$TESTDIR/check2.out" 2>&1; then

@@ -4,41 +4,20 @@
 # fails with EBADMSG while another chunk's files read fine; after umount
 # `chunkfs info` shows that chunk in error with the record, and fsck -p
 # checks exactly that chunk (before: the chunk stayed clean and only
-# fsck -f found the damage).
+# fsck -f found the damage).  The daemon's log names the error as it is
+# recorded.
 . "$(dirname "$0")/lib.sh"
 
-need_fuse errors_mount
-
-img=$TESTDIR/errors.img
-mnt=$PUB/mnt
-mkdir "$mnt"
-"$CHUNKFS" mkfs -q -c 4 "$img" 64M || { fail mkfs "mkfs failed"; finish; }
+mount_test errors_mount errors.img
+mkfs_or_finish -c 4 "$img" 64M
 "$CHUNKFS" mkdir "$img" /a /b &&
 	echo alpha | "$CHUNKFS" put "$img" - /a/f &&
 	echo beta | "$CHUNKFS" put "$img" - /b/f || { fail setup "put failed"; finish; }
 ino=$("$CHUNKFS" stat "$img" /a/f | awk '/Inode:/ { print $2; exit }')
 chunk=$((ino >> 24))
-# the inode's slot: chunk base + 1 + bitmaps, then (local-1) * inode size
-python3 - "$img" "$ino" <<'PY' || { fail setup "could not damage the inode"; finish; }
-import struct, sys
-img, ino = sys.argv[1], int(sys.argv[2])
-with open(img, 'r+b') as f:
-    sb = f.read(1024)
-    bs, = struct.unpack_from('<I', sb, 12)
-    isz, = struct.unpack_from('<I', sb, 28)
-    cb, first = struct.unpack_from('<QQ', sb, 40)
-    bbm, ibm = struct.unpack_from('<II', sb, 168)
-    c, l = ino >> 24, (ino & 0xFFFFFF) - 1
-    ipb = bs // isz
-    blk = first + c * cb + 1 + bbm + ibm + l // ipb
-    off = blk * bs + (l % ipb) * isz + 40
-    f.seek(off); x = f.read(1); f.seek(off); f.write(bytes([x[0] ^ 0x10]))
-PY
-if ! mount_fs "$img" "$mnt"; then
-	fail errors_mount "mount failed"
-	finish
-fi
-pass errors_mount
+# one bit of its ctime, the checksum left wrong
+"$CFSDAMAGE" "$img" inode "$ino" 0x10 || { fail setup "could not damage the inode"; finish; }
+mount_or_finish errors_mount
 
 if timeout 20 cat "$mnt/a/f" >/dev/null 2>"$TESTDIR/cat.err"; then
 	fail errors_read_fails "cat of the damaged file succeeded"
@@ -60,6 +39,12 @@ else
 fi
 unmount_fs "$mnt"
 log_clean errors_daemon_log "$DAEMON_LOG" && pass errors_daemon_log
+# the daemon's log (stderr in the foreground) said so as it happened
+if grep -q "chunk $chunk marked in error: inode checksum mismatch (inode $ino, block [0-9]*): Bad message; run chunkfs fsck -p" "$DAEMON_LOG"; then
+	pass errors_logged_by_daemon
+else
+	fail errors_logged_by_daemon "$(head -c 300 "$DAEMON_LOG")"
+fi
 
 "$CHUNKFS" info "$img" >"$TESTDIR/info.out"
 if grep -q "chunk $chunk: 1 error" "$TESTDIR/info.out" &&

@@ -505,17 +505,33 @@ static int whence_of(const char *s)
 	       !strcmp(s, "END") ? SEEK_END : !strcmp(s, "DATA") ? SEEK_DATA : SEEK_HOLE;
 }
 
+struct flag_name {
+	const char *name;
+	int bit;
+};
+
+#define FLAGS_IN(s, t) flags_in(s, t, sizeof(t) / sizeof(t[0]))
+
+/* The bits of the names of t that s mentions, however it joins them
+ * ("A|B", "A,B"; "0" for none). */
+static int flags_in(const char *s, const struct flag_name *t, size_t n)
+{
+	int bits = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (strstr(s, t[i].name))
+			bits |= t[i].bit;
+	return bits;
+}
+
 static void op_fallocate(char **a)
 {
-	int mode = 0;
+	static const struct flag_name t[] = {
+		{ "KEEP_SIZE", FALLOC_FL_KEEP_SIZE }, { "PUNCH_HOLE", FALLOC_FL_PUNCH_HOLE },
+		{ "ZERO_RANGE", FALLOC_FL_ZERO_RANGE },
+	};
 
-	if (strstr(a[2], "KEEP_SIZE"))
-		mode |= FALLOC_FL_KEEP_SIZE;
-	if (strstr(a[2], "PUNCH_HOLE"))
-		mode |= FALLOC_FL_PUNCH_HOLE;
-	if (strstr(a[2], "ZERO_RANGE"))
-		mode |= FALLOC_FL_ZERO_RANGE;
-	res(fallocate(fd_of(a[1]), mode, (off_t)num(a[3]), (off_t)num(a[4])));
+	res(fallocate(fd_of(a[1]), FLAGS_IN(a[2], t), (off_t)num(a[3]), (off_t)num(a[4])));
 }
 
 static void op_utimens(char **a)
@@ -867,15 +883,20 @@ static void op_stress(char **a, int n)
 
 static void op_access(char **a)
 {
-	int m = 0;
+	static const struct flag_name t[] = { { "r", R_OK }, { "w", W_OK }, { "x", X_OK } };
+	int m = FLAGS_IN(a[2], t);
 
-	if (strchr(a[2], 'r'))
-		m |= R_OK;
-	if (strchr(a[2], 'w'))
-		m |= W_OK;
-	if (strchr(a[2], 'x'))
-		m |= X_OK;
 	res(access(a[1], m ? m : F_OK));
+}
+
+static void op_renameat2(char **a)
+{
+	static const struct flag_name t[] = {
+		{ "NOREPLACE", RENAME_NOREPLACE }, { "EXCHANGE", RENAME_EXCHANGE },
+		{ "WHITEOUT", RENAME_WHITEOUT },
+	};
+
+	res(renameat2(AT_FDCWD, a[1], AT_FDCWD, a[2], (unsigned)FLAGS_IN(a[3], t)));
 }
 
 static void op_open(char **a, int n)
@@ -982,11 +1003,7 @@ static bool run(char **a, int n)
 	else if (!strcmp(op, "unlink")) res(unlink(a[1]));
 	else if (!strcmp(op, "mknod")) op_mknod(a, n);
 	else if (!strcmp(op, "rename")) res(rename(a[1], a[2]));
-	else if (!strcmp(op, "renameat2"))
-		res(renameat2(AT_FDCWD, a[1], AT_FDCWD, a[2],
-			      (strstr(a[3], "NOREPLACE") ? RENAME_NOREPLACE : 0) |
-			      (strstr(a[3], "EXCHANGE") ? RENAME_EXCHANGE : 0) |
-			      (strstr(a[3], "WHITEOUT") ? RENAME_WHITEOUT : 0)));
+	else if (!strcmp(op, "renameat2")) op_renameat2(a);
 	else if (!strcmp(op, "link")) res(link(a[1], a[2]));
 	else if (!strcmp(op, "symlink")) res(symlink(a[1], a[2]));
 	else if (!strcmp(op, "readlink")) op_readlink(a[1]);

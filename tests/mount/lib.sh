@@ -23,6 +23,25 @@
 #   dirty_chunks IMG     print the chunks not clean, "0,3" ("" if none)
 #   wait_clean IMG SECS  wait until every chunk is clean (status 1 if not)
 #   log_clean NAME LOG   fail NAME if LOG holds a sanitizer report
+#   mount_test NAME FILE need_fuse NAME; img=$TESTDIR/FILE and an empty
+#                        mount point mnt=$PUB/mnt
+#   mkfs_or_finish ARGS... chunkfs mkfs -q ARGS; fail mkfs and finish if
+#                        it fails
+#   mount_or_finish NAME [MOUNT-ARGS...]
+#                        mount $img on $mnt: pass NAME, or fail it and finish
+#   kill_daemon          kill -9 the daemon DAEMON_PID, detach its dead mount
+#                        on $mnt
+#   daemon_mount [ARGS...] IMG
+#                        `chunkfs mount ARGS IMG $mnt` in daemon mode (its
+#                        stderr in $ERR): status 0 if it exits 0 and $mnt
+#                        is mounted; a mount made is undone at exit
+#   daemon_unmount IMG   umount $mnt, wait until IMG's lock is free
+#   unmount_ok NAME      unmount $mnt: NAME passes if the daemon exits 0,
+#                        daemon_log_clean if its log has no sanitizer report
+#   consistent NAME IMG  NAME passes if cfscheck finds IMG consistent
+#   unmount_checked      unmount_ok unmount, then every chunk clean
+#                        (all_clean_after_unmount) and consistent
+#                        image_consistent
 #   fsop_run PREFIX DIR [CMD-PREFIX...] < SCRIPT
 #                        run tests/mount/fsop.c's script in DIR (as
 #                        CMD-PREFIX, e.g. setpriv ...), counting its PASS
@@ -30,8 +49,9 @@
 #
 # Variables: PUB is a world-readable scratch directory (mount points and
 # helper binaries live there: run.sh's TESTDIR is private to root, and
-# tests run programs as an unprivileged user); FSOP and CFSCHECK are the
-# helper binaries; "${NOBODY[@]}" CMD runs CMD as uid/gid 65534, no groups.
+# tests run programs as an unprivileged user); FSOP, CFSCHECK and
+# CFSDAMAGE (tests/cfsdamage.c: damage through the format layer, never by
+# hand-written offsets) are the helper binaries; "${NOBODY[@]}" CMD runs CMD as uid/gid 65534, no groups.
 
 _m_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 _m_own_testdir=
@@ -52,6 +72,7 @@ PUB=$(mktemp -d /tmp/chunkfs-mount.XXXXXX) || exit 1
 chmod 755 "$PUB"
 FSOP=$PUB/fsop
 CFSCHECK=$PUB/cfscheck
+CFSDAMAGE=$PUB/cfsdamage
 _m_nlog=0
 
 _m_cleanup() {
@@ -76,8 +97,8 @@ _m_cleanup() {
 trap _m_cleanup EXIT
 trap 'exit 143' TERM INT HUP
 
-# Build the C helpers.  fsop is sanitized like the chunkfs under test;
-# cfscheck links the optimised library when there is one (the check of a
+# Build the C helpers.  fsop and cfsdamage are sanitized like the chunkfs
+# under test; cfscheck links the optimised library when there is one (the check of a
 # big image under ASan takes long, and the library's own tests run it
 # sanitized anyway).
 _m_build_helpers() {
@@ -95,7 +116,8 @@ _m_build_helpers() {
 	[ "$lib" = "$bdir/libchunkfs.a" ] && [ "${bdir##*/}" = san ] &&
 		flags+=(-fsanitize=address,undefined)
 	cc "${flags[@]}" -O2 -I"$CHUNKFS_SRC/include" -o "$CFSCHECK" \
-		"$_m_lib_dir/cfscheck.c" "$lib" -pthread
+		"$_m_lib_dir/cfscheck.c" "$lib" -pthread || return 1
+	cfsdamage_build "$CFSDAMAGE"
 }
 
 need_fuse() {
@@ -208,6 +230,73 @@ log_clean() {
 		return 1
 	fi
 	return 0
+}
+
+mount_test() {
+	need_fuse "$1"
+	img=$TESTDIR/$2
+	mnt=$PUB/mnt
+	mkdir "$mnt"
+}
+
+mkfs_or_finish() {
+	"$CHUNKFS" mkfs -q "$@" || { fail mkfs "mkfs $* failed"; finish; }
+}
+
+mount_or_finish() {
+	local name=$1
+	shift
+	if ! mount_fs "$img" "$mnt" "$@"; then
+		fail "$name" "mount failed"
+		finish
+	fi
+	pass "$name"
+}
+
+kill_daemon() {
+	kill -KILL "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null
+	fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"
+	forget_mount "$mnt"
+}
+
+daemon_mount() {
+	local rc=1
+	expect_exit 0 "$CHUNKFS" mount "$@" "$mnt" && _m_is_mounted "$mnt" && rc=0
+	_m_is_mounted "$mnt" && MOUNTS+=("$mnt")
+	return $rc
+}
+
+daemon_unmount() {
+	timeout 30 umount "$mnt" && forget_mount "$mnt"
+	wait_unlocked "$1"
+}
+
+unmount_ok() {
+	if unmount_fs "$mnt" && [ "$DAEMON_RC" = 0 ]; then
+		pass "$1"
+	else
+		fail "$1" "daemon exit $DAEMON_RC: $(tail -5 "$DAEMON_LOG")"
+	fi
+	log_clean daemon_log_clean "$DAEMON_LOG" && pass daemon_log_clean
+}
+
+consistent() {
+	if "$CFSCHECK" "$2" >"$TESTDIR/check.out" 2>&1; then
+		pass "$1"
+	else
+		fail "$1" "$(head -20 "$TESTDIR/check.out")"
+	fi
+}
+
+unmount_checked() {
+	unmount_ok unmount
+	if [ -z "$(dirty_chunks "$img")" ]; then
+		pass all_clean_after_unmount
+	else
+		fail all_clean_after_unmount "dirty: $(dirty_chunks "$img")"
+	fi
+	consistent image_consistent "$img"
 }
 
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)

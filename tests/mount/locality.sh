@@ -5,12 +5,8 @@
 # the default clean_after of 5 seconds.
 . "$(dirname "$0")/lib.sh"
 
-need_fuse locality_mount
+mount_test locality_mount loc.img
 pass locality_mount
-
-img=$TESTDIR/loc.img
-mnt=$PUB/mnt
-mkdir "$mnt"
 
 # 10,000 files in 100 directories, most small (like a source tree)
 python3 - "$TESTDIR/tree.tar" <<'EOF'

@@ -5,17 +5,9 @@
 # longer than clean_after, kill -9, mount again: the space is free.
 . "$(dirname "$0")/lib.sh"
 
-need_fuse orphan_mount
-
-img=$TESTDIR/orphan.img
-mnt=$PUB/mnt
-mkdir "$mnt"
-"$CHUNKFS" mkfs -q -c 4 "$img" 256M || { fail mkfs "mkfs failed"; finish; }
-if ! mount_fs "$img" "$mnt" -o clean_after=0.5; then
-	fail orphan_mount "mount failed"
-	finish
-fi
-pass orphan_mount
+mount_test orphan_mount orphan.img
+mkfs_or_finish -c 4 "$img" 256M
+mount_or_finish orphan_mount -o clean_after=0.5
 
 free0=$(stat -f -c %f "$mnt")
 timeout 60 dd if=/dev/zero of="$mnt/big" bs=1M count=50 conv=fsync status=none
@@ -36,11 +28,8 @@ else
 	fail open_orphan_chunk_stays_dirty "big was in chunk $chunk, dirty: '$during'"
 fi
 
-kill -KILL "$DAEMON_PID"
-wait "$DAEMON_PID" 2>/dev/null
+kill_daemon
 exec 3<&-
-fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"
-forget_mount "$mnt"
 
 if ! mount_fs "$img" "$mnt" -o clean_after=0.5; then
 	fail remount "mount failed"

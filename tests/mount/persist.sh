@@ -6,14 +6,11 @@
 # then unmount, remount and compare again, and compare `chunkfs get -r`.
 . "$(dirname "$0")/lib.sh"
 
-need_fuse persist_mount
-
-img=$TESTDIR/persist.img
-mnt=$PUB/mnt
+mount_test persist_mount persist.img
 host=$TESTDIR/host
-mkdir "$mnt" "$host"
+mkdir "$host"
 # 8 chunks of 32 MiB: the 80 MiB file must continue in other chunks
-"$CHUNKFS" mkfs -q -c 8 "$img" 256M || { fail mkfs "mkfs failed"; finish; }
+mkfs_or_finish -c 8 "$img" 256M
 
 # ---- the host tree -----------------------------------------------------------------
 if ! git clone -q "$CHUNKFS_SRC" "$host/tree" 2>"$TESTDIR/clone.err"; then
@@ -129,12 +126,7 @@ else
 fi
 
 # ---- unmount, check, remount, compare --------------------------------------------------
-if unmount_fs "$mnt" && [ "$DAEMON_RC" = 0 ]; then
-	pass unmount
-else
-	fail unmount "daemon exit $DAEMON_RC"
-fi
-log_clean daemon_log_clean "$DAEMON_LOG" && pass daemon_log_clean
+unmount_ok unmount
 nchunks=$("$CHUNKFS" stat "$img" /big | awk -F': *' 'tolower($1) ~ /chunks/ { print $2 }' |
 	tr -cs '0-9' '\n' | grep -c .)
 if [ "${nchunks:-0}" -ge 3 ]; then

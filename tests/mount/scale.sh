@@ -6,18 +6,10 @@
 # SCALE_FILES=N makes the big directory smaller for a quick run by hand.
 . "$(dirname "$0")/lib.sh"
 
-need_fuse scale_mount
-
-img=$TESTDIR/scale.img
-mnt=$PUB/mnt
-mkdir "$mnt"
+mount_test scale_mount scale.img
 N=${SCALE_FILES:-100000}
-"$CHUNKFS" mkfs -q -c 8 -N 300000 "$img" 1G || { fail mkfs "mkfs failed"; finish; }
-if ! mount_fs "$img" "$mnt"; then
-	fail scale_mount "mount failed"
-	finish
-fi
-pass scale_mount
+mkfs_or_finish -c 8 -N 300000 "$img" 1G
+mount_or_finish scale_mount
 mkdir "$mnt/big" "$mnt/churn"
 
 # ---- 100,000 files in one directory ---------------------------------------------------
@@ -55,23 +47,14 @@ churner=$!
 wait "$churner" || fail churn_ran "$(cat "$TESTDIR/churn.out")"
 
 # ---- persistence of the big directory ------------------------------------------------------
-if unmount_fs "$mnt" && [ "$DAEMON_RC" = 0 ]; then
-	pass unmount_after_big_dir
-else
-	fail unmount_after_big_dir "daemon exit $DAEMON_RC"
-fi
-log_clean daemon_log_clean "$DAEMON_LOG" && pass daemon_log_clean
+unmount_ok unmount_after_big_dir
 n=$(timeout 120 "$CHUNKFS" ls "$img" /big | wc -l)
 if [ "$n" = "$N" ]; then
 	pass big_dir_persisted
 else
 	fail big_dir_persisted "chunkfs ls lists $n entries"
 fi
-if "$CFSCHECK" "$img" >"$TESTDIR/check.out"; then
-	pass image_consistent_after_big_dir
-else
-	fail image_consistent_after_big_dir "$(head -10 "$TESTDIR/check.out")"
-fi
+consistent image_consistent_after_big_dir "$img"
 
 # ---- ENOSPC, delete, refill ---------------------------------------------------------------
 # A small image of 4 chunks: one file fills all of them through
@@ -130,9 +113,5 @@ for cache in writeback_cache no_writeback_cache; do
 	unmount_fs "$mnt"
 	log_clean "daemon_log_clean_$cache" "$DAEMON_LOG"
 done
-if "$CFSCHECK" "$simg" >"$TESTDIR/check.out"; then
-	pass image_consistent_after_enospc
-else
-	fail image_consistent_after_enospc "$(head -10 "$TESTDIR/check.out")"
-fi
+consistent image_consistent_after_enospc "$simg"
 finish

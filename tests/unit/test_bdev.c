@@ -1,5 +1,6 @@
 /* Block-device layer: generic accessors, file backend, fault backend. */
 #include "bdev.h"
+#include "fixture.h"
 #include "test.h"
 
 #include <dirent.h>
@@ -49,6 +50,81 @@ static void make_file(char *path, const char *name, off_t size)
 	close(fd);
 }
 
+/* A file device over a fresh file of size bytes; *path is its name. */
+static struct cfs_bdev *file_dev(char *path, const char *name, off_t size)
+{
+	struct cfs_bdev *bd = NULL;
+
+	make_file(path, name, size);
+	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	return bd;
+}
+
+/* Close a file device and remove its file. */
+static void file_dev_done(struct cfs_bdev *bd, const char *path)
+{
+	cfs_bdev_destroy(bd);
+	unlink(path);
+}
+
+static void write_pattern(struct cfs_bdev *bd, uint64_t blk, unsigned seed)
+{
+	uint8_t w[BS];
+
+	fill(w, BS, seed);
+	CHECK_OK(cfs_bdev_write(bd, blk, 1, w));
+}
+
+/* 1 if blk holds pattern seed, 0 if it holds zeros, else fails. */
+static int holds(struct cfs_bdev *bd, uint64_t blk, unsigned seed)
+{
+	uint8_t w[BS], r[BS];
+
+	fill(w, BS, seed);
+	CHECK_OK(cfs_bdev_read(bd, blk, 1, r));
+	if (memcmp(r, w, BS) == 0)
+		return 1;
+	CHECK(all_bytes(r, BS, 0));
+	return 0;
+}
+
+/* The fault device's counters at line: reads, writes, flushes and
+ * powered_off each as given, where not -1. */
+#define CHECK_STATS(bd, reads, writes, flushes, off) \
+	check_stats(bd, (int64_t[4]){ reads, writes, flushes, off }, __LINE__)
+
+static void check_stats(struct cfs_bdev *bd, const int64_t want[4], int line)
+{
+	static const char *const name[4] = { "reads", "writes", "flushes", "powered_off" };
+	struct cfs_bdev_fault_stats st;
+	int64_t got[4];
+
+	cfs_bdev_fault_stats(bd, &st);
+	got[0] = st.reads;
+	got[1] = st.writes;
+	got[2] = st.flushes;
+	got[3] = st.powered_off;
+	for (int i = 0; i < 4; i++)
+		if (want[i] >= 0 && got[i] != want[i])
+			TEST_FAIL("line %d: %s %" PRId64 ", expected %" PRId64, line, name[i],
+				  got[i], want[i]);
+}
+
+/* 1 if count blocks from blk read back as zeroes, 0 if not; fails the
+ * test if the read fails. */
+static int reads_zero(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
+{
+	uint8_t *buf = malloc((size_t)count * BS);
+	int zero;
+
+	CHECK(buf);
+	memset(buf, 0xAA, (size_t)count * BS);
+	CHECK_OK(cfs_bdev_read(bd, blk, count, buf));
+	zero = all_bytes(buf, (size_t)count * BS, 0);
+	free(buf);
+	return zero;
+}
+
 static void read_file_at(const char *path, off_t off, void *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -63,11 +139,9 @@ static void read_file_at(const char *path, off_t off, void *buf, size_t len)
 static void test_file_round_trip(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
+	struct cfs_bdev *bd = file_dev(path, "rt.img", 16 * BS);
 	uint8_t w[3 * BS], r[3 * BS], raw[3 * BS];
 
-	make_file(path, "rt.img", 16 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
 	CHECK_EQ(bd->nblocks, 16);
 	CHECK_EQ(bd->block_size, BS);
 	CHECK_EQ(bd->read_only, 0);
@@ -97,18 +171,15 @@ static void test_file_round_trip(void)
 	CHECK(memcmp(r, w, sizeof(w)) == 0);
 	CHECK_OK(cfs_bdev_read(bd, 15, 1, r));
 	CHECK(memcmp(r, w + 2 * BS, BS) == 0);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 static void test_file_bounds(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
+	struct cfs_bdev *bd = file_dev(path, "bounds.img", 16 * BS);
 	uint8_t buf[2 * BS];
 
-	make_file(path, "bounds.img", 16 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
 	memset(buf, 0x5A, sizeof(buf));
 	CHECK_ERR(cfs_bdev_read(bd, 16, 1, buf), EIO);
 	CHECK_ERR(cfs_bdev_read(bd, 15, 2, buf), EIO);
@@ -121,22 +192,17 @@ static void test_file_bounds(void)
 	CHECK_ERR(cfs_bdev_write(bd, 0, 0, buf), EINVAL);
 	/* Nothing was written by the rejected calls. */
 	CHECK(all_bytes(buf, sizeof(buf), 0x5A));
-	CHECK_OK(cfs_bdev_read(bd, 14, 2, buf));
-	CHECK(all_bytes(buf, sizeof(buf), 0));
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	CHECK(reads_zero(bd, 14, 2));
+	file_dev_done(bd, path);
 }
 
 static void test_file_read_only(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
-	uint8_t w[BS], r[BS];
+	struct cfs_bdev *bd = file_dev(path, "ro.img", 8 * BS);
+	uint8_t r[BS];
 
-	make_file(path, "ro.img", 8 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
-	fill(w, BS, 7);
-	CHECK_OK(cfs_bdev_write(bd, 1, 1, w));
+	write_pattern(bd, 1, 7);
 	cfs_bdev_destroy(bd);
 
 	CHECK_OK(cfs_bdev_file_open(path, O_RDONLY, BS, &bd));
@@ -144,25 +210,19 @@ static void test_file_read_only(void)
 	memset(r, 0xFF, BS);
 	CHECK_ERR(cfs_bdev_write(bd, 1, 1, r), EROFS);
 	CHECK_ERR(cfs_bdev_write(bd, 100, 1, r), EROFS);
-	CHECK_OK(cfs_bdev_read(bd, 1, 1, r));
-	CHECK(memcmp(r, w, BS) == 0);
+	CHECK_EQ(holds(bd, 1, 7), 1);
 	CHECK_OK(cfs_bdev_flush(bd));
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 static void test_file_sparse_reads_zero(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
+	struct cfs_bdev *bd = file_dev(path, "sparse.img", 1024 * BS);
 	uint8_t buf[4 * BS], w[BS];
 	int fd;
 
-	make_file(path, "sparse.img", 1024 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
-	memset(buf, 0xAA, sizeof(buf));
-	CHECK_OK(cfs_bdev_read(bd, 500, 4, buf));
-	CHECK(all_bytes(buf, sizeof(buf), 0));
+	CHECK(reads_zero(bd, 500, 4));
 
 	/* Shrink the file under the open device: reads past the new EOF
 	 * (short read, then EOF) must come back as zeros, not an error. */
@@ -176,21 +236,16 @@ static void test_file_sparse_reads_zero(void)
 	CHECK_OK(cfs_bdev_read(bd, 9, 2, buf));
 	CHECK(memcmp(buf, w, 100) == 0);
 	CHECK(all_bytes(buf + 100, 2 * BS - 100, 0));
-	memset(buf, 0xAA, sizeof(buf));
-	CHECK_OK(cfs_bdev_read(bd, 1000, 4, buf));
-	CHECK(all_bytes(buf, sizeof(buf), 0));
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	CHECK(reads_zero(bd, 1000, 4));
+	file_dev_done(bd, path);
 }
 
 static void test_file_block_size_change(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
+	struct cfs_bdev *bd = file_dev(path, "bsz.img", 16 * BS);
 	uint8_t w[BS], r[BS];
 
-	make_file(path, "bsz.img", 16 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
 	fill(w, BS, 11);
 	CHECK_OK(cfs_bdev_write(bd, 2, 1, w));
 
@@ -218,8 +273,7 @@ static void test_file_block_size_change(void)
 	CHECK_EQ(bd->nblocks, 16);
 	CHECK_OK(cfs_bdev_read(bd, 2, 1, r));
 	CHECK(memcmp(r, w, BS) == 0);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 static void test_file_open_errors(void)
@@ -240,8 +294,7 @@ static void test_file_open_errors(void)
 	/* A size that is not a block multiple rounds down. */
 	CHECK_OK(cfs_bdev_file_open(path, O_RDONLY, BS, &bd));
 	CHECK_EQ(bd->nblocks, 2);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 /* The descriptor must not leak into children that exec. */
@@ -253,8 +306,7 @@ static void test_file_cloexec(void)
 	DIR *d;
 	int found = 0;
 
-	make_file(path, "cloexec.img", 4 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	bd = file_dev(path, "cloexec.img", 4 * BS);
 	d = opendir("/proc/self/fd");
 	if (!d) {
 		cfs_bdev_destroy(bd);
@@ -278,8 +330,7 @@ static void test_file_cloexec(void)
 	}
 	closedir(d);
 	CHECK(found);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 
@@ -290,12 +341,9 @@ static void test_file_cloexec(void)
 static void test_prefetch_is_harmless(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
-	struct cfs_bdev_fault_stats st;
+	struct cfs_bdev *bd = file_dev(path, "pf.img", 16 * BS);
 	uint8_t w[2 * BS], r[2 * BS];
 
-	make_file(path, "pf.img", 16 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
 	fill(w, sizeof(w), 7);
 	CHECK_OK(cfs_bdev_write(bd, 14, 2, w));
 	cfs_bdev_prefetch(bd, 0, 16);
@@ -306,15 +354,12 @@ static void test_prefetch_is_harmless(void)
 	cfs_bdev_prefetch(NULL, 0, 1);
 	CHECK_OK(cfs_bdev_read(bd, 14, 2, r));
 	CHECK(memcmp(r, w, sizeof(w)) == 0);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 
 	/* the fault device has no prefetch: no call reaches it */
 	CHECK_OK(cfs_bdev_fault_create(16 * BS, BS, &bd));
 	cfs_bdev_prefetch(bd, 0, 16);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.reads, 0);
-	CHECK_EQ(st.writes, 0);
+	CHECK_STATS(bd, 0, 0, -1, -1);
 	cfs_bdev_destroy(bd);
 }
 
@@ -349,8 +394,7 @@ static void test_prefetch_loads_page_cache(void)
 	uint8_t w[BS];
 	int fd, i;
 
-	make_file(path, "pf2.img", 32 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	bd = file_dev(path, "pf2.img", 32 * BS);
 	fill(w, sizeof(w), 3);
 	for (i = 0; i < 32; i++)
 		CHECK_OK(cfs_bdev_write(bd, (uint64_t)i, 1, w));
@@ -370,8 +414,7 @@ static void test_prefetch_loads_page_cache(void)
 		got = resident_pages(path, npages);
 	}
 	CHECK_EQ(got, 8 * BS / psz);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 /* ---- fault backend ---- */
@@ -396,27 +439,6 @@ static void config(struct cfs_bdev *bd, int64_t fail_read, int64_t fail_write,
 	};
 
 	cfs_bdev_fault_config(bd, &cfg);
-}
-
-static void write_pattern(struct cfs_bdev *bd, uint64_t blk, unsigned seed)
-{
-	uint8_t w[BS];
-
-	fill(w, BS, seed);
-	CHECK_OK(cfs_bdev_write(bd, blk, 1, w));
-}
-
-/* 1 if blk holds pattern seed, 0 if it holds zeros, else fails. */
-static int holds(struct cfs_bdev *bd, uint64_t blk, unsigned seed)
-{
-	uint8_t w[BS], r[BS];
-
-	fill(w, BS, seed);
-	CHECK_OK(cfs_bdev_read(bd, blk, 1, r));
-	if (memcmp(r, w, BS) == 0)
-		return 1;
-	CHECK(all_bytes(r, BS, 0));
-	return 0;
 }
 
 static void test_fault_create(void)
@@ -458,7 +480,6 @@ static void test_fault_create(void)
 static void test_fault_counters(void)
 {
 	struct cfs_bdev *bd = fault_dev(8);
-	struct cfs_bdev_fault_stats st;
 	uint8_t buf[4 * BS];
 
 	memset(buf, 1, sizeof(buf));
@@ -467,25 +488,17 @@ static void test_fault_counters(void)
 	CHECK_OK(cfs_bdev_read(bd, 0, 4, buf));
 	CHECK_OK(cfs_bdev_flush(bd));
 	CHECK_ERR(cfs_bdev_read(bd, 8, 1, buf), EIO);   /* rejected, uncounted */
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.writes, 2);
-	CHECK_EQ(st.reads, 1);
-	CHECK_EQ(st.flushes, 1);
-	CHECK_EQ(st.powered_off, 0);
+	CHECK_STATS(bd, 1, 2, 1, 0);
 
 	/* config restarts the count. */
 	config(bd, 0, 0, 0, 0, 0);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.writes, 0);
-	CHECK_EQ(st.reads, 0);
-	CHECK_EQ(st.flushes, 0);
+	CHECK_STATS(bd, 0, 0, 0, -1);
 	cfs_bdev_destroy(bd);
 }
 
 static void test_fault_fail_read(void)
 {
 	struct cfs_bdev *bd = fault_dev(8);
-	struct cfs_bdev_fault_stats st;
 	uint8_t r[BS];
 
 	write_pattern(bd, 3, 9);
@@ -496,16 +509,13 @@ static void test_fault_fail_read(void)
 	CHECK(all_bytes(r, BS, 0xEE));          /* buffer untouched */
 	CHECK_EQ(holds(bd, 3, 9), 1);           /* only the 2nd call fails */
 	CHECK_EQ(holds(bd, 3, 9), 1);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.reads, 4);
-	CHECK_EQ(st.powered_off, 0);
+	CHECK_STATS(bd, 4, -1, -1, 0);
 	cfs_bdev_destroy(bd);
 }
 
 static void test_fault_fail_write(void)
 {
 	struct cfs_bdev *bd = fault_dev(8);
-	struct cfs_bdev_fault_stats st;
 	uint8_t w[2 * BS];
 
 	config(bd, 0, 2, 0, 0, 0);
@@ -516,8 +526,7 @@ static void test_fault_fail_write(void)
 	CHECK_EQ(holds(bd, 2, 0), 0);           /* nothing at all */
 	write_pattern(bd, 2, 3);
 	CHECK_EQ(holds(bd, 2, 3), 1);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.writes, 3);
+	CHECK_STATS(bd, -1, 3, -1, -1);
 
 	/* A failed write is not "pending": a cut cannot resurrect it. */
 	config(bd, 0, 1, 0, 1.0, 0);
@@ -543,20 +552,14 @@ static void test_fault_power_cut(void)
 	write_pattern(bd, 2, 12);
 	CHECK_OK(cfs_bdev_flush(bd));           /* block 2 durable */
 	write_pattern(bd, 0, 13);               /* overwrites durable data */
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.powered_off, 0);
+	CHECK_STATS(bd, -1, -1, -1, 0);
 	write_pattern(bd, 5, 15);               /* 3rd write succeeds, then cut */
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.powered_off, 1);
-	CHECK_EQ(st.writes, 3);
+	CHECK_STATS(bd, -1, 3, -1, 1);
 
 	CHECK_ERR(cfs_bdev_read(bd, 0, 1, buf), EIO);
 	CHECK_ERR(cfs_bdev_write(bd, 6, 1, buf), EIO);
 	CHECK_ERR(cfs_bdev_flush(bd), EIO);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.reads, 1);
-	CHECK_EQ(st.writes, 4);
-	CHECK_EQ(st.flushes, 2);
+	CHECK_STATS(bd, 1, 4, 2, -1);
 
 	cfs_bdev_fault_restore(bd);
 	cfs_bdev_fault_stats(bd, &st);
@@ -581,19 +584,15 @@ static void test_fault_power_cut(void)
 static void test_fault_cut_counts_successes(void)
 {
 	struct cfs_bdev *bd = fault_dev(8);
-	struct cfs_bdev_fault_stats st;
 	uint8_t w[BS];
 
 	config(bd, 0, 2, 2, 1.0, 0);
 	write_pattern(bd, 0, 1);
 	fill(w, BS, 2);
 	CHECK_ERR(cfs_bdev_write(bd, 1, 1, w), EIO);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.powered_off, 0);
+	CHECK_STATS(bd, -1, -1, -1, 0);
 	write_pattern(bd, 2, 3);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.powered_off, 1);
-	CHECK_EQ(st.writes, 3);
+	CHECK_STATS(bd, -1, 3, -1, 1);
 	cfs_bdev_fault_restore(bd);
 	CHECK_EQ(holds(bd, 0, 1), 1);
 	CHECK_EQ(holds(bd, 1, 0), 0);
@@ -604,7 +603,6 @@ static void test_fault_cut_counts_successes(void)
 static void test_fault_keep_all(void)
 {
 	struct cfs_bdev *bd = fault_dev(16);
-	struct cfs_bdev_fault_stats st;
 	uint8_t buf[3 * BS];
 
 	config(bd, 0, 0, 12, 1.0, 7);
@@ -613,8 +611,7 @@ static void test_fault_keep_all(void)
 	write_pattern(bd, 0, 99);               /* newest version wins */
 	fill(buf, sizeof(buf), 77);
 	CHECK_OK(cfs_bdev_write(bd, 12, 3, buf)); /* 12th write: cut */
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.powered_off, 1);
+	CHECK_STATS(bd, -1, -1, -1, 1);
 	cfs_bdev_fault_restore(bd);
 	CHECK_EQ(holds(bd, 0, 99), 1);
 	for (unsigned i = 1; i < 10; i++)
@@ -650,7 +647,6 @@ static int which(struct cfs_bdev *bd, uint64_t blk, unsigned a, unsigned b)
 static uint64_t cut_survivors(double keep, uint64_t seed)
 {
 	struct cfs_bdev *bd = fault_dev(64);
-	struct cfs_bdev_fault_stats st;
 	uint64_t mask = 0;
 
 	for (unsigned i = 0; i < 64; i++)
@@ -661,8 +657,7 @@ static uint64_t cut_survivors(double keep, uint64_t seed)
 		write_pattern(bd, i, 200 + i);
 	for (unsigned i = 0; i < 64; i++)
 		write_pattern(bd, i, 300 + i);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.powered_off, 1);
+	CHECK_STATS(bd, -1, -1, -1, 1);
 	cfs_bdev_fault_restore(bd);
 	for (unsigned i = 0; i < 64; i++)
 		if (which(bd, i, 100 + i, 300 + i))
@@ -689,7 +684,6 @@ static void test_fault_keep_prob_deterministic(void)
 static void test_fault_restore_without_cut(void)
 {
 	struct cfs_bdev *bd = fault_dev(8);
-	struct cfs_bdev_fault_stats st;
 
 	/* Default config: keep_prob 0, so restore drops what is unflushed. */
 	write_pattern(bd, 1, 1);
@@ -711,9 +705,7 @@ static void test_fault_restore_without_cut(void)
 	write_pattern(bd, 4, 5);
 	write_pattern(bd, 5, 6);
 	write_pattern(bd, 6, 7);        /* nor the 3rd write */
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.writes, 3);
-	CHECK_EQ(st.powered_off, 0);
+	CHECK_STATS(bd, -1, 3, -1, 0);
 
 	/* Survivors of a restore are durable: a second crash keeps them. */
 	cfs_bdev_fault_restore(bd);
@@ -767,21 +759,16 @@ static void test_fault_save_load(void)
 static void test_fault_api_on_file_bdev(void)
 {
 	char path[PATH_MAX];
-	struct cfs_bdev *bd;
-	struct cfs_bdev_fault_stats st;
+	struct cfs_bdev *bd = file_dev(path, "notfault.img", 4 * BS);
 	uint64_t size = 123;
 
-	make_file(path, "notfault.img", 4 * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
 	CHECK(cfs_bdev_fault_bytes(bd, &size) == NULL);
 	CHECK_EQ(size, 0);
 	CHECK_ERR(cfs_bdev_fault_save(bd, path), EINVAL);
 	CHECK_ERR(cfs_bdev_fault_load(bd, path), EINVAL);
-	cfs_bdev_fault_stats(bd, &st);
-	CHECK_EQ(st.writes, 0);
+	CHECK_STATS(bd, -1, 0, -1, -1);
 	cfs_bdev_fault_restore(bd);             /* harmless no-op */
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 /* The cut granularity stays the creation block size when addressing uses a
@@ -849,17 +836,13 @@ static void *worker_main(void *arg)
 
 static void run_workers(struct cfs_bdev *bd)
 {
-	pthread_t th[NTHREADS];
 	struct worker wk[NTHREADS];
 
-	for (unsigned i = 0; i < NTHREADS; i++) {
+	for (unsigned i = 0; i < NTHREADS; i++)
 		wk[i] = (struct worker){ .bd = bd, .id = i };
-		CHECK(pthread_create(&th[i], NULL, worker_main, &wk[i]) == 0);
-	}
-	for (unsigned i = 0; i < NTHREADS; i++) {
-		CHECK(pthread_join(th[i], NULL) == 0);
+	CHECK_OK(fixture_threads(NTHREADS, worker_main, wk, sizeof(wk[0])));
+	for (unsigned i = 0; i < NTHREADS; i++)
 		CHECK_EQ(wk[i].bad, 0);
-	}
 	/* Each block holds its thread's last write to it. */
 	for (unsigned i = 0; i < NTHREADS; i++)
 		for (unsigned k = 0; k < PER_THREAD; k++)
@@ -879,23 +862,15 @@ static void test_threads(void)
 	CHECK_EQ(st.flushes, NTHREADS * (ITERS / 50));
 	cfs_bdev_destroy(bd);
 
-	make_file(path, "threads.img", NTHREADS * PER_THREAD * BS);
-	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	bd = file_dev(path, "threads.img", NTHREADS * PER_THREAD * BS);
 	run_workers(bd);
-	cfs_bdev_destroy(bd);
-	unlink(path);
+	file_dev_done(bd, path);
 }
 
 int main(void)
 {
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tmpdir_path, sizeof(tmpdir_path), "%s/test_bdev.XXXXXX",
-		 base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir_path)) {
-		perror("mkdtemp");
+	if (fixture_tmpdir(tmpdir_path, sizeof(tmpdir_path), "test_bdev"))
 		return 1;
-	}
 	TEST_RUN(test_file_round_trip);
 	TEST_RUN(test_file_bounds);
 	TEST_RUN(test_file_read_only);

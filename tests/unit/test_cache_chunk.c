@@ -575,21 +575,17 @@ static void *cache_thread(void *arg)
 static void test_concurrent_gets(void)
 {
 	struct env *e = env_new(1);
-	pthread_t th[6];
 	struct cthr t[6];
 	uint64_t blk;
 	int i;
 
 	for (blk = 0; blk < 200; blk++)
 		pattern(devblk(e, blk), BS, (uint32_t)blk);
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < 6; i++)
 		t[i] = (struct cthr){ .e = e, .id = i };
-		CHECK_EQ(pthread_create(&th[i], NULL, cache_thread, &t[i]), 0);
-	}
-	for (i = 0; i < 6; i++) {
-		pthread_join(th[i], NULL);
+	CHECK_OK(fixture_threads(6, cache_thread, t, sizeof(t[0])));
+	for (i = 0; i < 6; i++)
 		CHECK_EQ(t[i].bad, 0);
-	}
 	CHECK(e->c.nbufs <= e->c.max_bufs + 6);
 	env_free(e);
 }

@@ -14,8 +14,6 @@
 
 #define BS 4096u
 
-static char tmpdir_path[PATH_MAX];
-
 static int all_zero(const uint8_t *p, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -36,16 +34,15 @@ static long long allocated_kib(const char *path)
  * room; its size and the blocks around the hole are unchanged. */
 static void test_file_discard_punches_hole(void)
 {
-	char path[PATH_MAX];
+	char dir[PATH_MAX], path[PATH_MAX + 8];
 	struct cfs_bdev *bd;
 	uint8_t *w = malloc(64 * BS), *r = malloc(64 * BS);
 	struct stat st;
 	long long before;
 
 	CHECK(w && r);
-	CHECK(strlen(tmpdir_path) + 8 < sizeof(path));
-	strcpy(path, tmpdir_path);
-	strcat(path, "/d.img");
+	CHECK_OK(fixture_tmpdir(dir, sizeof(dir), "test_discard"));
+	snprintf(path, sizeof(path), "%s/d.img", dir);
 	CHECK(close(open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)) == 0);
 	CHECK(truncate(path, 64 * BS) == 0);
 	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
@@ -70,6 +67,7 @@ static void test_file_discard_punches_hole(void)
 	CHECK_ERR(cfs_bdev_discard(bd, 0, 1), EROFS);
 	cfs_bdev_destroy(bd);
 	unlink(path);
+	rmdir(dir);
 	free(w);
 	free(r);
 }
@@ -180,18 +178,9 @@ static void test_trim_unsupported(void)
 
 int main(void)
 {
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tmpdir_path, sizeof(tmpdir_path), "%s/test_discard.XXXXXX",
-		 base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir_path)) {
-		perror("mkdtemp");
-		return 1;
-	}
 	TEST_RUN(test_file_discard_punches_hole);
 	TEST_RUN(test_fault_discard_is_a_write);
 	TEST_RUN(test_trim_frees_only_free_blocks);
 	TEST_RUN(test_trim_unsupported);
-	rmdir(tmpdir_path);
 	return TEST_DONE();
 }

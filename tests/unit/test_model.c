@@ -1657,8 +1657,11 @@ static void after_new(const struct pick *t)
 
 /* ---- operations: namespace ----------------------------------------------------- */
 
-static void op_create(void)
+/* create (a regular file) or mkdir.  No setgid directories: their
+ * inheritance rules are the caller's. */
+static void op_make(int type)
 {
+	int dir = type == T_DIR;
 	struct pick t;
 	struct expect e = {0};
 	uint32_t mode, uid, gid;
@@ -1667,49 +1670,34 @@ static void op_create(void)
 
 	pick_target(&t);
 	new_name_expect(&t, &e);
-	mode = S_IFREG | (uint32_t)rn(010000);
+	mode = dir ? S_IFDIR | ((uint32_t)rn(010000) & 01777) : S_IFREG | (uint32_t)rn(010000);
 	uid = rid();
 	gid = rid();
-	describe("create %s (dir %#x) mode %o uid %u gid %u", label(&t), t.dir->ino,
-		 mode, uid, gid);
-	r = cfs_mknod(g.fs, t.dir->ino, t.name, mode, 0, uid, gid, &ino);
-	if (judge(r, &e, NEED(.blocks = 1, .grow = t.dir, .parent = t.dir))) {
-		struct mnode *n = mnode_new(T_REG, mode, uid, gid, ino);
+	describe("%s %s (dir %#x) mode %o uid %u gid %u", dir ? "mkdir" : "create",
+		 label(&t), t.dir->ino, mode, uid, gid);
+	r = dir ? cfs_mkdir(g.fs, t.dir->ino, t.name, mode, uid, gid, &ino)
+		: cfs_mknod(g.fs, t.dir->ino, t.name, mode, 0, uid, gid, &ino);
+	if (judge(r, &e, NEED(.blocks = 1, .grow = t.dir, .parent = t.dir,
+				 .inode_blocks = dir))) {
+		struct mnode *n = mnode_new(type, mode, uid, gid, ino);
 
 		m_attach(t.dir, t.name, n);
 		check_new_ino(n);
 		check_attr(n, label(&t));
+		if (dir)
+			check_readdir(n, 0);
 	}
 	after_new(&t);
 }
 
-/* No setgid directories: their inheritance rules are the caller's. */
+static void op_create(void)
+{
+	op_make(T_REG);
+}
+
 static void op_mkdir(void)
 {
-	struct pick t;
-	struct expect e = {0};
-	uint32_t mode, uid, gid;
-	cfs_ino_t ino = 0;
-	int r;
-
-	pick_target(&t);
-	new_name_expect(&t, &e);
-	mode = S_IFDIR | ((uint32_t)rn(010000) & 01777);
-	uid = rid();
-	gid = rid();
-	describe("mkdir %s (dir %#x) mode %o uid %u gid %u", label(&t), t.dir->ino,
-		 mode, uid, gid);
-	r = cfs_mkdir(g.fs, t.dir->ino, t.name, mode, uid, gid, &ino);
-	if (judge(r, &e, NEED(.blocks = 1, .grow = t.dir, .parent = t.dir,
-				 .inode_blocks = 1))) {
-		struct mnode *n = mnode_new(T_DIR, mode, uid, gid, ino);
-
-		m_attach(t.dir, t.name, n);
-		check_new_ino(n);
-		check_attr(n, label(&t));
-		check_readdir(n, 0);
-	}
-	after_new(&t);
+	op_make(T_DIR);
 }
 
 /* ext4 takes a target of up to block size - 1 bytes (PATH_MAX - 1 at most). */
@@ -2118,6 +2106,18 @@ static void op_on_dir(const struct pick *p, int which)
 	check_attr(p->n, label(p));
 }
 
+/* A regular file for a read (which 0), write (1) or truncate (2) in *p:
+ * 1.  Now and then the op goes to a directory instead (op_on_dir): -1.
+ * 0 when there is no regular file. */
+static int pick_file(struct pick *p, int which)
+{
+	if (chance(2) && pick_dent(p, M_DIR)) {
+		op_on_dir(p, which);
+		return -1;
+	}
+	return pick_dent(p, M_REG) ? 1 : 0;
+}
+
 /* Apply a write's outcome: all of it, a prefix when space ran out (ext4
  * writes what it can and reports the count), or nothing on an error. */
 static void write_outcome(struct mnode *n, uint64_t off, const uint8_t *buf,
@@ -2148,13 +2148,12 @@ static void op_write(void)
 	size_t len;
 	uint8_t *buf;
 	ssize_t r;
+	int got;
 
-	if (chance(2) && pick_dent(&p, M_DIR)) {
-		op_on_dir(&p, 1);
-		return;
-	}
-	if (!pick_dent(&p, M_REG)) {
-		op_create();
+	got = pick_file(&p, 1);
+	if (got <= 0) {
+		if (got == 0)
+			op_create();
 		return;
 	}
 	n = p.n;
@@ -2180,11 +2179,7 @@ static void op_read(void)
 	size_t len;
 	unsigned k = rn(10);
 
-	if (chance(2) && pick_dent(&p, M_DIR)) {
-		op_on_dir(&p, 0);
-		return;
-	}
-	if (!pick_dent(&p, M_REG))
+	if (pick_file(&p, 0) <= 0)
 		return;
 	s = p.n->size;
 	off = k < 7 ? rn(s + 2 * bs) : k < 8 ? s : k < 9 ? rn(s + 1) :
@@ -2221,11 +2216,7 @@ static void op_truncate(void)
 	uint64_t old, lo, bs = g.cfg->bsize;
 	int r;
 
-	if (chance(2) && pick_dent(&p, M_DIR)) {
-		op_on_dir(&p, 2);
-		return;
-	}
-	if (!pick_dent(&p, M_REG))
+	if (pick_file(&p, 2) <= 0)
 		return;
 	old = p.n->size;
 	a.size = pick_size(p.n);

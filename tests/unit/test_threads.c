@@ -57,12 +57,6 @@ static atomic_int failures;
 static cfs_ino_t shared_dir;
 static unsigned ops_per_worker = 4000;
 
-static void report(void *ctx, const char *msg)
-{
-	(void)ctx;
-	fprintf(stderr, "  check: %s\n", msg);
-}
-
 /* ---- per-thread models ---- */
 
 struct mfile {
@@ -621,6 +615,55 @@ static void op_list_shared(struct worker *w)
 			     l.found[i]);
 }
 
+static void op_rename_within(struct worker *w)
+{
+	op_rename(w, 0);
+}
+
+static void op_rename_across(struct worker *w)
+{
+	op_rename(w, 1);
+}
+
+static void op_rename_over(struct worker *w)
+{
+	op_rename(w, 2);
+}
+
+/* The mix: op k runs when the roll r (0..99) is below mix[k].upto and
+ * every earlier one's; above them all, op_big (not in the shared
+ * directory), op_list_shared (only there) or op_read.  k indexes nops. */
+static const struct {
+	unsigned upto;
+	void (*op)(struct worker *w);
+} mix[] = {
+	{ 16, op_create }, { 30, op_write }, { 42, op_read },
+	{ 50, op_rename_within }, { 58, op_rename_across }, { 62, op_rename_over },
+	{ 70, op_unlink }, { 75, op_dirs }, { 83, op_xattr }, { 88, op_truncate },
+};
+
+/* Run the op the roll r picks; its nops index. */
+static int op_run(struct worker *w, unsigned r)
+{
+	int k;
+
+	for (k = 0; k < (int)(sizeof(mix) / sizeof(mix[0])); k++)
+		if (r < mix[k].upto) {
+			mix[k].op(w);
+			return k;
+		}
+	if (!w->shared && r < 96) {
+		op_big(w);
+		return 10;
+	}
+	if (w->shared) {
+		op_list_shared(w);
+		return 11;
+	}
+	op_read(w);
+	return 2;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -643,32 +686,7 @@ static void *worker_main(void *arg)
 		unsigned r = (unsigned)below(w, 100);
 		int k;
 
-		if (r < 16)
-			op_create(w), k = 0;
-		else if (r < 30)
-			op_write(w), k = 1;
-		else if (r < 42)
-			op_read(w), k = 2;
-		else if (r < 50)
-			op_rename(w, 0), k = 3;
-		else if (r < 58)
-			op_rename(w, 1), k = 4;
-		else if (r < 62)
-			op_rename(w, 2), k = 5;
-		else if (r < 70)
-			op_unlink(w), k = 6;
-		else if (r < 75)
-			op_dirs(w), k = 7;
-		else if (r < 83)
-			op_xattr(w), k = 8;
-		else if (r < 88)
-			op_truncate(w), k = 9;
-		else if (!w->shared && r < 96)
-			op_big(w), k = 10;
-		else if (w->shared)
-			op_list_shared(w), k = 11;
-		else
-			op_read(w), k = 2;
+		k = op_run(w, r);
 		w->nops[k]++;
 		if (getenv("CHUNKFS_THREADS_TRACE") &&
 		    atoi(getenv("CHUNKFS_THREADS_TRACE")) == w->id)
@@ -931,12 +949,12 @@ static void test_threads(void)
 	unpin(NULL, shared_dir);
 	unpin(NULL, CFS_ROOT_INO);
 	CHECK_EQ(atomic_load(&failures), 0);
-	problems = cfs_check(fs, report, NULL);
+	problems = cfs_check(fs, fixture_report, NULL);
 	CHECK_EQ(problems, 0);
 	CHECK_OK(cfs_close(fs));
 	fs = NULL;
 	CHECK_OK(fixture_open(dev, 0, &fs));
-	problems = cfs_check(fs, report, NULL);
+	problems = cfs_check(fs, fixture_report, NULL);
 	CHECK_EQ(problems, 0);
 	verify_all("after reopen");
 	CHECK_OK(cfs_close(fs));

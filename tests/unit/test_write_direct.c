@@ -78,6 +78,31 @@ static void expect(struct cfs_fs *fs, cfs_ino_t ino, const uint8_t *want, size_t
 			TEST_FAIL("byte %zu is 0x%02x, expected 0x%02x", i, got[i], want[i]);
 }
 
+/* A fresh image (mkfs_file) opened in *fs, with an empty regular file
+ * "f" in its root: f's inode. */
+static cfs_ino_t open_new_file(struct cfs_fs **fs)
+{
+	cfs_ino_t f = 0;
+
+	mkfs_file();
+	CHECK_OK(cfs_open(path, 0, fs));
+	CHECK_OK(cfs_mknod(*fs, CFS_ROOT_INO, "f", S_IFREG | 0644, 0, 0, 0, &f));
+	return f;
+}
+
+/* Close fs and open the image again: f holds exp's size bytes and the
+ * image is consistent.  Then remove the image. */
+static void remount_expect_done(struct cfs_fs *fs, cfs_ino_t f, const uint8_t *exp,
+				size_t size)
+{
+	CHECK_OK(cfs_close(fs));
+	CHECK_OK(cfs_open(path, 0, &fs));
+	expect(fs, f, exp, size);
+	check_image(fs);
+	CHECK_OK(cfs_close(fs));
+	unlink(path);
+}
+
 /* Write len pattern bytes at off, and apply them to the expected contents
  * exp (of *size bytes, grown as needed). */
 static ssize_t wr(struct cfs_fs *fs, cfs_ino_t ino, uint8_t *exp, size_t *size, size_t off,
@@ -106,9 +131,7 @@ static void test_dirty_cached_copy_loses(void)
 	cfs_ino_t f;
 	size_t size = 0;
 
-	mkfs_file();
-	CHECK_OK(cfs_open(path, 0, &fs));
-	CHECK_OK(cfs_mknod(fs, CFS_ROOT_INO, "f", S_IFREG | 0644, 0, 0, 0, &f));
+	f = open_new_file(&fs);
 	CHECK_EQ(wr(fs, f, exp, &size, 0, 8 * BSIZE, 1), 8 * BSIZE);   /* direct */
 	CHECK_OK(cfs_sync(fs));
 	CHECK_EQ(wr(fs, f, exp, &size, BSIZE + 10, 100, 2), 100);      /* cached, dirty */
@@ -124,12 +147,7 @@ static void test_dirty_cached_copy_loses(void)
 	CHECK_EQ(wr(fs, f, exp, &size, 2 * BSIZE, 2 * BSIZE, 6), 2 * BSIZE);
 	expect(fs, f, exp, size);
 	check_image(fs);
-	CHECK_OK(cfs_close(fs));
-	CHECK_OK(cfs_open(path, 0, &fs));
-	expect(fs, f, exp, size);
-	check_image(fs);
-	CHECK_OK(cfs_close(fs));
-	unlink(path);
+	remount_expect_done(fs, f, exp, size);
 }
 
 /* Writes into holes, unaligned at both ends: the rest of each newly
@@ -142,9 +160,7 @@ static void test_fresh_blocks_zeroed(void)
 	cfs_ino_t f;
 	size_t size = 0;
 
-	mkfs_file();
-	CHECK_OK(cfs_open(path, 0, &fs));
-	CHECK_OK(cfs_mknod(fs, CFS_ROOT_INO, "f", S_IFREG | 0644, 0, 0, 0, &f));
+	f = open_new_file(&fs);
 	CHECK_EQ(wr(fs, f, exp, &size, 1500, 3000, 1), 3000);
 	CHECK_EQ(wr(fs, f, exp, &size, 20 * BSIZE + 700, 7 * BSIZE, 2), 7 * BSIZE);
 	CHECK_EQ(wr(fs, f, exp, &size, 12 * BSIZE, 2 * BSIZE, 3), 2 * BSIZE);
@@ -153,12 +169,7 @@ static void test_fresh_blocks_zeroed(void)
 	CHECK_OK(cfs_setattr(fs, f, &sa, NULL));
 	size = 60000;
 	expect(fs, f, exp, size);
-	CHECK_OK(cfs_close(fs));
-	CHECK_OK(cfs_open(path, 0, &fs));
-	expect(fs, f, exp, size);
-	check_image(fs);
-	CHECK_OK(cfs_close(fs));
-	unlink(path);
+	remount_expect_done(fs, f, exp, size);
 }
 
 /* The device write of a direct run fails: the blocks allocated for it are

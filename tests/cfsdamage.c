@@ -1,0 +1,143 @@
+/* cfsdamage: the damage the CLI and mount tests do to an image, through
+ * tests/damage.h and the format layer, so that no test script writes an
+ * on-disk offset or a checksum by hand.  Built by cfsdamage_build
+ * (tests/cli/lib.sh).
+ *
+ *   cfsdamage IMAGE incompat BITS   set feature bits BITS (e.g. 0x80000000)
+ *                                   in the primary superblock's incompat
+ *                                   field and reseal it
+ *   cfsdamage IMAGE inode INO [MASK]
+ *                                   flip the bits MASK (default
+ *                                   0x5A5A5A5A5A5A5A5A) of inode INO's ctime
+ *                                   (a little-endian u64: MASK 0x10 flips
+ *                                   bit 4 of its first byte) and leave its
+ *                                   checksum wrong
+ *   cfsdamage IMAGE dirnode C       flip a bit of the first directory node
+ *                                   block of chunk C (its last byte), the
+ *                                   checksum left wrong; prints the block
+ *
+ * The image is changed in place (mapped shared).  Exit status 0 when done,
+ * 1 when the image cannot be opened or the damage not made, 2 on a usage
+ * error.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "damage.h"
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: cfsdamage IMAGE incompat BITS\n"
+			"       cfsdamage IMAGE inode INO [MASK]\n"
+			"       cfsdamage IMAGE dirnode CHUNK\n");
+	return 2;
+}
+
+/* The number in s (any base strtoull takes), or -1 if s is not one. */
+static long long number(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	return *s && !*end && v <= INT64_MAX ? (long long)v : -1;
+}
+
+static int set_incompat(struct damage_img *m, uint64_t bits)
+{
+	uint8_t *f = damage_blk(m, 0) + CFS_OFF_SB_INCOMPAT;
+
+	damage_put(f, 4, damage_get(f, 4) | bits);
+	damage_reseal(m, 0);
+	return 0;
+}
+
+static int garble_inode(struct damage_img *m, uint64_t ino, uint64_t mask)
+{
+	uint32_t c = CFS_INO_CHUNK_OF(ino), l = CFS_INO_LOCAL_OF(ino);
+	uint8_t *f;
+
+	if (ino > UINT32_MAX || c >= m->sb.nchunks || l < 1 || l > m->sb.inodes_per_chunk)
+		return -ERANGE;
+	f = damage_inode(m, ino) + CFS_OFF_IN_CTIME;
+	damage_put(f, 8, damage_get(f, 8) ^ mask);
+	return 0;
+}
+
+static int garble_dirnode(struct damage_img *m, uint64_t c)
+{
+	static struct damage_map map;
+	uint64_t first = damage_cbase(m, (uint32_t)c);
+
+	if (c >= m->sb.nchunks)
+		return -ERANGE;
+	damage_find_metadata(m, &map, 0);
+	for (int i = 0; i < map.n; i++)
+		if (map.b[i].k == DK_DIR && map.b[i].blk >= first &&
+		    map.b[i].blk < first + m->sb.chunk_blocks) {
+			damage_blk(m, map.b[i].blk)[m->bs - 1] ^= 1;
+			printf("%llu\n", (unsigned long long)map.b[i].blk);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* The arguments after IMAGE VERB each verb takes: at least, at most. */
+static int verb_args(const char *verb, int *least, int *most)
+{
+	*least = *most = 1;
+	if (!strcmp(verb, "inode"))
+		*most = 2;
+	return strcmp(verb, "incompat") && strcmp(verb, "inode") && strcmp(verb, "dirnode");
+}
+
+int main(int argc, char **argv)
+{
+	struct damage_img m;
+	struct stat st;
+	long long arg, mask = 0x5A5A5A5A5A5A5A5All;
+	void *p = MAP_FAILED;
+	int fd, ret, least, most;
+
+	if (argc < 3 || verb_args(argv[2], &least, &most) || argc - 3 < least ||
+	    argc - 3 > most || (arg = number(argv[3])) < 0 ||
+	    (argc == 5 && (mask = number(argv[4])) <= 0))
+		return usage();
+	fd = open(argv[1], O_RDWR | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		goto out;
+	}
+	ret = damage_img_init(&m, p, (uint64_t)st.st_size);
+	if (ret < 0)
+		goto out;
+	if (!strcmp(argv[2], "incompat"))
+		ret = set_incompat(&m, (uint64_t)arg);
+	else if (!strcmp(argv[2], "inode"))
+		ret = garble_inode(&m, (uint64_t)arg, (uint64_t)mask);
+	else
+		ret = garble_dirnode(&m, (uint64_t)arg);
+	if (ret == 0 && msync(p, (size_t)st.st_size, MS_SYNC) < 0)
+		ret = -errno;
+out:
+	if (p != MAP_FAILED)
+		munmap(p, (size_t)st.st_size);
+	if (fd >= 0)
+		close(fd);
+	if (ret < 0)
+		fprintf(stderr, "cfsdamage: %s: %s %s: %s\n", argv[1], argv[2], argv[3],
+			strerror(-ret));
+	return ret < 0;
+}
