@@ -104,44 +104,39 @@ forget() {   # remove a mount point from MOUNTS
 	MOUNTS=("${keep[@]}")
 }
 
-# mount_chunkfs IMG DIR [OPTIONS]: the daemon in the foreground mode, in
-# the background (so its pid is known: DAEMON_PID)
-mount_chunkfs() {
-	local img=$1 dir=$2 opts=${3:-}
+# daemon_start KIND DIR COMMAND...: a FUSE daemon run in the foreground
+# mode, in the background (so its pid is known: DAEMON_PID), until DIR is
+# a mount point; on failure it is killed and 1 returned.
+daemon_start() {
+	local kind=$1 dir=$2
+	shift 2
 	mkdir -p "$dir"
-	if [ -n "$opts" ]; then
-		"$CHUNKFS" mount -f -o "$opts" "$img" "$dir" >>"$RAW/daemon.log" 2>&1 &
-	else
-		"$CHUNKFS" mount -f "$img" "$dir" >>"$RAW/daemon.log" 2>&1 &
-	fi
+	"$@" >>"$RAW/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	DAEMONS+=("$DAEMON_PID")
 	MOUNTS+=("$dir")
 	if ! wait_mounted "$dir" "$DAEMON_PID"; then
-		warn "chunkfs mount $img failed: $(tail -3 "$RAW/daemon.log")"
+		warn "$kind mount at $dir failed: $(tail -3 "$RAW/daemon.log")"
 		kill -KILL "$DAEMON_PID" 2>/dev/null
 		forget "$dir"
 		return 1
 	fi
-	MOUNT_KIND[$dir]=chunkfs
+	MOUNT_KIND[$dir]=$kind
 	return 0
 }
 
-mount_fuse2fs() {
-	local img=$1 dir=$2
-	mkdir -p "$dir"
-	fuse2fs "$img" "$dir" -f >>"$RAW/daemon.log" 2>&1 &
-	DAEMON_PID=$!
-	DAEMONS+=("$DAEMON_PID")
-	MOUNTS+=("$dir")
-	if ! wait_mounted "$dir" "$DAEMON_PID"; then
-		warn "fuse2fs $img failed: $(tail -3 "$RAW/daemon.log")"
-		kill -KILL "$DAEMON_PID" 2>/dev/null
-		forget "$dir"
-		return 1
+# mount_chunkfs IMG DIR [OPTIONS]
+mount_chunkfs() {
+	local img=$1 dir=$2 opts=${3:-}
+	if [ -n "$opts" ]; then
+		daemon_start chunkfs "$dir" "$CHUNKFS" mount -f -o "$opts" "$img" "$dir"
+	else
+		daemon_start chunkfs "$dir" "$CHUNKFS" mount -f "$img" "$dir"
 	fi
-	MOUNT_KIND[$dir]=fuse2fs
-	return 0
+}
+
+mount_fuse2fs() {
+	daemon_start fuse2fs "$2" fuse2fs "$1" "$2" -f
 }
 
 mount_ext4() {

@@ -170,30 +170,33 @@ static const struct command *find_command(const char *name)
 
 /* ---- messages ------------------------------------------------------- */
 
+/* One message line on stderr, after stdout and the progress line are out
+ * of the way: "prog: " then what (e.g. "warning: ") then the text. */
+static void msg_v(const char *what, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	progress_clear();
+	fprintf(stderr, "%s: %s", tool_prog, what);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void err_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	progress_clear();
-	fprintf(stderr, "%s: ", tool_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	msg_v("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void warn_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	progress_clear();
-	fprintf(stderr, "%s: warning: ", tool_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	msg_v("warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 const char *errstr(int err)

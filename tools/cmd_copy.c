@@ -200,23 +200,6 @@ static void free_ctx(struct copy_ctx *c)
 static int get_entry(struct copy_ctx *c, cfs_ino_t ino, const char *ipath,
 		     const char *hpath);
 
-static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
 /* Hand emit() the pieces of buf (len bytes at off, cut at multiples of
  * grain) that are not all zero, so that zero pieces stay holes; the first
  * error. */
@@ -244,7 +227,7 @@ static int write_nonzero(const char *buf, size_t len, uint64_t off, uint32_t gra
 
 static int host_piece(void *fd, const char *p, size_t n, uint64_t at)
 {
-	return pwrite_all(*(int *)fd, p, n, (off_t)at);
+	return fd_write_all(*(int *)fd, p, n, (off_t)at);
 }
 
 /* Write buf at off, leaving holes for aligned all-zero pieces. */

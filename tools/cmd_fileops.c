@@ -504,22 +504,6 @@ int cmd_stat(int argc, char **argv)
 
 /* ==== cat ============================================================ */
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Returns 0, or a negative errno; *out_err tells whether it was ours. */
 static int cat_one(struct cfs_fs *fs, const char *path, char *buf, bool *out_err)
 {
@@ -540,7 +524,7 @@ static int cat_one(struct cfs_fs *fs, const char *path, char *buf, bool *out_err
 			break;
 		}
 		off += (uint64_t)n;
-		ret = write_all(STDOUT_FILENO, buf, (size_t)n);
+		ret = fd_write_all(STDOUT_FILENO, buf, (size_t)n, -1);
 		if (ret < 0)
 			*out_err = true;
 	}

@@ -168,6 +168,10 @@ void progress_done(struct progress *p);
 /* Erase the progress line (before printing a message). */
 void progress_clear(void);
 
+/* Write all of buf to fd, at off, or at the file position when off < 0;
+ * retries short writes and EINTR.  0 or -errno. */
+int fd_write_all(int fd, const void *buf, size_t len, off_t off);
+
 /* Errors after which a tree copy stops instead of going on. */
 bool err_is_fatal(int err);
 
