@@ -257,6 +257,23 @@ int cfs_file_chunks(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *chunks, int max)
 typedef void (*cfs_report_t)(void *ctx, const char *msg);
 int cfs_check(struct cfs_fs *fs, cfs_report_t report, void *ctx);
 
+/* ---- resize ----
+ * Grow fs (open read-write) into size bytes of its device, 0 meaning the
+ * whole device as it is now (re-read: a file or disk may have grown since
+ * the open); an image file shorter than size is extended.  Only whole
+ * chunks of the existing size are added (at most 256 in all), so up to a
+ * chunk's worth of the space stays unused.  Crash-safe: the primary
+ * superblock is written last.  -EOPNOTSUPP below the current size
+ * (shrinking), -EFBIG past what the device can hold. */
+struct cfs_resize_result {
+	uint32_t old_chunks, new_chunks;
+	uint64_t old_blocks, new_blocks;    /* total_blocks before and after */
+	uint64_t room_blocks;               /* blocks of the target size */
+	uint64_t chunk_blocks;
+	uint32_t block_size;
+};
+int cfs_resize(struct cfs_fs *fs, uint64_t size, struct cfs_resize_result *res);
+
 /* ---- fsck ----
  * Checks the chunks that need it (dirty, marked in error, or with a
  * destroyed header; all with force), each self-contained, on several

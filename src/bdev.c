@@ -73,6 +73,19 @@ void cfs_bdev_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
 	bd->ops->prefetch(bd, blk, count);
 }
 
+int cfs_bdev_grow(struct cfs_bdev *bd, uint64_t bytes)
+{
+	int ret = 0;
+
+	if (bd->read_only)
+		return -EROFS;
+	if (bd->ops->grow)
+		ret = bd->ops->grow(bd, bytes);
+	if (ret == 0 && bd->nblocks * bd->block_size < bytes)
+		ret = -EFBIG;
+	return ret;
+}
+
 void cfs_bdev_destroy(struct cfs_bdev *bd)
 {
 	if (bd)

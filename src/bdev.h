@@ -24,6 +24,8 @@ struct cfs_bdev_ops {
 	/* Optional: the run's contents are no longer needed; the storage may
 	 * give the space back.  NULL: not supported (-EOPNOTSUPP). */
 	int (*discard)(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
+	/* Optional (resize): see cfs_bdev_grow.  NULL: the size is fixed. */
+	int (*grow)(struct cfs_bdev *bd, uint64_t bytes);
 };
 
 struct cfs_bdev {
@@ -54,6 +56,12 @@ void cfs_bdev_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
  * the backend or the filesystem under the image cannot do it.  Not durable
  * before the next flush. */
 int cfs_bdev_discard(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
+/* (Addition, resize:) make the device at least bytes long where it can
+ * be made so (an image file is extended, sparse), then take its current
+ * size again into nblocks (a disk or loop device may have grown since the
+ * open).  bytes 0 only re-reads the size.  -EFBIG when the device stays
+ * shorter than bytes (a disk, or a backend without the operation). */
+int cfs_bdev_grow(struct cfs_bdev *bd, uint64_t bytes);
 void cfs_bdev_destroy(struct cfs_bdev *bd);
 /* Change the block size used for addressing (the device size in bytes is
  * unchanged; nblocks is recomputed).  Used after reading the superblock.

@@ -118,6 +118,26 @@ static int file_discard(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
 	return 0;
 }
 
+static int file_size(int fd, uint64_t *size, int *is_blkdev);
+
+static int file_grow(struct cfs_bdev *bd, uint64_t bytes)
+{
+	struct file_bdev *f = to_file(bd);
+	uint64_t size;
+	int ret = file_size(f->fd, &size, &f->is_blkdev);
+
+	if (ret < 0)
+		return ret;
+	/* an image file grows, sparse; a disk has the size it has */
+	if (!f->is_blkdev && size < bytes) {
+		if (ftruncate(f->fd, (off_t)bytes) < 0)
+			return -errno;
+		size = bytes;
+	}
+	bd->nblocks = size / bd->block_size;
+	return 0;
+}
+
 static void file_destroy(struct cfs_bdev *bd)
 {
 	struct file_bdev *f = to_file(bd);
@@ -133,6 +153,7 @@ static const struct cfs_bdev_ops file_ops = {
 	.destroy = file_destroy,
 	.prefetch = file_prefetch,
 	.discard = file_discard,
+	.grow = file_grow,
 };
 
 static int file_size(int fd, uint64_t *size, int *is_blkdev)

@@ -254,6 +254,8 @@ int xref_del(struct cfs_fs *fs, cfs_ino_t stub, cfs_ino_t target);
 
 /* super.c */
 int super_write_primary(struct cfs_fs *fs);
+/* Encode sb into block blk (no flush). */
+int write_super(struct cfs_bdev *bd, const struct cfs_super *sb, uint64_t blk);
 int fs_op_begin(struct cfs_fs *fs);    /* -EROFS on a read-only fs */
 void fs_op_end(struct cfs_fs *fs);
 

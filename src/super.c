@@ -102,7 +102,7 @@ static int geometry(const struct cfs_mkfs_opts *o, uint64_t dev_blocks, uint32_t
 	return 0;
 }
 
-static int write_super(struct cfs_bdev *bd, const struct cfs_super *sb, uint64_t blk)
+int write_super(struct cfs_bdev *bd, const struct cfs_super *sb, uint64_t blk)
 {
 	uint8_t *buf = calloc(1, sb->block_size);
 	int ret;
@@ -409,7 +409,8 @@ static int fs_setup(struct cfs_fs *fs, int flags)
 	fs->cache.on_corrupt = chunk_on_corrupt;
 	fs->cache.ctx = fs;
 	fs->checking = !!(flags & CFS_OPEN_REPAIR);
-	fs->chunks = calloc(fs->sb.nchunks, sizeof(*fs->chunks));
+	/* room for every chunk a resize may add while open */
+	fs->chunks = calloc(CFS_MAX_CHUNKS, sizeof(*fs->chunks));
 	if (!fs->chunks)
 		return -ENOMEM;
 	return chunk_load_all(fs, !!(flags & CFS_OPEN_REPAIR));

@@ -28,6 +28,8 @@ int cmd_tune(int argc, char **argv);
 int cmd_mount_defaults(int argc, char **argv);
 /* tools/cmd_trim.c */
 int cmd_trim(int argc, char **argv);
+/* tools/cmd_resize.c */
+int cmd_resize(int argc, char **argv);
 
 struct command {
 	const char *name;
@@ -147,6 +149,13 @@ static const struct command commands[] = {
 	  "fstrim does: holes punched in an image file, discards on a device.\n"
 	  "  -m MINLEN  only free runs of at least MINLEN bytes (K, M, G suffixes)\n"
 	  "  -v         say how much was trimmed\n" },
+	{ "resize", cmd_resize, "IMAGE|MOUNTPOINT [SIZE]",
+	  "Grow a filesystem into the space its file or device gained, as\n"
+	  "resize2fs does: an unmounted IMAGE, or a mounted one through its\n"
+	  "MOUNTPOINT while in use (as xfs_growfs does).  Whole chunks are added\n"
+	  "(at most 256), so up to a chunk's worth stays unused.  SIZE (K, M, G,\n"
+	  "T suffixes) defaults to the whole file or device; an image file\n"
+	  "shorter than SIZE is extended.  Shrinking is refused.\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -92,6 +92,10 @@ extern const struct fuse_lowlevel_ops chunkfs_ops;
 void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		 struct fuse_file_info *fi, unsigned flags, const void *in,
 		 size_t in_size, size_t out_size);
+/* CHUNKFS_IOC_RESIZE (tools/mount_resize.c): online grow */
+struct chunkfs_resize_arg;
+int mount_resize_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_size,
+		       struct chunkfs_resize_arg *out);
 
 /* FUSE requests served, by opcode (counted always, a relaxed atomic add
  * each); written at unmount to the file named by CHUNKFS_REQUEST_COUNTS. */

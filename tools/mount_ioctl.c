@@ -5,7 +5,8 @@
  * only well-formed commands (_IOR/_IOW/_IOWR with the argument's true
  * size) can work, and on a directory only with FUSE_CAP_IOCTL_DIR (asked
  * for in op_init).  FITRIM is one (_IOWR('X', 121, struct fstrim_range)),
- * so fstrim(8) reaches us through the mount point.
+ * so fstrim(8) reaches us through the mount point; CHUNKFS_IOC_RESIZE
+ * (tools/resize_ioctl.h) is `chunkfs resize MOUNTPOINT`.
  *
  * mount_ioctl() is the one dispatch: every ioctl the mount answers is a
  * case there, its work in a function of its own.
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "mount.h"
+#include "resize_ioctl.h"
 #include "trim.h"
 
 /* FITRIM as ext4 does it: CAP_SYS_ADMIN (here: uid 0), EINVAL for a start
@@ -59,6 +61,7 @@ void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 {
 	union {
 		struct fstrim_range trim;
+		struct chunkfs_resize_arg resize;
 	} out;
 	size_t out_len = 0;
 	int ret;
@@ -74,6 +77,11 @@ void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	case FITRIM:
 		out_len = sizeof(out.trim);
 		ret = out_size < out_len ? -EINVAL : ioctl_fitrim(req, in, in_size, &out.trim);
+		break;
+	case CHUNKFS_IOC_RESIZE:
+		out_len = sizeof(out.resize);
+		ret = out_size < out_len ? -EINVAL :
+		      mount_resize_ioctl(req, ino, in, in_size, &out.resize);
 		break;
 	default:
 		ret = -ENOTTY;
