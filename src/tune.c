@@ -83,17 +83,9 @@ static int tune_apply(struct cfs_super *sb, const struct cfs_tune *t)
 
 static int super_write_at(struct cfs_fs *fs, const struct cfs_super *sb, uint64_t blk)
 {
-	uint8_t *buf = calloc(1, fs->bsize);
-	int ret;
+	int ret = write_super(fs->bd, sb, blk);
 
-	if (!buf)
-		return -ENOMEM;
-	cfs_super_encode(sb, buf);
-	ret = cfs_bdev_write(fs->bd, blk, 1, buf);
-	if (ret == 0)
-		ret = cfs_bdev_flush(fs->bd);
-	free(buf);
-	return ret;
+	return ret ? ret : cfs_bdev_flush(fs->bd);
 }
 
 int cfs_tune(struct cfs_fs *fs, const struct cfs_tune *t)
