@@ -111,16 +111,9 @@ else
 	fail trim_refuses_dirty "mount failed"
 fi
 
-LOOP=
-_adm_cleanup() {
-	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
-	_m_cleanup
-}
-trap _adm_cleanup EXIT
 kib() { echo $(($(stat -c %b "$1") * $(stat -c %B "$1") / 1024)); }
-if ! command -v losetup >/dev/null || ! LOOP=$(losetup -f --show "$img" 2>loop.err); then
-	LOOP=
-	skip trim_block_device "no loop device: $(cat loop.err 2>/dev/null)"
+if ! loop_attach "$img"; then
+	skip trim_block_device "$LOOP_WHY"
 else
 	head -c $((8 << 20)) /dev/urandom >big
 	head -c 100000 /dev/urandom >small
@@ -136,6 +129,6 @@ else
 	else
 		fail trim_block_device "${before}K -> ${after:-?}K: $(cat "$OUT" "$ERR")"
 	fi
-	losetup -d "$LOOP" && LOOP=
+	loop_detach
 fi
 finish

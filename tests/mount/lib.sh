@@ -68,6 +68,7 @@ fi
 
 MOUNTS=()
 DAEMONS=()
+LOOPS=()
 PUB=$(mktemp -d /tmp/chunkfs-mount.XXXXXX) || exit 1
 chmod 755 "$PUB"
 FSOP=$PUB/fsop
@@ -89,6 +90,9 @@ _m_cleanup() {
 		done
 		kill -KILL "$p" 2>/dev/null
 	done
+	for d in "${LOOPS[@]}"; do
+		losetup -d "$d" 2>/dev/null
+	done
 	rm -rf "$PUB"
 	if [ -n "$_m_own_testdir" ]; then
 		cd / && rm -rf "$_m_own_testdir"
@@ -96,6 +100,31 @@ _m_cleanup() {
 }
 trap _m_cleanup EXIT
 trap 'exit 143' TERM INT HUP
+
+# loop_attach FILE: a loop device over FILE in LOOP (detached at exit);
+# without one, returns 1 with the reason in LOOP_WHY.
+loop_attach() {
+	LOOP=
+	if ! command -v losetup >/dev/null; then
+		LOOP_WHY="no losetup"
+		return 1
+	fi
+	if ! LOOP=$(losetup -f --show "$1" 2>"$TESTDIR/loop.err"); then
+		LOOP=
+		LOOP_WHY="no loop device: $(cat "$TESTDIR/loop.err")"
+		return 1
+	fi
+	LOOPS+=("$LOOP")
+}
+
+# loop_detach: detach LOOP now, and forget it, so that the exit cleanup
+# cannot detach a device another test has been given meanwhile.
+loop_detach() {
+	local d keep=()
+	for d in "${LOOPS[@]}"; do [ "$d" = "$LOOP" ] || keep+=("$d"); done
+	LOOPS=("${keep[@]}")
+	losetup -d "$LOOP" && LOOP=
+}
 
 # Build the C helpers.  fsop and cfsdamage are sanitized like the chunkfs
 # under test; cfscheck links the optimised library when there is one (the check of a

@@ -110,17 +110,10 @@ else
 fi
 
 # ---- a loop device, grown under it ----------------------------------------------
-LOOP=
-_rs_cleanup() {
-	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
-	_m_cleanup
-}
-trap _rs_cleanup EXIT
 limg=$TESTDIR/loop.img
 "$C" mkfs -q -c 2 "$limg" 32M
-if ! command -v losetup >/dev/null || ! LOOP=$(losetup -f --show "$limg" 2>loop.err); then
-	LOOP=
-	skip resize_loop_device "no loop device: $(cat loop.err 2>/dev/null)"
+if ! loop_attach "$limg"; then
+	skip resize_loop_device "$LOOP_WHY"
 else
 	"$C" put "$LOOP" pat /pat
 	truncate -s 64M "$limg"
@@ -133,6 +126,6 @@ else
 	else
 		fail resize_loop_device "$(cat "$OUT" "$ERR")"
 	fi
-	losetup -d "$LOOP" && LOOP=
+	loop_detach
 fi
 finish
