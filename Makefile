@@ -277,13 +277,17 @@ deb:
 	mkdir -p $(DEB_DIR)/chunkfs-$(VERSION)
 	tar -c --exclude=./build --exclude=./.git --exclude='./*.img' --exclude=./mnt . | \
 		tar -x -C $(DEB_DIR)/chunkfs-$(VERSION)
-	cd $(DEB_DIR)/chunkfs-$(VERSION) && dpkg-buildpackage -us -uc -b
+	# without this make's MAKEFLAGS (B=... from the command line: tests/deb
+	# builds in its own directory) the package's own make would clean and
+	# build there, deleting the tree it is building from
+	cd $(DEB_DIR)/chunkfs-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		dpkg-buildpackage -us -uc -b
 	lintian --info --display-info $(DEB_DIR)/*.changes | tee $(DEB_DIR)/lintian.txt
 
 # tests/deb/install.sh on the packages just built: lintian clean, install,
-# use (mount -t chunkfs, fstab, mkfs/fsck -t, man, pkg-config), remove.  Not
-# part of make check: building the packages takes 1-2 minutes here, and
-# installing them changes /usr while the test runs.  Needs root.
+# use (mount -t chunkfs, fstab, mkfs/fsck -t, man, pkg-config), remove.
+# make check runs the same test (building its own packages), alone after
+# every other test.  Needs root.
 .PHONY: deb-check
 deb-check: deb
 	DEB_DIR=$(abspath $(DEB_DIR)) bash tests/deb/install.sh

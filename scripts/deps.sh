@@ -22,6 +22,7 @@ packages=(
 	clang           # the libFuzzer harness (tests/fuzz)
 	libclang-rt-14-dev # libFuzzer's runtime for clang 14
 	fdisk          # sfdisk: tests make partition tables for mkfs to name
+	debhelper dpkg-dev fakeroot lintian # make deb, and tests/deb in make check
 	"$@"
 )
 

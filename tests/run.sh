@@ -65,15 +65,18 @@ trap 'exit 130' INT TERM
 
 # ---- collect what to run ----------------------------------------------------
 # Directories of shell test scripts, all run the same way (tests/cli/lib.sh).
-SCRIPT_SUITES=(cli lib mount fsck fuzz)
+# Those of SERIAL_SUITES run alone, after all the others: tests/deb installs
+# the Debian packages, which changes /usr/sbin under any test running then.
+SCRIPT_SUITES=(cli lib mount fsck fuzz deb)
+SERIAL_SUITES=" deb "
 
-names=() kinds=() paths=() limits=()
+names=() kinds=() paths=() limits=() serial=()
 for f in "$BUILDDIR"/tests/test_*; do
 	if [ ! -f "$f" ] || [ ! -x "$f" ]; then continue; fi
 	case $f in *.d | *.o) continue ;; esac
 	n=$(basename "$f")
 	[ -z "$TEST_FILTER" ] || [[ $n == *"$TEST_FILTER"* ]] || continue
-	names+=("$n") kinds+=(bin) paths+=("$f") limits+=("$TEST_TIMEOUT")
+	names+=("$n") kinds+=(bin) paths+=("$f") limits+=("$TEST_TIMEOUT") serial+=(0)
 done
 for suite in "${SCRIPT_SUITES[@]}"; do
 	for f in "$SRC/tests/$suite"/*.sh; do
@@ -85,6 +88,7 @@ for suite in "${SCRIPT_SUITES[@]}"; do
 		t=$(sed -n '1,30s/^# test-timeout: \([0-9][0-9]*\).*/\1/p' "$f" | head -n 1)
 		[ -n "$t" ] && [ "$t" -gt "$TEST_TIMEOUT" ] || t=$TEST_TIMEOUT
 		names+=("$n") kinds+=(cli) paths+=("$f") limits+=("$t")
+		if [[ $SERIAL_SUITES == *" $suite "* ]]; then serial+=(1); else serial+=(0); fi
 	done
 done
 
@@ -121,9 +125,17 @@ run_one() {
 }
 
 # the ones that asked for a longer limit first
-order=()
-for i in "${!names[@]}"; do [ "${limits[$i]}" -gt "$TEST_TIMEOUT" ] && order+=("$i"); done
-for i in "${!names[@]}"; do [ "${limits[$i]}" -gt "$TEST_TIMEOUT" ] || order+=("$i"); done
+order=() last=()
+for i in "${!names[@]}"; do
+	[ "${serial[$i]}" = 0 ] && [ "${limits[$i]}" -gt "$TEST_TIMEOUT" ] && order+=("$i")
+done
+for i in "${!names[@]}"; do
+	if [ "${serial[$i]}" = 1 ]; then
+		last+=("$i")
+	elif [ "${limits[$i]}" -le "$TEST_TIMEOUT" ]; then
+		order+=("$i")
+	fi
+done
 
 running=0
 for i in "${order[@]}"; do
@@ -135,6 +147,9 @@ for i in "${order[@]}"; do
 	running=$((running + 1))
 done
 wait
+for i in "${last[@]}"; do
+	run_one "$i" 2>/dev/null
+done
 
 # ---- judge and sum ------------------------------------------------------------
 passed=0 failed=0 skipped=0

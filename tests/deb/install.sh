@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-timeout: 600
 # The Debian packages (make deb): build them (or take DEB_DIR's), check
 # lintian's verdict, install them on this machine, use what they installed
 # (the command, mkfs -t / fsck -t / mount -t chunkfs and an fstab line, the
@@ -6,9 +7,10 @@
 # them again, leaving nothing behind.
 #
 # Needs root and dpkg; the mount part needs /dev/fuse and unshare.  Run by
-# `make deb-check` (not by make check: building the packages takes 1-2
-# minutes on a loaded machine, and installing them changes /usr for the
-# moment the test runs).  By hand:  bash tests/deb/install.sh
+# make check (tests/run.sh runs tests/deb/ alone, after every other test,
+# since installing the packages changes /usr/sbin for the moment the test
+# runs; building them takes 45-90 s) and by `make deb-check` on packages
+# made by `make deb`.  By hand:  bash tests/deb/install.sh
 . "$(dirname "$0")/../cli/lib.sh"
 
 pkgs=(chunkfs libchunkfs0 libchunkfs-dev)
