@@ -164,11 +164,6 @@ static inline struct inode *inode_chain_at(struct inode *head, int i)
 {
 	return i == 0 ? head : head->chain[i - 1];
 }
-/* fsck.c's name for inode_chain_release, until the checker moves. */
-static inline void file_chain_release(struct cfs_fs *fs, struct inode *head)
-{
-	inode_chain_release(fs, head);
-}
 void inode_lock2(struct inode *a, struct inode *b);
 void inode_unlock2(struct inode *a, struct inode *b);
 

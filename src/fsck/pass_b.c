@@ -46,7 +46,7 @@ static void check_cont_slots(struct ck *x, struct inode *ip)
 		}
 	}
 	if (changed) {
-		file_chain_release(x->fs, ip);
+		inode_chain_release(x->fs, ip);
 		inode_write(x->fs, ip);
 	}
 }
@@ -140,7 +140,7 @@ static void check_cont(struct ck *x, struct inode *ci)
 					    &(struct pctx){ .ino = ci->ino, .num = { h->ino } })) {
 			h->d.cont[s] = ci->ino;
 			ci->d.back = h->ino;
-			file_chain_release(fs, h);
+			inode_chain_release(fs, h);
 			inode_write(fs, h);
 			inode_write(fs, ci);
 			pthread_mutex_unlock(&h->lock);
@@ -439,12 +439,9 @@ static void release_deleted(struct ck *x, struct inode *ip)
 {
 	int fix = pr_decide(x->k, x->c, PR_DELETED_OPEN), ret = 0;
 
+	/* a head with no link and not open: the library's own eviction */
 	if (fix)
-		ret = file_release_all(x->fs, ip);
-	if (fix && ret == 0)
-		ret = xattr_release(x->fs, ip);
-	if (fix && ret == 0)
-		ret = inode_free(x->fs, ip);
+		ret = inode_release(x->fs, ip);
 	pr_report(x->k, x->c, PR_DELETED_OPEN, &(struct pctx){ .ino = ip->ino }, fix, ret);
 }
 
