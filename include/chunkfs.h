@@ -324,6 +324,20 @@ struct cfs_fsck_result {
 int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *opts,
 	     struct cfs_fsck_result *res);
 
+/* ---- scrub ----
+ * Check (and repair, by opts->mode) one chunk of a filesystem that is in
+ * use, as cfs_fsck checks it offline: what is on the disk, not what is
+ * cached, after writing back what is cached.  While it runs, every call
+ * that changes the filesystem waits (about one chunk's check time); calls
+ * that only read go on.  Repairs are taken back into the open filesystem
+ * (cached blocks dropped, in-memory inodes read again).  A check that
+ * ends with nothing left unfixed records the chunk's last-check time
+ * (not with CFS_FSCK_NO, which writes nothing).  opts->force and
+ * opts->threads are ignored.  res->escalated: the chunk's directories
+ * lost entries naming other chunks, which want a check of every chunk. */
+int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *opts,
+	      struct cfs_fsck_result *res);
+
 #ifdef CFS_VISIBILITY_PUSHED
 #pragma GCC visibility pop
 #undef CFS_VISIBILITY_PUSHED

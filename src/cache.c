@@ -467,6 +467,26 @@ void cache_forget(struct cache *c, uint64_t blk)
 	pthread_mutex_unlock(&c->lock);
 }
 
+size_t cache_drop(struct cache *c, uint64_t lo, uint64_t hi)
+{
+	struct buf *b, *next;
+	size_t i, busy = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i <= c->hmask; i++)
+		for (b = c->hash[i]; b; b = next) {
+			next = b->hnext;
+			if (b->blk < lo || b->blk >= hi)
+				continue;
+			if (b->ref || (b->flags & (BF_DIRTY | BF_LOADING)))
+				busy++;
+			else
+				buf_free(c, b);
+		}
+	pthread_mutex_unlock(&c->lock);
+	return busy;
+}
+
 /* Stream count blocks of file data into dst without caching them: a copy
  * in the cache (possibly dirty) wins over the device.  The caller's inode
  * lock keeps writers of these blocks out meanwhile. */

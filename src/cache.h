@@ -74,5 +74,9 @@ int cache_read_direct(struct cache *c, uint64_t blk, uint32_t count, uint8_t *ds
 int cache_write_direct(struct cache *c, uint64_t blk, uint32_t count, const uint8_t *src);
 /* The block was freed: forget its contents (dirty or not). */
 void cache_forget(struct cache *c, uint64_t blk);
+/* Drop the clean, unreferenced buffers with lo <= blk < hi, so that the
+ * next use reads the disk (another writer changed it: scrub).  Returns
+ * how many in the range could not be dropped (in use, loading or dirty). */
+size_t cache_drop(struct cache *c, uint64_t lo, uint64_t hi);
 
 #endif

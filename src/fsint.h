@@ -71,6 +71,10 @@ struct cfs_fs {
 					   it finds is the checker's to report */
 	cfs_error_fn error_fn;          /* told of each error recorded */
 	void *error_ctx;
+	/* a scrub's view of a mounted filesystem (src/scrub.c): the mounted
+	 * one, and the chunks the view has written to */
+	struct cfs_fs *live;
+	uint8_t *touched;
 };
 
 static inline uint64_t chunk_base(const struct cfs_fs *fs, uint32_t c)
@@ -131,6 +135,12 @@ int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t 
 /* inode.c */
 uint64_t inode_location(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *off);
 int inode_get(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out);
+/* Read an in-memory inode's dinode and variable area again from the
+ * table (scrub, after a repair); the caller holds it locked. */
+int inode_reload(struct cfs_fs *fs, struct inode *ip);
+/* Take ip out of the inode table: the next inode_get reads it afresh, and
+ * this copy is freed when its last holder puts it. */
+void inode_forget(struct cfs_fs *fs, struct inode *ip);
 void inode_put(struct cfs_fs *fs, struct inode *ip);
 /* Free an in-memory inode that nobody references any more. */
 void inode_destroy(struct inode *ip);
@@ -253,6 +263,18 @@ int super_write_primary(struct cfs_fs *fs);
 int write_super(struct cfs_bdev *bd, const struct cfs_super *sb, uint64_t blk);
 int fs_op_begin(struct cfs_fs *fs);    /* -EROFS on a read-only fs */
 void fs_op_end(struct cfs_fs *fs);
+/* Every buffer and chunk header to disk, flushed (op_lock held exclusive). */
+int fs_write_all(struct cfs_fs *fs);
+/* A second open of a mounted filesystem's device, sharing nothing in
+ * memory with it (its own cache, inodes and chunk headers, read from the
+ * disk): what scrub checks.  fs_view_close frees it without writing
+ * (fs_write_all first) and without marking any chunk clean. */
+int fs_view_open(struct cfs_fs *live, int rdonly, struct cfs_fs **out);
+void fs_view_close(struct cfs_fs *view);
+
+/* scrub.c: is ino an inode the mounted filesystem behind this scrub view
+ * holds open with no link left (a legitimate orphan, not a leak)? */
+int scrub_live_orphan(struct cfs_fs *view, cfs_ino_t ino);
 
 /* namei.c, for fsck's lost+found (src/fsck/lpf.c): a directory head
  * (-ENOTDIR otherwise); name -> ip in dp, with a stub if they are in

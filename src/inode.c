@@ -81,6 +81,11 @@ out:
 	return ret;
 }
 
+int inode_reload(struct cfs_fs *fs, struct inode *ip)
+{
+	return inode_read(fs, ip);
+}
+
 static struct inode *icache_find(struct cfs_fs *fs, cfs_ino_t ino)
 {
 	struct inode *ip;
@@ -100,6 +105,13 @@ static void icache_unhash(struct cfs_fs *fs, struct inode *ip)
 			*p = ip->hnext;
 			return;
 		}
+}
+
+void inode_forget(struct cfs_fs *fs, struct inode *ip)
+{
+	pthread_mutex_lock(&fs->icache_lock);
+	icache_unhash(fs, ip);
+	pthread_mutex_unlock(&fs->icache_lock);
 }
 
 /* One thread loads an inode; the others wait for it, so nobody can read

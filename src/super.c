@@ -399,7 +399,8 @@ static int fs_setup(struct cfs_fs *fs, int flags)
 			      "open it read-only", fs->sb.feat_ro_compat);
 		return -EROFS;
 	}
-	ret = cfs_bdev_set_block_size(fs->bd, fs->bsize);
+	/* a scrub's view shares the mounted filesystem's device, already set */
+	ret = fs->bd->block_size == fs->bsize ? 0 : cfs_bdev_set_block_size(fs->bd, fs->bsize);
 	if (ret < 0)
 		return ret;
 	ret = cache_init(&fs->cache, fs->bd, cache_bytes(), fs->seed);
@@ -455,17 +456,13 @@ static void fs_free(struct cfs_fs *fs)
 	free(fs);
 }
 
-static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out)
+static struct cfs_fs *fs_alloc(struct cfs_bdev *bd, int flags, int own)
 {
 	struct cfs_fs *fs = calloc(1, sizeof(*fs));
 	pthread_mutexattr_t ma;
-	int ret;
 
-	if (!fs) {
-		if (own)
-			cfs_bdev_destroy(bd);
-		return -ENOMEM;
-	}
+	if (!fs)
+		return NULL;
 	fs->bd = bd;
 	fs->own_bd = own;
 	fs->rdonly = (flags & CFS_OPEN_RDONLY) || bd->read_only;
@@ -478,6 +475,19 @@ static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out)
 	pthread_rwlock_init(&fs->op_lock, NULL);
 	pthread_mutex_init(&fs->rename_lock, NULL);
 	pthread_mutex_init(&fs->spread_lock, NULL);
+	return fs;
+}
+
+static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out)
+{
+	struct cfs_fs *fs = fs_alloc(bd, flags, own);
+	int ret;
+
+	if (!fs) {
+		if (own)
+			cfs_bdev_destroy(bd);
+		return -ENOMEM;
+	}
 	ret = cfs_bdev_set_block_size(bd, CFS_MIN_BLOCK);
 	if (ret == 0)
 		ret = read_super(fs, !!(flags & CFS_OPEN_REPAIR));
@@ -491,6 +501,34 @@ static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out)
 	}
 	*out = fs;
 	return 0;
+}
+
+/* The device is the mounted filesystem's, already set to its block size
+ * (re-setting it to the CFS_MIN_BLOCK the superblock is read with would
+ * move the blocks under the mounted filesystem): the superblock is its. */
+int fs_view_open(struct cfs_fs *live, int rdonly, struct cfs_fs **out)
+{
+	struct cfs_fs *fs = fs_alloc(live->bd, rdonly ? CFS_OPEN_RDONLY : 0, 0);
+	int ret;
+
+	if (!fs)
+		return -ENOMEM;
+	fs->sb = live->sb;
+	fs->live = live;
+	fs->touched = calloc(CFS_MAX_CHUNKS, 1);
+	ret = fs->touched ? fs_setup(fs, CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR) : -ENOMEM;
+	if (ret < 0) {
+		fs_view_close(fs);
+		return ret;
+	}
+	*out = fs;
+	return 0;
+}
+
+void fs_view_close(struct cfs_fs *fs)
+{
+	free(fs->touched);
+	fs_free(fs);
 }
 
 int cfs_open_bdev(struct cfs_bdev *bd, int flags, struct cfs_fs **out)
@@ -553,13 +591,18 @@ int cfs_sync(struct cfs_fs *fs)
 	/* no operation in flight: every buffer is written whole, never while
 	 * a thread is half-way through changing it */
 	pthread_rwlock_wrlock(&fs->op_lock);
-	ret = cache_flush(&fs->cache, 0, UINT64_MAX);
-	if (ret == 0)
-		ret = write_headers(fs, 0);
+	ret = fs_write_all(fs);
 	pthread_rwlock_unlock(&fs->op_lock);
 	if (ret < 0)
 		fs->error = ret;
 	return ret;
+}
+
+int fs_write_all(struct cfs_fs *fs)
+{
+	int ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+
+	return ret ? ret : write_headers(fs, 0);
 }
 
 /* Every change so far to stable storage (operations are excluded). */

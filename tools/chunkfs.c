@@ -30,6 +30,8 @@ int cmd_mount_defaults(int argc, char **argv);
 int cmd_trim(int argc, char **argv);
 /* tools/cmd_resize.c */
 int cmd_resize(int argc, char **argv);
+/* tools/cmd_scrub.c */
+int cmd_scrub(int argc, char **argv);
 
 struct command {
 	const char *name;
@@ -134,6 +136,21 @@ static const struct command commands[] = {
 	  "As mount.chunkfs (mount(8)'s helper conventions, IMAGE DIR first):\n"
 	  "  -f  fake: all but the mount     -r, -w  read-only, read-write\n"
 	  "  -n, -s, -v, -t TYPE  ignored    -o OPTIONS  as above\n" },
+	{ "scrub", cmd_scrub, "[-n|-p|-a|-y] [-c CHUNKS] [-C FD] [-v] [--json] MOUNTPOINT",
+	  "Check a mounted filesystem one chunk at a time, and repair it, with\n"
+	  "the checker of chunkfs fsck, while it stays in use (as xfs_scrub).\n"
+	  "What is on the disk is checked: the daemon writes back what it holds\n"
+	  "first.  While a chunk is checked, changes wait; reads go on.  Only\n"
+	  "root or the user who mounted may scrub.\n"
+	  "  -n          report only, change nothing (the default)\n"
+	  "  -p, -a      preen: fix what is safe, exit 4 if a person is needed\n"
+	  "  -y          fix everything the checker can\n"
+	  "  -c CHUNKS   only these chunks (e.g. 0,3,5-7; default: all)\n"
+	  "  -C FD       progress: 0 = a bar on the terminal, else lines on FD\n"
+	  "  -v          verbose summary\n"
+	  "  --json      machine-readable summary on stdout (as fsck --json)\n"
+	  "Exit status (fsck(8)): 0 clean, 1 errors corrected, 4 errors left,\n"
+	  "8 operational error, 16 usage error.\n" },
 	/* admin commands */
 	{ "tune", cmd_tune, "[-L LABEL] [-U UUID] [-o OPTIONS] [-l] IMAGE",
 	  "Change the label, the UUID or the default mount options of an\n"

@@ -1,5 +1,6 @@
 /* chunkfs fsck: e2fsck's options and fsck(8)'s exit codes over the
- * library's parallel, dirty-chunk-only checker. */
+ * library's parallel, dirty-chunk-only checker.  Its output (lines,
+ * summary, --json) is chunkfs scrub's too (tools/fsck_ui.h). */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -7,24 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tool.h"
-
-#define FSCK_OK        0
-#define FSCK_FIXED     1
-#define FSCK_UNFIXED   4
-#define FSCK_ERROR     8
-#define FSCK_USAGE     16
-
-struct fsck_ui {
-	const char *img;
-	int verbose, json, progress_fd;
-	int bar;                   /* a bar on the terminal (-C 0) */
-	char **msgs;               /* kept for --json */
-	size_t nmsgs;
-	char **probs;              /* the same, as JSON objects with their codes */
-	size_t nprobs;
-	pthread_mutex_t lock;
-};
+#include "fsck_ui.h"
 
 /* Keep s (taken) at the end of *v, or free it. */
 static void keep(char ***v, size_t *n, char *s)
@@ -39,7 +23,7 @@ static void keep(char ***v, size_t *n, char *s)
 	nv[(*n)++] = s;
 }
 
-static void ui_report(void *ctx, const char *msg)
+void ui_report(void *ctx, const char *msg)
 {
 	struct fsck_ui *u = ctx;
 
@@ -55,7 +39,7 @@ static void ui_report(void *ctx, const char *msg)
 	pthread_mutex_unlock(&u->lock);
 }
 
-static void ui_progress(void *ctx, uint32_t done, uint32_t total)
+void ui_progress(void *ctx, uint32_t done, uint32_t total)
 {
 	struct fsck_ui *u = ctx;
 	int width = 40, fill = total ? (int)((uint64_t)done * width / total) : width;
@@ -97,7 +81,7 @@ static void json_str(const char *s)
 
 /* --json: each problem as an object with its code (under u->lock: the
  * library calls this with its own lock held, one problem at a time). */
-static void ui_problem(void *ctx, const struct cfs_fsck_problem *p)
+void ui_problem(void *ctx, const struct cfs_fsck_problem *p)
 {
 	struct fsck_ui *u = ctx;
 	char *obj = NULL;
@@ -130,7 +114,7 @@ static void ui_problem(void *ctx, const struct cfs_fsck_problem *p)
 	pthread_mutex_unlock(&u->lock);
 }
 
-static void print_json(struct fsck_ui *u, const struct cfs_fsck_result *r, int code)
+void print_json(struct fsck_ui *u, const struct cfs_fsck_result *r, int code)
 {
 	size_t i;
 
@@ -155,7 +139,7 @@ static void print_json(struct fsck_ui *u, const struct cfs_fsck_result *r, int c
 	printf("]}\n");
 }
 
-static void print_summary(struct fsck_ui *u, const struct cfs_fsck_result *r, int mode)
+void print_summary(struct fsck_ui *u, const struct cfs_fsck_result *r, int mode)
 {
 	printf("%s: checked %u of %u chunks (%u clean, skipped)%s in %.3fs\n", u->img,
 	       r->checked, r->chunks, r->chunks - r->checked,
@@ -174,7 +158,7 @@ static void print_summary(struct fsck_ui *u, const struct cfs_fsck_result *r, in
 		printf("%s: problems found; run chunkfs fsck -y to repair them\n", u->img);
 }
 
-static int exit_code(const struct cfs_fsck_result *r)
+int exit_code(const struct cfs_fsck_result *r)
 {
 	if (r->unfixed)
 		return FSCK_UNFIXED;
@@ -315,7 +299,6 @@ int cmd_fsck(int argc, char **argv)
 	struct cfs_fsck_opts o = { .report = ui_report, .problem = ui_problem, .ctx = &u };
 	struct cfs_fsck_result r;
 	int code, interactive = 0;
-	size_t i;
 
 	if (parse_args(argc, argv, &o, &u) < 0)
 		return FSCK_USAGE;
@@ -343,11 +326,18 @@ int cmd_fsck(int argc, char **argv)
 		else
 			print_summary(&u, &r, o.mode);
 	}
-	for (i = 0; i < u.nmsgs; i++)
-		free(u.msgs[i]);
-	free(u.msgs);
-	for (i = 0; i < u.nprobs; i++)
-		free(u.probs[i]);
-	free(u.probs);
+	fsck_ui_free(&u);
 	return code;
+}
+
+void fsck_ui_free(struct fsck_ui *u)
+{
+	size_t i;
+
+	for (i = 0; i < u->nmsgs; i++)
+		free(u->msgs[i]);
+	free(u->msgs);
+	for (i = 0; i < u->nprobs; i++)
+		free(u->probs[i]);
+	free(u->probs);
 }

@@ -25,7 +25,7 @@
 #define WAIT_SAY_AFTER  1.0     /* seconds of waiting before saying so */
 #define WAIT_OTHER_MAX  10.0    /* for a holder that is not a daemon */
 
-static double mono_now(void)
+double mono_now(void)
 {
 	struct timespec t;
 

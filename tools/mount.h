@@ -97,6 +97,17 @@ struct chunkfs_resize_arg;
 int mount_resize_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_size,
 		       struct chunkfs_resize_arg *out);
 
+/* CHUNKFS_IOC_SCRUB and _READ (tools/mount_scrub.c): online check */
+struct chunkfs_scrub_arg;
+struct chunkfs_scrub_page;
+int mount_scrub_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_size,
+		      struct chunkfs_scrub_arg *out);
+int mount_scrub_read_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_size,
+			   struct chunkfs_scrub_page *out);
+/* cfs_scrub of one chunk, each problem written to records (may be NULL) */
+int mount_scrub_chunk(struct mnt *m, uint32_t chunk, int mode, struct cfs_fsck_result *res,
+		      FILE *records);
+
 /* FUSE requests served, by opcode (counted always, a relaxed atomic add
  * each); written at unmount to the file named by CHUNKFS_REQUEST_COUNTS. */
 void req_counts_write(const char *path);

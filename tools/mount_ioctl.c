@@ -6,7 +6,8 @@
  * size) can work, and on a directory only with FUSE_CAP_IOCTL_DIR (asked
  * for in op_init).  FITRIM is one (_IOWR('X', 121, struct fstrim_range)),
  * so fstrim(8) reaches us through the mount point; CHUNKFS_IOC_RESIZE
- * (tools/resize_ioctl.h) is `chunkfs resize MOUNTPOINT`.
+ * (tools/resize_ioctl.h) is `chunkfs resize MOUNTPOINT`, CHUNKFS_IOC_SCRUB
+ * and CHUNKFS_IOC_SCRUB_READ (tools/scrub_ioctl.h) `chunkfs scrub`.
  *
  * mount_ioctl() is the one dispatch: every ioctl the mount answers is a
  * case there, its work in a function of its own.
@@ -17,6 +18,7 @@
 
 #include "mount.h"
 #include "resize_ioctl.h"
+#include "scrub_ioctl.h"
 #include "trim.h"
 
 /* FITRIM as ext4 does it: CAP_SYS_ADMIN (here: uid 0), EINVAL for a start
@@ -62,6 +64,8 @@ void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	union {
 		struct fstrim_range trim;
 		struct chunkfs_resize_arg resize;
+		struct chunkfs_scrub_arg scrub;
+		struct chunkfs_scrub_page page;
 	} out;
 	size_t out_len = 0;
 	int ret;
@@ -82,6 +86,16 @@ void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		out_len = sizeof(out.resize);
 		ret = out_size < out_len ? -EINVAL :
 		      mount_resize_ioctl(req, ino, in, in_size, &out.resize);
+		break;
+	case CHUNKFS_IOC_SCRUB:
+		out_len = sizeof(out.scrub);
+		ret = out_size < out_len ? -EINVAL :
+		      mount_scrub_ioctl(req, ino, in, in_size, &out.scrub);
+		break;
+	case CHUNKFS_IOC_SCRUB_READ:
+		out_len = sizeof(out.page);
+		ret = out_size < out_len ? -EINVAL :
+		      mount_scrub_read_ioctl(req, ino, in, in_size, &out.page);
 		break;
 	default:
 		ret = -ENOTTY;

@@ -91,6 +91,8 @@ struct img_use {
  * (saying so after a second), so that what follows sees the image as
  * the daemon left it.  Fills *u with who holds it after that. */
 int img_wait(const char *img, struct img_use *u);
+/* Seconds on the monotonic clock (tools/holder.c). */
+double mono_now(void);
 /* img_open, telling who else uses the image (tools/chunkfs.c). */
 int img_open_use(const char *img, bool rdonly, struct cfs_fs **fs, struct img_use *u);
 

@@ -217,6 +217,12 @@ static int cpu_count(void)
 
 int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_result *r)
 {
+	return fsck_run(fs, o, NULL, r);
+}
+
+int fsck_run(struct cfs_fs *fs, const struct cfs_fsck_opts *o, const uint8_t *want,
+	     struct cfs_fsck_result *r)
+{
 	uint32_t n = fs->sb.nchunks, c;
 	double t0 = cfs_now_mono();
 	int threads = o->threads > 0 ? o->threads : cpu_count(), ret = 0;
@@ -248,11 +254,16 @@ int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_r
 	if (fs->sb_from_backup && (ret = restore_primary(&k)) < 0)
 		goto out;
 	for (c = 0; c < n; c++)
-		k.sel[c] = o->force || fs->chunks[c].was_dirty || fs->chunks[c].hdr_bad;
+		k.sel[c] = want ? want[c] :
+			   o->force || fs->chunks[c].was_dirty || fs->chunks[c].hdr_bad;
 	run_checks(&k, threads);
 	for (c = 0; c < n; c++)
 		checked[c] |= k.sel[c];
-	if (want_escalation(&k, checked)) {
+	/* a scrub checks the chunks it was given: it says so and the caller
+	 * goes on to the others, a few at a time */
+	if (want && want_escalation(&k, checked))
+		r->escalated = 1;
+	else if (want_escalation(&k, checked)) {
 		for (c = 0; c < n; c++)
 			k.sel[c] = !checked[c];
 		for (c = 0; c < n && !k.sel[c]; c++)

@@ -167,6 +167,12 @@ void step_a(struct ck *x);
 void step_b(struct ck *x);
 void add_orphan(struct ck *x, cfs_ino_t ino, int code);
 
+/* driver.c: cfs_fsck on the chunks want selects (NULL: those that need
+ * it, as cfs_fsck); with want, escalation is left to the caller, told by
+ * r->escalated (scrub). */
+int fsck_run(struct cfs_fs *fs, const struct cfs_fsck_opts *o, const uint8_t *want,
+	     struct cfs_fsck_result *r);
+
 /* lpf.c */
 void check_root(struct fk *k);
 int root_lost(struct cfs_fs *fs);

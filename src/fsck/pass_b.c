@@ -453,7 +453,8 @@ static void check_links(struct ck *x, struct inode *ip)
 
 	if (!root && x->refs[l] == 0) {
 		if (ip->d.nlink == 0 && !x->isdir[l]) {
-			release_deleted(x, ip);
+			if (!scrub_live_orphan(fs, ip->ino))   /* else still open */
+				release_deleted(x, ip);
 			return;
 		}
 		code = ip->ino == fs->sb.lpf_ino && x->isdir[l] ? PR_LPF_UNLINKED : PR_ORPHAN;

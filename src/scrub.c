@@ -1,0 +1,264 @@
+/* Online check and repair of a mounted filesystem, one chunk at a time:
+ * the checker of src/fsck/ run on what is on the disk while the
+ * filesystem stays in use (`chunkfs scrub`, the daemon's errors=repair).
+ *
+ * For each chunk (locking: docs/LOCKING.md, "Scrub"):
+ *  1. every operation that changes the image is held off (op_lock
+ *     exclusive, as cfs_sync and cfs_clean_idle do) and everything the
+ *     mounted filesystem holds is written back, so the disk is the whole
+ *     truth and stays it;
+ *  2. the chunk headers are held still (every state_lock), so nobody
+ *     writes a header the check is about to rewrite;
+ *  3. a view of the disk is opened on the same device with a cache and
+ *     inode table of its own (fs_view_open) and the checker's passes run
+ *     on the one chunk in it, partner inodes in other chunks read from
+ *     the disk too; repairs are written through the view;
+ *  4. what the repairs wrote is taken back: the chunk headers the view
+ *     changed replace the mounted ones, the blocks of the chunks it wrote
+ *     are dropped from the mounted cache, their in-memory inodes are read
+ *     again (heads, in place under their lock: the open counts stay) or
+ *     forgotten (continuations and stubs, after every loaded chain that
+ *     holds one is let go).
+ * Reads go on throughout; they see the filesystem as it was until step 4.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fsck/fsck.h"
+
+int scrub_live_orphan(struct cfs_fs *view, cfs_ino_t ino)
+{
+	struct cfs_fs *live = view->live;
+	struct inode *ip;
+	int open = 0;
+
+	if (!live)
+		return 0;
+	pthread_mutex_lock(&live->icache_lock);
+	for (ip = live->icache[ino % ICACHE_SLOTS]; ip; ip = ip->hnext)
+		if (ip->ino == ino && !ip->loading)
+			open = ip->open > 0;
+	pthread_mutex_unlock(&live->icache_lock);
+	return open;
+}
+
+/* The view's cache hook: the chunk is marked dirty as any writer's, and
+ * remembered, for step 4. */
+static int view_before_dirty(void *ctx, uint64_t blk)
+{
+	struct cfs_fs *view = ctx;
+
+	if (blk >= view->sb.first_chunk_block && blk < view->sb.backup_sb_block)
+		view->touched[blk_chunk(view, blk)] = 1;
+	return chunk_before_dirty(ctx, blk);
+}
+
+static void state_lock_all(struct cfs_fs *fs, int lock)
+{
+	uint32_t c;
+
+	for (c = 0; c < fs->sb.nchunks; c++)
+		if (lock)
+			pthread_mutex_lock(&fs->chunks[c].state_lock);
+		else
+			pthread_mutex_unlock(&fs->chunks[c].state_lock);
+}
+
+/* The headers the view rewrote replace the mounted filesystem's copies.
+ * chunk->lock is taken under state_lock here, against the usual order:
+ * only a writer nests them the other way (chunk_mark_dirty under an
+ * allocation), and writers are held off. */
+static void headers_take(struct cfs_fs *fs, struct cfs_fs *view)
+{
+	double now = cfs_now_mono();
+	uint32_t c;
+
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		struct chunk *ch = &fs->chunks[c], *vc = &view->chunks[c];
+
+		if (!view->touched[c])
+			continue;
+		pthread_mutex_lock(&ch->lock);
+		ch->hdr = vc->hdr;
+		ch->disk_state = vc->disk_state;
+		ch->hdr_dirty = 0;
+		ch->hdr_bad = 0;
+		ch->last_change = now;   /* cleaned again once idle */
+		pthread_mutex_unlock(&ch->lock);
+	}
+}
+
+static int cache_take(struct cfs_fs *fs, const uint8_t *touched)
+{
+	uint32_t c;
+	int tries;
+
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		uint64_t lo = chunk_base(fs, c);
+
+		if (!touched[c])
+			continue;
+		/* a reader holds a buffer for a few instructions */
+		for (tries = 0; cache_drop(&fs->cache, lo, lo + fs->sb.chunk_blocks); tries++) {
+			if (tries == 5000)
+				return -EBUSY;
+			usleep(1000);
+		}
+	}
+	return 0;
+}
+
+static int loading_in(struct cfs_fs *fs, const uint8_t *touched)
+{
+	struct inode *ip;
+	size_t i;
+
+	for (i = 0; i < ICACHE_SLOTS; i++)
+		for (ip = fs->icache[i]; ip; ip = ip->hnext)
+			if (ip->loading && touched[CFS_INO_CHUNK(ip->ino)])
+				return 1;
+	return 0;
+}
+
+/* Every inode in memory, referenced; loads of the touched chunks that
+ * began before their blocks were dropped have ended. */
+static int inodes_pin(struct cfs_fs *fs, const uint8_t *touched, struct inode ***out,
+		      size_t *n)
+{
+	struct inode **pin = NULL, **p, *ip;
+	size_t i, cap = 0;
+	int ret = 0;
+
+	*n = 0;
+	pthread_mutex_lock(&fs->icache_lock);
+	while (loading_in(fs, touched))
+		pthread_cond_wait(&fs->icache_cond, &fs->icache_lock);
+	for (i = 0; i < ICACHE_SLOTS && ret == 0; i++)
+		for (ip = fs->icache[i]; ip; ip = ip->hnext) {
+			if (ip->loading)
+				continue;
+			if (*n == cap) {
+				cap = cap ? cap * 2 : 256;
+				p = realloc(pin, cap * sizeof(*pin));
+				if (!p) {
+					ret = -ENOMEM;
+					break;
+				}
+				pin = p;
+			}
+			ip->ref++;
+			pin[(*n)++] = ip;
+		}
+	pthread_mutex_unlock(&fs->icache_lock);
+	*out = pin;
+	return ret;
+}
+
+static int chain_touched(struct inode *ip, const uint8_t *touched)
+{
+	int i;
+
+	for (i = 0; i < ip->nchain; i++)
+		if (touched[CFS_INO_CHUNK(ip->chain[i]->ino)])
+			return 1;
+	return 0;
+}
+
+static int is_part(const struct inode *ip)
+{
+	return (ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB)) != 0;
+}
+
+/* Step 4 for inodes: chains first, so that no loaded chain still holds a
+ * continuation when it is forgotten. */
+static int inodes_take(struct cfs_fs *fs, const uint8_t *touched)
+{
+	struct inode **pin, *ip;
+	size_t i, n;
+	int ret = inodes_pin(fs, touched, &pin, &n), r;
+
+	for (i = 0; i < n; i++) {
+		ip = pin[i];
+		pthread_mutex_lock(&ip->lock);
+		if (ip->chain && (touched[CFS_INO_CHUNK(ip->ino)] || chain_touched(ip, touched)))
+			inode_chain_release(fs, ip);
+		pthread_mutex_unlock(&ip->lock);
+	}
+	for (i = 0; i < n; i++) {
+		ip = pin[i];
+		if (!touched[CFS_INO_CHUNK(ip->ino)])
+			continue;
+		pthread_mutex_lock(&ip->lock);
+		if (is_part(ip) || ip->deleted) {
+			inode_forget(fs, ip);
+		} else {
+			r = inode_reload(fs, ip);
+			if (r < 0 && ret == 0)
+				ret = r;
+		}
+		pthread_mutex_unlock(&ip->lock);
+	}
+	for (i = 0; i < n; i++)
+		inode_put(fs, pin[i]);
+	free(pin);
+	return ret;
+}
+
+/* Steps 2 and 3: the check in the view, its repairs written. */
+static int view_check(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
+		      struct cfs_fsck_result *r, uint8_t *touched)
+{
+	struct cfs_fsck_opts vo = *o;
+	uint8_t want[CFS_MAX_CHUNKS] = { 0 };
+	struct cfs_fs *view;
+	uint32_t c;
+	int ret, r2;
+
+	state_lock_all(fs, 1);
+	ret = fs_view_open(fs, o->mode == CFS_FSCK_NO, &view);
+	if (ret < 0)
+		goto out;
+	view->cache.before_dirty = view_before_dirty;
+	want[chunk] = 1;
+	vo.force = 1;
+	vo.threads = 1;
+	ret = fsck_run(view, &vo, want, r);
+	/* what the view changed before a failure is written and taken too */
+	if (o->mode != CFS_FSCK_NO) {
+		for (c = 0; c < view->sb.nchunks; c++)
+			view->touched[c] |= view->chunks[c].hdr_dirty;
+		r2 = fs_write_all(view);
+		if (ret == 0)
+			ret = r2;
+		headers_take(fs, view);
+		memcpy(touched, view->touched, CFS_MAX_CHUNKS);
+	}
+	fs_view_close(view);
+out:
+	state_lock_all(fs, 0);
+	return ret;
+}
+
+int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
+	      struct cfs_fsck_result *r)
+{
+	uint8_t touched[CFS_MAX_CHUNKS] = { 0 };
+	int ret, r2;
+
+	memset(r, 0, sizeof(*r));
+	if (chunk >= fs->sb.nchunks)
+		return -EINVAL;
+	if (o->mode != CFS_FSCK_NO && fs->rdonly)
+		return -EROFS;
+	pthread_rwlock_wrlock(&fs->op_lock);
+	ret = fs->rdonly ? 0 : fs_write_all(fs);
+	if (ret == 0)
+		ret = view_check(fs, chunk, o, r, touched);
+	r2 = cache_take(fs, touched);
+	if (r2 == 0)
+		r2 = inodes_take(fs, touched);
+	pthread_rwlock_unlock(&fs->op_lock);
+	return ret < 0 ? ret : r2;
+}

@@ -1,0 +1,285 @@
+/* chunkfs scrub: check and repair a mounted filesystem, one chunk at a
+ * time, as xfs_scrub and e2scrub do.  The mount's daemon runs the checker
+ * of chunkfs fsck on each chunk (cfs_scrub) when asked through an ioctl
+ * on the mount point (tools/scrub_ioctl.h, tools/mount_scrub.c); this
+ * side chooses the chunks and reports what it found exactly as chunkfs
+ * fsck does (tools/fsck_ui.h), with fsck's exit codes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "fsck_ui.h"
+#include "scrub_ioctl.h"
+
+struct scrub_args {
+	int mode;
+	const char *chunks;        /* -c LIST, NULL = every chunk */
+	struct cfs_fsck_opts o;    /* the ui's callbacks */
+};
+
+static int scrub_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+/* One record of the daemon's report, replayed into the ui as the checker
+ * would have reported it. */
+static void replay_record(struct fsck_ui *u, char *rec)
+{
+	char *f[8];
+	struct cfs_fsck_problem p;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		f[i] = rec;
+		rec = strchr(rec, i < 7 ? SCRUB_FS : '\0');
+		if (!rec && i < 7)
+			return;     /* not a whole record: not ours */
+		if (rec)
+			*rec++ = '\0';
+	}
+	p.code = f[0];
+	p.chunk = strtoll(f[1], NULL, 10);
+	p.ino = (cfs_ino_t)strtoul(f[2], NULL, 10);
+	p.finding = f[3];
+	p.action = f[4];
+	p.outcome = f[5];
+	p.invariant = f[6];
+	p.text = f[7];
+	ui_problem(u, &p);
+	ui_report(u, p.text);
+}
+
+static int report_fetch(int fd, const struct chunkfs_scrub_arg *a, struct fsck_ui *u)
+{
+	struct chunkfs_scrub_page *pg = malloc(sizeof(*pg));
+	char *all = malloc(a->report_bytes + 1), *rec, *end;
+	uint64_t off = 0;
+	int ret = pg && all ? 0 : -ENOMEM;
+
+	while (ret == 0 && off < a->report_bytes) {
+		memset(pg, 0, sizeof(*pg));
+		pg->token = a->token;
+		pg->off = off;
+		ret = scrub_ioctl(fd, CHUNKFS_IOC_SCRUB_READ, pg);
+		if (ret == 0 && (pg->len == 0 || pg->len > a->report_bytes - off))
+			ret = -EIO;
+		if (ret == 0) {
+			memcpy(all + off, pg->data, pg->len);
+			off += pg->len;
+		}
+	}
+	if (ret == 0) {
+		all[off] = '\0';
+		for (rec = all; (end = strchr(rec, SCRUB_RS)); rec = end + 1) {
+			*end = '\0';
+			replay_record(u, rec);
+		}
+	}
+	free(pg);
+	free(all);
+	return ret;
+}
+
+static void result_add(struct cfs_fsck_result *t, const struct cfs_fsck_result *r)
+{
+	t->checked += r->checked;
+	t->problems += r->problems;
+	t->fixed += r->fixed;
+	t->unfixed += r->unfixed;
+	t->inodes += r->inodes;
+	t->dirs += r->dirs;
+	t->escalated |= r->escalated;
+}
+
+/* "0,3,5-7" into sel; a chunk past the filesystem's is an error. */
+static int chunks_parse(const char *list, uint8_t *sel, uint32_t n)
+{
+	char *dup = strdup(list), *tok, *save = NULL, *dash;
+	uint64_t lo, hi;
+	int ret = dup ? 0 : -ENOMEM;
+
+	for (tok = dup ? strtok_r(dup, ",", &save) : NULL; tok && ret == 0;
+	     tok = strtok_r(NULL, ",", &save)) {
+		dash = strchr(tok, '-');
+		if (dash)
+			*dash = '\0';
+		if (parse_u64(tok, &lo) < 0 || (dash && parse_u64(dash + 1, &hi) < 0)) {
+			ret = -EINVAL;
+			break;
+		}
+		if (!dash)
+			hi = lo;
+		if (lo > hi || hi >= n) {
+			ret = -ERANGE;
+			break;
+		}
+		for (; lo <= hi; lo++)
+			sel[lo] = 1;
+	}
+	free(dup);
+	return ret;
+}
+
+static int scrub_chunk(int fd, uint32_t c, struct scrub_args *sa, struct fsck_ui *u,
+		       struct cfs_fsck_result *total)
+{
+	struct chunkfs_scrub_arg a = { .chunk = c, .mode = sa->mode };
+	int ret = scrub_ioctl(fd, CHUNKFS_IOC_SCRUB, &a);
+
+	if (ret == 0 && a.report_bytes)
+		ret = report_fetch(fd, &a, u);
+	if (ret == 0)
+		ret = a.error;
+	if (ret == 0)
+		result_add(total, &a.res);
+	return ret;
+}
+
+static void scrub_failed(const char *dir, int err)
+{
+	if (err == -ENOTTY || err == -ENOSYS || err == -EINVAL)
+		err_msg("%s: not a chunkfs mount point (or its daemon cannot scrub)", dir);
+	else if (err == -EPERM)
+		err_msg("%s: only root or the user who mounted it may scrub it", dir);
+	else if (err == -EROFS)
+		err_msg("%s: mounted read-only: use -n", dir);
+	else
+		err_msg("%s: scrub failed: %s", dir, errstr(err));
+}
+
+static int run(struct scrub_args *sa, struct fsck_ui *u, struct cfs_fsck_result *total)
+{
+	struct chunkfs_scrub_arg q = { .chunk = SCRUB_QUERY, .mode = sa->mode };
+	uint8_t sel[CFS_MAX_CHUNKS] = { 0 };
+	uint32_t c, done = 0, want = 0;
+	double t0 = mono_now();
+	int fd = open(u->img, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+
+	ret = fd < 0 ? -errno : scrub_ioctl(fd, CHUNKFS_IOC_SCRUB, &q);
+	if (ret == 0)
+		ret = q.error;
+	if (ret < 0) {
+		scrub_failed(u->img, ret);
+		goto out;
+	}
+	total->chunks = q.nchunks;
+	if (sa->chunks && (ret = chunks_parse(sa->chunks, sel, q.nchunks)) < 0) {
+		err_msg("%s: bad chunk list '%s' (chunks 0-%u, e.g. 0,3,5-7)", u->img,
+			sa->chunks, q.nchunks - 1);
+		goto out;
+	}
+	if (!sa->chunks)
+		memset(sel, 1, q.nchunks);
+	for (c = 0; c < q.nchunks; c++)
+		want += sel[c];
+	for (c = 0; c < q.nchunks && ret == 0; c++) {
+		if (!sel[c])
+			continue;
+		ret = scrub_chunk(fd, c, sa, u, total);
+		if (ret < 0) {
+			scrub_failed(u->img, ret);
+			break;
+		}
+		/* entries lost naming other chunks: every chunk, as fsck */
+		if (total->escalated && want < q.nchunks) {
+			memset(sel + c + 1, 1, q.nchunks - c - 1);
+			want = done + 1 + (q.nchunks - c - 1);
+		}
+		done++;
+		if (sa->o.progress)
+			sa->o.progress(u, done, want);
+	}
+out:
+	total->seconds = mono_now() - t0;
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static int set_mode(struct scrub_args *sa, int opt)
+{
+	int mode = opt == 'n' ? CFS_FSCK_NO : opt == 'y' ? CFS_FSCK_YES : CFS_FSCK_PREEN;
+
+	if (sa->mode >= 0 && sa->mode != mode) {
+		usage_error("scrub", "only one of the options -p/-a, -n or -y may be specified");
+		return -1;
+	}
+	sa->mode = mode;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct scrub_args *sa, struct fsck_ui *u)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "npayc:C:vVh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'n': case 'p': case 'a': case 'y':
+			if (set_mode(sa, opt) < 0)
+				return -1;
+			break;
+		case 'c': sa->chunks = optarg; break;
+		case 'v': u->verbose = 1; break;
+		case 'J': u->json = 1; break;
+		case 'V':
+			printf("chunkfs scrub %s\n", CFS_VERSION_STRING);
+			exit(FSCK_OK);
+		case 'h':
+			usage("scrub", stdout);
+			exit(FSCK_OK);
+		case 'C':
+			if (parse_u64(optarg, &v) < 0 || v > 1024) {
+				usage_error("scrub", "bad progress descriptor '%s'", optarg);
+				return -1;
+			}
+			u->progress_fd = (int)v;
+			u->bar = v == 0 && isatty(2);
+			sa->o.progress = ui_progress;
+			break;
+		default:
+			bad_option("scrub", argv, opt);
+			return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		usage_error("scrub", optind >= argc ? "no mount point given" : "too many arguments");
+		return -1;
+	}
+	u->img = argv[optind];
+	if (sa->mode < 0)
+		sa->mode = CFS_FSCK_NO;    /* as xfs_scrub -n: a look first */
+	return 0;
+}
+
+int cmd_scrub(int argc, char **argv)
+{
+	struct fsck_ui u = { .progress_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct scrub_args sa = { .mode = -1 };
+	struct cfs_fsck_result r;
+	int code;
+
+	memset(&r, 0, sizeof(r));
+	if (parse_args(argc, argv, &sa, &u) < 0)
+		return FSCK_USAGE;
+	code = run(&sa, &u, &r) < 0 ? FSCK_ERROR : exit_code(&r);
+	if (code != FSCK_ERROR) {
+		if (u.json)
+			print_json(&u, &r, code);
+		else
+			print_summary(&u, &r, sa.mode);
+	}
+	fsck_ui_free(&u);
+	return code;
+}

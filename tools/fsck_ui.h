@@ -1,0 +1,39 @@
+/* What chunkfs fsck prints, shared with chunkfs scrub (tools/cmd_scrub.c),
+ * which reports the same problems of a mounted filesystem the same way:
+ * the problem lines, the summary, --json, the progress and the exit code
+ * (fsck(8)).  Defined in tools/cmd_fsck.c. */
+#ifndef CHUNKFS_FSCK_UI_H
+#define CHUNKFS_FSCK_UI_H
+
+#include <pthread.h>
+
+#include "tool.h"
+
+#define FSCK_OK        0
+#define FSCK_FIXED     1
+#define FSCK_UNFIXED   4
+#define FSCK_ERROR     8
+#define FSCK_USAGE     16
+
+struct fsck_ui {
+	const char *img;           /* the image (fsck) or mount point (scrub) */
+	int verbose, json, progress_fd;
+	int bar;                   /* a bar on the terminal (-C 0) */
+	char **msgs;               /* kept for --json */
+	size_t nmsgs;
+	char **probs;              /* the same, as JSON objects with their codes */
+	size_t nprobs;
+	pthread_mutex_t lock;
+};
+
+/* cfs_fsck_opts callbacks, ctx a struct fsck_ui */
+void ui_report(void *ctx, const char *msg);
+void ui_progress(void *ctx, uint32_t done, uint32_t total);
+void ui_problem(void *ctx, const struct cfs_fsck_problem *p);
+
+void print_json(struct fsck_ui *u, const struct cfs_fsck_result *r, int code);
+void print_summary(struct fsck_ui *u, const struct cfs_fsck_result *r, int mode);
+int exit_code(const struct cfs_fsck_result *r);
+void fsck_ui_free(struct fsck_ui *u);
+
+#endif
