@@ -22,6 +22,7 @@
  * Reads go on throughout; they see the filesystem as it was until step 4.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,15 +45,34 @@ int scrub_live_orphan(struct cfs_fs *view, cfs_ino_t ino)
 	return open;
 }
 
+/* Tests kill the daemon half-way through a repair: CHUNKFS_TEST_SCRUB_PAUSE
+ * seconds of sleep at the repair's first write, once per process. */
+static void test_pause(void)
+{
+	static int paused;
+	const char *e = getenv("CHUNKFS_TEST_SCRUB_PAUSE");
+
+	if (e && !paused) {
+		paused = 1;
+		/* the test waits for this line in the daemon's log */
+		fprintf(stderr, "scrub: test pause\n");
+		sleep((unsigned)atoi(e));
+	}
+}
+
 /* The view's cache hook: the chunk is marked dirty as any writer's, and
  * remembered, for step 4. */
 static int view_before_dirty(void *ctx, uint64_t blk)
 {
 	struct cfs_fs *view = ctx;
+	int ret;
 
-	if (blk >= view->sb.first_chunk_block && blk < view->sb.backup_sb_block)
-		view->touched[blk_chunk(view, blk)] = 1;
-	return chunk_before_dirty(ctx, blk);
+	if (blk < view->sb.first_chunk_block || blk >= view->sb.backup_sb_block)
+		return 0;
+	view->touched[blk_chunk(view, blk)] = 1;
+	ret = chunk_before_dirty(ctx, blk);
+	test_pause();
+	return ret;
 }
 
 static void state_lock_all(struct cfs_fs *fs, int lock)
@@ -83,6 +103,7 @@ static void headers_take(struct cfs_fs *fs, struct cfs_fs *view)
 		pthread_mutex_lock(&ch->lock);
 		ch->hdr = vc->hdr;
 		ch->disk_state = vc->disk_state;
+		ch->was_dirty = vc->was_dirty;
 		ch->hdr_dirty = 0;
 		ch->hdr_bad = 0;
 		ch->last_change = now;   /* cleaned again once idle */
@@ -221,6 +242,10 @@ static int view_check(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_o
 	if (ret < 0)
 		goto out;
 	view->cache.before_dirty = view_before_dirty;
+	/* preen's "the crash left it dirty" is the mount's finding, not the
+	 * mark the mounted filesystem's own writes put on disk */
+	for (c = 0; c < view->sb.nchunks; c++)
+		view->chunks[c].was_dirty = fs->chunks[c].was_dirty;
 	want[chunk] = 1;
 	vo.force = 1;
 	vo.threads = 1;
