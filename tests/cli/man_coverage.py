@@ -3,7 +3,8 @@
 
     man_coverage.py CHUNKFS MANDIR PAGE
 
-PAGE is one of chunkfs.8, mkfs.chunkfs.8, fsck.chunkfs.8, mount.chunkfs.8.
+PAGE is one of chunkfs.8, mkfs.chunkfs.8, fsck.chunkfs.8, mount.chunkfs.8,
+chunkfs-scrub.8.
 Prints one line per disagreement (an option or command in --help missing
 from the page, or documented in the page but unknown to --help) and exits 1
 if there is any; exits 0 when they agree.
@@ -25,7 +26,7 @@ import subprocess
 import sys
 
 DEDICATED = {"mkfs": "mkfs.chunkfs.8", "fsck": "fsck.chunkfs.8",
-             "mount": "mount.chunkfs.8"}
+             "mount": "mount.chunkfs.8", "scrub": "chunkfs-scrub.8"}
 MACRO = re.compile(r"^[A-Z][a-z]{1,2}$")
 OPT = r"--?[A-Za-z][\w-]*"
 

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 
 MAN=$CHUNKFS_SRC/man
-pages=(chunkfs.8 mkfs.chunkfs.8 fsck.chunkfs.8 mount.chunkfs.8 chunkfs.5)
+pages=(chunkfs.8 mkfs.chunkfs.8 fsck.chunkfs.8 mount.chunkfs.8 chunkfs-scrub.8 chunkfs.5)
 
 for p in "${pages[@]}"; do
 	if [ ! -f "$MAN/$p" ]; then
