@@ -244,6 +244,17 @@ int cfs_get_info(struct cfs_fs *fs, struct cfs_info *info);
  * keep it short, it may run under the library's locks). */
 typedef void (*cfs_error_fn)(void *ctx, uint32_t chunk, const struct cfs_chunk_error *e);
 void cfs_set_error_fn(struct cfs_fs *fs, cfs_error_fn fn, void *ctx);
+/* From now on every call that would change the filesystem fails with
+ * -EROFS, as on ext4 after an error with errors=remount-ro; what was
+ * changed before is still written (cfs_sync, cfs_clean_idle, cfs_close).
+ * Safe from an error callback. */
+void cfs_set_readonly(struct cfs_fs *fs);
+/* Keep a chunk out of service (failed set) or put it back: while out,
+ * every call naming a file or directory of that chunk fails with
+ * -EUCLEAN, other chunks go on.  For a chunk in error that needs a
+ * person; cfs_scrub puts the chunk back when it leaves nothing unfixed
+ * there.  Safe from an error callback. */
+int cfs_chunk_set_failed(struct cfs_fs *fs, uint32_t chunk, int failed);
 int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t chunk, struct cfs_chunk_info *ci);
 
 /* Which chunks hold a file's data: fills up to max entries with chunk

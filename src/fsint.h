@@ -23,6 +23,8 @@ struct chunk {
 	uint32_t was_dirty;             /* needed a check at open: stays so
 					   until fsck clears it */
 	double last_change;             /* monotonic seconds */
+	int failed;                     /* kept out of service: heads of this
+					   chunk are -EUCLEAN (cfs_chunk_set_failed) */
 	uint32_t alloc_hint;            /* next data block to try */
 	uint32_t ialloc_hint;
 };
@@ -65,6 +67,7 @@ struct cfs_fs {
 	pthread_mutex_t spread_lock;
 	uint32_t spread_next;           /* next chunk for a top-level dir */
 	int error;                      /* sticky write-back error */
+	int ro_error;                   /* changes refused (cfs_set_readonly) */
 	double idle_flushed;            /* monotonic time of cfs_clean_idle's
 					   last flush of every change */
 	int checking;                   /* opened for fsck (CFS_OPEN_REPAIR): what

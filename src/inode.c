@@ -167,6 +167,8 @@ int inode_get_head(struct cfs_fs *fs, cfs_ino_t ino, int lock, struct inode **ou
 
 	if (!ino_valid(fs, ino))
 		return -ENOENT;
+	if (__atomic_load_n(&fs->chunks[CFS_INO_CHUNK(ino)].failed, __ATOMIC_RELAXED))
+		return -EUCLEAN;
 	ret = inode_get(fs, ino, &ip);
 	if (ret < 0)
 		return ret;

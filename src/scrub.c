@@ -284,6 +284,9 @@ int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
 	r2 = cache_take(fs, touched);
 	if (r2 == 0)
 		r2 = inodes_take(fs, touched);
+	/* nothing left for a person: the chunk is back in service */
+	if (ret == 0 && r2 == 0 && o->mode != CFS_FSCK_NO && !r->unfixed)
+		cfs_chunk_set_failed(fs, chunk, 0);
 	pthread_rwlock_unlock(&fs->op_lock);
 	return ret < 0 ? ret : r2;
 }

@@ -23,7 +23,7 @@ static uint64_t div_up(uint64_t a, uint64_t b)
 
 int fs_op_begin(struct cfs_fs *fs)
 {
-	if (fs->rdonly)
+	if (fs->rdonly || __atomic_load_n(&fs->ro_error, __ATOMIC_RELAXED))
 		return -EROFS;
 	pthread_rwlock_rdlock(&fs->op_lock);
 	return 0;
@@ -844,6 +844,19 @@ int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_info *ci)
 	error_pub(&ch->hdr.first_error, &ci->first_error);
 	error_pub(&ch->hdr.last_error, &ci->last_error);
 	pthread_mutex_unlock(&ch->state_lock);
+	return 0;
+}
+
+void cfs_set_readonly(struct cfs_fs *fs)
+{
+	__atomic_store_n(&fs->ro_error, 1, __ATOMIC_RELAXED);
+}
+
+int cfs_chunk_set_failed(struct cfs_fs *fs, uint32_t c, int failed)
+{
+	if (c >= fs->sb.nchunks)
+		return -EINVAL;
+	__atomic_store_n(&fs->chunks[c].failed, !!failed, __ATOMIC_RELAXED);
 	return 0;
 }
 

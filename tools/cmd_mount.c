@@ -41,6 +41,8 @@ struct mopts {
 	bool rdonly, nocheck, remount;
 	bool user_dev, user_suid, user_fsname, user_subtype;
 	double clean_after;
+	enum errors_mode errors;
+	double scrub_interval;
 	enum atime_mode atime;
 	bool diratime;
 	bool discard;
@@ -55,7 +57,7 @@ static bool ext4_harmless(const char *o)
 	static const char *const names[] = {
 		"user_xattr", "lazytime", "nolazytime",
 		"noacl", "barrier", "barrier=1", "nobarrier", "barrier=0",
-		"errors=continue", "errors=remount-ro", "errors=panic", "data=ordered",
+		"errors=panic", "data=ordered",
 		"auto_da_alloc", "noauto_da_alloc", "delalloc", "i_version",
 		"noquota", "journal_checksum", "block_validity", NULL
 	};
@@ -119,6 +121,27 @@ static int parse_seconds(const char *s, double *out)
 	return 0;
 }
 
+/* SECONDS, or a number of days, hours, minutes or seconds: 7d, 12h, 30m, 90s. */
+static int parse_interval(const char *s, double *out)
+{
+	static const struct { char unit; double secs; } units[] = {
+		{ 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 },
+	};
+	size_t n = strlen(s);
+	char num[32];
+
+	for (size_t i = 0; n > 1 && n < sizeof(num) && i < 4; i++)
+		if (s[n - 1] == units[i].unit) {
+			memcpy(num, s, n - 1);
+			num[n - 1] = 0;
+			if (parse_seconds(num, out) < 0 || *out * units[i].secs > 366 * 86400.0)
+				return -EINVAL;
+			*out *= units[i].secs;
+			return 0;
+		}
+	return parse_seconds(s, out);
+}
+
 /* One -o option: ours, one for mount(8) only, or one for libfuse. */
 static int mount_opt(struct mopts *o, const char *opt)
 {
@@ -127,6 +150,18 @@ static int mount_opt(struct mopts *o, const char *opt)
 	if (strncmp(opt, "clean_after=", 12) == 0) {
 		if (parse_seconds(opt + 12, &o->clean_after) < 0)
 			return usage_error("mount", "bad clean_after '%s' (seconds)", opt + 12);
+		return 0;
+	}
+	if (strncmp(opt, "errors=", 7) == 0 && strcmp(opt, "errors=panic") != 0) {
+		if (errors_mode_parse(opt + 7, &o->errors) < 0)
+			return usage_error("mount", "bad errors '%s' (continue, remount-ro or "
+					   "repair)", opt + 7);
+		return 0;
+	}
+	if (strncmp(opt, "scrub_interval=", 15) == 0) {
+		if (parse_interval(opt + 15, &o->scrub_interval) < 0)
+			return usage_error("mount", "bad scrub_interval '%s' (seconds, or Nd, "
+					   "Nh, Nm, Ns; 0 for none)", opt + 15);
 		return 0;
 	}
 	if (strncmp(opt, "max_threads=", 12) == 0) {
@@ -451,16 +486,6 @@ static int check_before_mount(const struct mopts *o, const char *image)
 }
 
 
-/* Corruption the library meets while mounted is recorded in its chunk's
- * header; the log (stderr in the foreground, syslog in the background)
- * says so as it happens, as ext4 does in the kernel log. */
-static void log_chunk_error(void *ctx, uint32_t chunk, const struct cfs_chunk_error *e)
-{
-	fuse_log(FUSE_LOG_ERR, "chunkfs: %s: chunk %u marked in error: %s (inode %u, "
-		 "block %llu): %s; run chunkfs fsck -p\n", (const char *)ctx, chunk, e->what,
-		 e->ino, (unsigned long long)e->block, strerror(e->err));
-}
-
 static int open_image(const struct mopts *o, const char *image, struct cfs_fs **fs,
 		      int *lockfd)
 {
@@ -487,7 +512,6 @@ static int open_image(const struct mopts *o, const char *image, struct cfs_fs **
 		err_msg("%s: %s", o->image, cfs_last_error());
 		return ret;
 	}
-	cfs_set_error_fn(*fs, log_chunk_error, (void *)o->image);
 	n = dirty_list(*fs, list, sizeof(list));
 	if (n && !o->nocheck) {
 		/* dirtied by someone else between the check and now */
@@ -592,7 +616,10 @@ static int serve(struct mnt *m, struct mopts *o)
 	fuse_loop_cfg_set_max_threads(cfg, o->max_threads);
 	ret = cleaner_start(m);
 	if (ret == 0)
+		ret = scrubber_start(m);
+	if (ret == 0)
 		ret = fuse_session_loop_mt(m->se, cfg);
+	scrubber_stop(m);
 	cleaner_stop(m);
 	fuse_loop_cfg_destroy(cfg);
 	/* the loop returns the signal number when stopped by one */
@@ -605,7 +632,9 @@ static int run_mount(struct mopts *o, const char *image)
 			 .atime = o->atime,
 			 .diratime = o->diratime, .rdonly = o->rdonly,
 			 .discard = o->discard && !o->rdonly,
-			 .clean_after = o->clean_after };
+			 .clean_after = o->clean_after,
+			 .image = o->image, .dir = o->dir, .errors = o->errors,
+			 .scrub_interval = o->scrub_interval };
 	int lockfd, ret, status = EX_FAIL;
 
 	pthread_mutex_init(&m.wlock, NULL);

@@ -32,6 +32,8 @@
 #define SPACE_RECHECK_MS    20
 
 enum atime_mode { ATIME_OFF, ATIME_REL, ATIME_STRICT };
+/* -o errors= (tools/mount_errors.c) */
+enum errors_mode { ERRORS_CONTINUE, ERRORS_RO, ERRORS_REPAIR };
 
 /* Inodes with a writable open file: the kernel may hold dirty pages for
  * them (writeback cache), which lseek must flush before answering. */
@@ -84,6 +86,18 @@ struct mnt {
 	pthread_mutex_t wlock;
 	struct writer *writers[WRITERS_SLOTS];
 	struct fuse_conn_info_opts *conn_opts;
+	/* errors= and scrub_interval= (tools/mount_errors.c) */
+	const char *image, *dir;
+	enum errors_mode errors;
+	double scrub_interval;   /* seconds to check every chunk in, 0: never */
+	pthread_t scrubber;
+	bool scrubber_started;
+	pthread_mutex_t slock;
+	pthread_cond_t swake;
+	bool sstop;
+	uint8_t repair_pending[CFS_MAX_CHUNKS];  /* chunks to scrub at once */
+	uint8_t chunk_out[CFS_MAX_CHUNKS];       /* left for a person: out of
+						    service, not scrubbed again */
 };
 
 extern const struct fuse_lowlevel_ops chunkfs_ops;
@@ -107,6 +121,16 @@ int mount_scrub_read_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_
 /* cfs_scrub of one chunk, each problem written to records (may be NULL) */
 int mount_scrub_chunk(struct mnt *m, uint32_t chunk, int mode, struct cfs_fsck_result *res,
 		      FILE *records);
+
+/* tools/mount_errors.c: the library's error callback (ctx the mnt), and
+ * the thread that scrubs chunks in error (errors=repair) and in the
+ * background (scrub_interval=); start registers the callback. */
+int errors_mode_parse(const char *s, enum errors_mode *out);
+void mount_on_error(void *ctx, uint32_t chunk, const struct cfs_chunk_error *e);
+int scrubber_start(struct mnt *m);
+void scrubber_stop(struct mnt *m);
+/* `chunkfs scrub` put chunk c back in service */
+void scrubber_chunk_back(struct mnt *m, uint32_t c);
 
 /* FUSE requests served, by opcode (counted always, a relaxed atomic add
  * each); written at unmount to the file named by CHUNKFS_REQUEST_COUNTS. */

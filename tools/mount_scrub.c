@@ -95,6 +95,8 @@ int mount_scrub_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_
 		return -ENOMEM;
 	pthread_mutex_lock(&scrub_lock);
 	ret = mount_scrub_chunk(m, out->chunk, out->mode, &out->res, records);
+	if (ret == 0 && out->mode != CFS_FSCK_NO && !out->res.unfixed)
+		scrubber_chunk_back(m, out->chunk);
 	if (fclose(records) != 0 && ret == 0)
 		ret = -ENOMEM;
 	free(report);
