@@ -243,9 +243,23 @@ MAN_PAGES := $(sort $(wildcard man/*.[1-8]))
 COMPDIR  := $(PREFIX)/share/bash-completion/completions
 COMP_NAMES := mkfs.chunkfs fsck.chunkfs mount.chunkfs mount.fuse.chunkfs
 
+SYSTEMDDIR := $(PREFIX)/lib/systemd/system
+SYSTEMD_UNITS := $(sort $(wildcard systemd/*.service systemd/*.timer))
+
 .PHONY: install-man uninstall-man install-completion uninstall-completion
-install: install-man install-completion
-uninstall: uninstall-man uninstall-completion
+.PHONY: install-systemd uninstall-systemd
+install: install-man install-completion install-systemd
+uninstall: uninstall-man uninstall-completion uninstall-systemd
+
+# chunkfs-scrub@.service and chunkfs-scrub_all.{service,timer}: the weekly
+# online check, as e2scrub_all.timer (not enabled: systemctl enable --now
+# chunkfs-scrub_all.timer)
+install-systemd:
+	$(INSTALL) -d $(DESTDIR)$(SYSTEMDDIR)
+	$(INSTALL) -m 644 $(SYSTEMD_UNITS) $(DESTDIR)$(SYSTEMDDIR)/
+
+uninstall-systemd:
+	rm -f $(SYSTEMD_UNITS:systemd/%=$(DESTDIR)$(SYSTEMDDIR)/%)
 
 install-man:
 	for p in $(MAN_PAGES); do s=$${p##*.}; \

@@ -142,7 +142,7 @@ static const struct command commands[] = {
 	  "As mount.chunkfs (mount(8)'s helper conventions, IMAGE DIR first):\n"
 	  "  -f  fake: all but the mount     -r, -w  read-only, read-write\n"
 	  "  -n, -s, -v, -t TYPE  ignored    -o OPTIONS  as above\n" },
-	{ "scrub", cmd_scrub, "[-n|-p|-a|-y] [-c CHUNKS] [-C FD] [-v] [--json] MOUNTPOINT",
+	{ "scrub", cmd_scrub, "[-n|-p|-a|-y] [-c CHUNKS] [-C FD] [-v] [--json] MOUNTPOINT|-A",
 	  "Check a mounted filesystem one chunk at a time, and repair it, with\n"
 	  "the checker of chunkfs fsck, while it stays in use (as xfs_scrub).\n"
 	  "What is on the disk is checked: the daemon writes back what it holds\n"
@@ -152,6 +152,7 @@ static const struct command commands[] = {
 	  "  -p, -a      preen: fix what is safe, exit 4 if a person is needed\n"
 	  "  -y          fix everything the checker can\n"
 	  "  -c CHUNKS   only these chunks (e.g. 0,3,5-7; default: all)\n"
+	  "  -A          every chunkfs mount (exit codes or-ed)\n"
 	  "  -C FD       progress: 0 = a bar on the terminal, else lines on FD\n"
 	  "  -v          verbose summary\n"
 	  "  --json      machine-readable summary on stdout (as fsck --json)\n"

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <mntent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -17,6 +18,7 @@
 #include "scrub_ioctl.h"
 
 struct scrub_args {
+	int all;                   /* -A: every chunkfs mount */
 	int mode;
 	const char *chunks;        /* -c LIST, NULL = every chunk */
 	struct cfs_fsck_opts o;    /* the ui's callbacks */
@@ -224,8 +226,9 @@ static int parse_args(int argc, char **argv, struct scrub_args *sa, struct fsck_
 	uint64_t v;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "npayc:C:vVh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "Anpayc:C:vVh", lo, NULL)) != -1) {
 		switch (opt) {
+		case 'A': sa->all = 1; break;
 		case 'n': case 'p': case 'a': case 'y':
 			if (set_mode(sa, opt) < 0)
 				return -1;
@@ -253,33 +256,66 @@ static int parse_args(int argc, char **argv, struct scrub_args *sa, struct fsck_
 			return -1;
 		}
 	}
-	if (optind != argc - 1) {
+	if (sa->all && (optind != argc || sa->chunks)) {
+		usage_error("scrub", "-A takes no mount point and no -c");
+		return -1;
+	}
+	if (!sa->all && optind != argc - 1) {
 		usage_error("scrub", optind >= argc ? "no mount point given" : "too many arguments");
 		return -1;
 	}
-	u->img = argv[optind];
+	u->img = sa->all ? NULL : argv[optind];
 	if (sa->mode < 0)
 		sa->mode = CFS_FSCK_NO;    /* as xfs_scrub -n: a look first */
 	return 0;
+}
+
+/* One mount point: the check, its summary, its exit code. */
+static int scrub_mount(struct scrub_args *sa, const struct fsck_ui *proto, const char *dir)
+{
+	struct fsck_ui u = *proto;
+	struct cfs_fsck_result r;
+	int code;
+
+	memset(&r, 0, sizeof(r));
+	u.img = dir;
+	code = run(sa, &u, &r) < 0 ? FSCK_ERROR : exit_code(&r);
+	if (code != FSCK_ERROR) {
+		if (u.json)
+			print_json(&u, &r, code);
+		else
+			print_summary(&u, &r, sa->mode);
+	}
+	fsck_ui_free(&u);
+	return code;
+}
+
+/* -A: every chunkfs mount in the mount table, as fsck -A does every
+ * filesystem of fstab (the timer's chunkfs-scrub_all.service); the exit
+ * codes are or-ed together. */
+static int scrub_all(struct scrub_args *sa, const struct fsck_ui *proto)
+{
+	FILE *f = setmntent("/proc/self/mounts", "r");
+	struct mntent *me;
+	int code = FSCK_OK;
+
+	if (!f) {
+		err_msg("/proc/self/mounts: %s", strerror(errno));
+		return FSCK_ERROR;
+	}
+	while ((me = getmntent(f)))
+		if (strcmp(me->mnt_type, "fuse.chunkfs") == 0)
+			code |= scrub_mount(sa, proto, me->mnt_dir);
+	endmntent(f);
+	return code;
 }
 
 int cmd_scrub(int argc, char **argv)
 {
 	struct fsck_ui u = { .progress_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct scrub_args sa = { .mode = -1 };
-	struct cfs_fsck_result r;
-	int code;
 
-	memset(&r, 0, sizeof(r));
 	if (parse_args(argc, argv, &sa, &u) < 0)
 		return FSCK_USAGE;
-	code = run(&sa, &u, &r) < 0 ? FSCK_ERROR : exit_code(&r);
-	if (code != FSCK_ERROR) {
-		if (u.json)
-			print_json(&u, &r, code);
-		else
-			print_summary(&u, &r, sa.mode);
-	}
-	fsck_ui_free(&u);
-	return code;
+	return sa.all ? scrub_all(&sa, &u) : scrub_mount(&sa, &u, u.img);
 }

@@ -83,7 +83,8 @@ ver=$(sed -n 's/^#define CFS_VERSION_STRING "\(.*\)".*/\1/p' "$CHUNKFS_SRC/inclu
 [ "$(/usr/bin/chunkfs --version)" = "chunkfs $ver" ] && pass deb_command ||
 	fail deb_command "$(/usr/bin/chunkfs --version 2>&1)"
 ok=1
-for m in chunkfs.5 chunkfs.8 mkfs.chunkfs.8 fsck.chunkfs.8 mount.chunkfs.8 mount.fuse.chunkfs.8; do
+for m in chunkfs.5 chunkfs.8 mkfs.chunkfs.8 fsck.chunkfs.8 mount.chunkfs.8 mount.fuse.chunkfs.8 \
+	chunkfs-scrub.8; do
 	[ -f "/usr/share/man/man${m##*.}/$m.gz" ] || ok=0
 done
 MANWIDTH=80 man 8 mount.chunkfs 2>/dev/null | grep -q 'clean_after=secs' || ok=0
@@ -91,6 +92,17 @@ MANWIDTH=80 man 8 mount.chunkfs 2>/dev/null | grep -q 'clean_after=secs' || ok=0
 [ -f /usr/share/bash-completion/completions/chunkfs ] &&
 	[ -L /usr/share/bash-completion/completions/mkfs.chunkfs ] &&
 	pass deb_completion || fail deb_completion "not installed"
+
+ok=1
+for u in chunkfs-scrub@.service chunkfs-scrub_all.service chunkfs-scrub_all.timer; do
+	[ -f "/usr/lib/systemd/system/$u" ] || ok=0
+done
+if [ $ok = 1 ] && command -v systemd-analyze >/dev/null; then
+	systemd-analyze verify /usr/lib/systemd/system/chunkfs-scrub_all.timer \
+		/usr/lib/systemd/system/chunkfs-scrub_all.service >"$TESTDIR/units.err" 2>&1 ||
+		{ ok=0; echo "  $(head -c 300 "$TESTDIR/units.err")" >&2; }
+fi
+[ $ok = 1 ] && pass deb_systemd_units || fail deb_systemd_units "a unit is missing or wrong"
 
 # the library, through pkg-config, shared
 cat >prog.c <<'EOC'
