@@ -25,8 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "bdev.h"
 #include "fsck/fsck.h"
 
 int scrub_live_orphan(struct cfs_fs *view, cfs_ino_t ino)
@@ -45,20 +47,22 @@ int scrub_live_orphan(struct cfs_fs *view, cfs_ino_t ino)
 	return open;
 }
 
-/* Tests kill the daemon half-way through a repair: CHUNKFS_TEST_SCRUB_PAUSE
- * seconds of sleep at the repair's first write, once per process. */
-static void test_pause(void)
+/* Test hooks (as CHUNKFS_CACHE_KB): CHUNKFS_TEST_SCRUB_PAUSE seconds of
+ * sleep at a repair's first write (tests kill the daemon there), and
+ * CHUNKFS_TEST_SCRUB_QUIET_PAUSE at the end of a check that holds nobody
+ * up (tests change the filesystem meanwhile); each once per process, said
+ * on stderr for the test to wait for. */
+static void test_pause(const char *name, int *done)
 {
-	static int paused;
-	const char *e = getenv("CHUNKFS_TEST_SCRUB_PAUSE");
+	const char *e = getenv(name);
 
-	if (e && !paused) {
-		paused = 1;
-		/* the test waits for this line in the daemon's log */
-		fprintf(stderr, "scrub: test pause\n");
+	if (e && !__atomic_exchange_n(done, 1, __ATOMIC_RELAXED)) {
+		fprintf(stderr, "scrub: test pause (%s)\n", name);
 		sleep((unsigned)atoi(e));
 	}
 }
+
+static int paused_repair, paused_quiet;
 
 /* The view's cache hook: the chunk is marked dirty as any writer's, and
  * remembered, for step 4. */
@@ -71,7 +75,7 @@ static int view_before_dirty(void *ctx, uint64_t blk)
 		return 0;
 	view->touched[blk_chunk(view, blk)] = 1;
 	ret = chunk_before_dirty(ctx, blk);
-	test_pause();
+	test_pause("CHUNKFS_TEST_SCRUB_PAUSE", &paused_repair);
 	return ret;
 }
 
@@ -266,6 +270,79 @@ out:
 	return ret;
 }
 
+/* What says whether a chunk changed: its state on disk, the count of
+ * its turns to dirty, and the last time a buffer of it turned dirty. */
+struct snap {
+	uint32_t state;
+	uint64_t gen;
+	double change;
+};
+
+static void chunk_snap(struct cfs_fs *fs, uint32_t c, struct snap *s)
+{
+	struct chunk *ch = &fs->chunks[c];
+
+	pthread_mutex_lock(&ch->state_lock);
+	s->state = ch->disk_state;
+	s->gen = ch->hdr.generation;
+	s->change = ch->last_change;
+	pthread_mutex_unlock(&ch->state_lock);
+}
+
+/* The check without holding anybody up, for a chunk nobody writes: changes
+ * go on while it runs, and it counts only if the chunk did not change
+ * meanwhile and nothing was found (else the caller checks again with
+ * changes held off, and that check reports).  A chunk clean on disk needs
+ * no write-back first: every chunk was flushed when it was marked clean,
+ * and a change to a reference to it would have marked it dirty again.
+ * Returns 1 when it counts, 0 when not, or a negative errno. */
+static int quiet_check(struct cfs_fs *fs, uint32_t c, const struct cfs_fsck_opts *o,
+		       struct cfs_fsck_result *r)
+{
+	struct cfs_fsck_opts vo = { .mode = CFS_FSCK_NO };
+	uint8_t want[CFS_MAX_CHUNKS] = { 0 };
+	struct chunk *ch = &fs->chunks[c];
+	struct cfs_fs *view;
+	struct snap s0, s1;
+	int ret = 0, same;
+
+	chunk_snap(fs, c, &s0);
+	if ((s0.state & CFS_STATE_ERROR) || ch->was_dirty || ch->hdr_bad ||
+	    __atomic_load_n(&ch->failed, __ATOMIC_RELAXED))
+		return 0;
+	if (s0.state & CFS_STATE_DIRTY) {
+		pthread_rwlock_wrlock(&fs->op_lock);
+		ret = fs->rdonly ? 0 : fs_write_all(fs);
+		chunk_snap(fs, c, &s0);
+		pthread_rwlock_unlock(&fs->op_lock);
+		if (ret < 0)
+			return ret;
+	}
+	ret = fs_view_open(fs, 1, &view);
+	if (ret < 0)
+		return ret;
+	want[c] = 1;
+	vo.threads = 1;
+	ret = fsck_run(view, &vo, want, r);
+	fs_view_close(view);
+	test_pause("CHUNKFS_TEST_SCRUB_QUIET_PAUSE", &paused_quiet);
+	if (ret < 0 || r->problems || r->escalated)
+		return ret < 0 ? ret : 0;
+	/* the last-check time, in the header as chunk_error writes it */
+	pthread_mutex_lock(&ch->state_lock);
+	s1.state = ch->disk_state;
+	same = s1.state == s0.state && ch->hdr.generation == s0.gen &&
+	       ch->last_change == s0.change;
+	if (same && o->mode != CFS_FSCK_NO) {
+		ch->hdr.last_check = time(NULL);
+		ret = chunk_write_header(fs, c, ch->disk_state);
+		if (ret == 0)
+			ret = cfs_bdev_flush(fs->bd);
+	}
+	pthread_mutex_unlock(&ch->state_lock);
+	return ret < 0 ? ret : same;
+}
+
 int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
 	      struct cfs_fsck_result *r)
 {
@@ -277,6 +354,10 @@ int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
 		return -EINVAL;
 	if (o->mode != CFS_FSCK_NO && fs->rdonly)
 		return -EROFS;
+	ret = quiet_check(fs, chunk, o, r);
+	if (ret != 0)
+		return ret < 0 ? ret : 0;
+	memset(r, 0, sizeof(*r));
 	pthread_rwlock_wrlock(&fs->op_lock);
 	ret = fs->rdonly ? 0 : fs_write_all(fs);
 	if (ret == 0)

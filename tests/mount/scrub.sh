@@ -155,6 +155,35 @@ unmount_fs "$mnt"
 log_clean daemon_log_clean "$DAEMON_LOG" && pass daemon_log_clean
 check_exit fsck_clean_after_online_repair 0 "$C" fsck -f -n "$img"
 
+# ---- a chunk nobody writes is checked without holding anybody up ----
+# The check of chunk $chunk pauses at its end (the hook); meanwhile
+# changes in /b go on at once; then a change in the chunk checked itself
+# makes that check not count, and it is made again with changes held off.
+CHUNKFS_TEST_SCRUB_QUIET_PAUSE=4 mount_fs "$img" "$mnt" || { fail quiet_mount "mount failed"; finish; }
+wait_clean "$img" 20
+"$C" scrub -n -c "$chunk" "$mnt" >"$TESTDIR/quiet.out" 2>&1 &
+spid=$!
+for i in $(seq 100); do
+	grep -q "scrub: test pause (CHUNKFS_TEST_SCRUB_QUIET_PAUSE)" "$DAEMON_LOG" && break
+	sleep 0.1
+done
+t0=$(date +%s%N)
+if timeout 10 mkdir "$mnt/b/during" && echo x >"$mnt/b/during/f" && sync -f "$mnt/b/during/f"; then
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	if [ "$ms" -lt 2000 ]; then
+		pass quiet_scrub_holds_nobody_up
+	else
+		fail quiet_scrub_holds_nobody_up "a change in /b took ${ms} ms during the check"
+	fi
+else
+	fail quiet_scrub_holds_nobody_up "mkdir/write in /b failed"
+fi
+echo changed >"$mnt/a/f1" && sync -f "$mnt/a/f1"
+wait "$spid"
+same quiet_scrub_changed_chunk_rechecked "$?" 0
+unmount_fs "$mnt"
+check_exit fsck_clean_after_quiet_scrub 0 "$C" fsck -f -n "$img"
+
 # ---- kill -9 half-way through an online repair ----
 "$CFSDAMAGE" "$img" inode "$ino" 0x10 || { fail setup "could not damage the inode"; finish; }
 CHUNKFS_TEST_SCRUB_PAUSE=30 mount_fs "$img" "$mnt" || { fail kill_mount "mount failed"; finish; }
@@ -164,7 +193,7 @@ spid=$!
 # the repair's first write has marked the chunk dirty on disk: the daemon
 # pauses there (and says so in its log)
 for i in $(seq 300); do
-	grep -q "scrub: test pause" "$DAEMON_LOG" && break
+	grep -q "scrub: test pause (CHUNKFS_TEST_SCRUB_PAUSE)" "$DAEMON_LOG" && break
 	sleep 0.1
 done
 grep -q "scrub: test pause" "$DAEMON_LOG" || fail kill_during_repair "the repair never paused"
