@@ -196,6 +196,7 @@ bench:
 CHUNKFS_CRASH_ROUNDS ?= 5000
 CHUNKFS_FSCK_ROUNDS ?= 10000
 CHUNKFS_KILL_ROUNDS ?= 300
+INJECT_ROUNDS ?= 200
 FUZZ_SECONDS ?= 300
 .PHONY: crash-long fuzz
 crash-long: $(SAN)/tests/test_crash $(SAN)/tests/test_fsck_random $(SAN_PROG)
@@ -203,6 +204,8 @@ crash-long: $(SAN)/tests/test_crash $(SAN)/tests/test_fsck_random $(SAN_PROG)
 	CHUNKFS_FSCK_ROUNDS=$(CHUNKFS_FSCK_ROUNDS) $(SAN)/tests/test_fsck_random
 	CHUNKFS_KILL_ROUNDS=$(CHUNKFS_KILL_ROUNDS) CHUNKFS=$(abspath $(SAN_PROG)) \
 		CHUNKFS_SRC=$(CURDIR) bash tests/mount/kill_stress.sh
+	INJECT_ROUNDS=$(INJECT_ROUNDS) CHUNKFS=$(abspath $(SAN_PROG)) \
+		CHUNKFS_SRC=$(CURDIR) bash tests/mount/inject.sh
 
 fuzz: $(PROG)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) CHUNKFS=$(abspath $(PROG)) bash tests/fuzz/run.sh

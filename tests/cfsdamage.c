@@ -15,6 +15,15 @@
  *   cfsdamage IMAGE dirnode C       flip a bit of the first directory node
  *                                   block of chunk C (its last byte), the
  *                                   checksum left wrong; prints the block
+ *   cfsdamage IMAGE meta C SEED [reseal]
+ *                                   flip random bits of one random byte of a
+ *                                   random metadata block of chunk C (header,
+ *                                   bitmaps, inode table, extent, directory
+ *                                   and xattr blocks), chosen from SEED; with
+ *                                   reseal its checksum is recomputed so the
+ *                                   damage passes it; prints "KIND BLOCK
+ *                                   OFFSET" (the online repair test,
+ *                                   tests/mount/inject.sh)
  *
  * The image is changed in place (mapped shared).  Exit status 0 when done,
  * 1 when the image cannot be opened or the damage not made, 2 on a usage
@@ -32,12 +41,14 @@
 #include <unistd.h>
 
 #include "damage.h"
+#include "rnd.h"
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: cfsdamage IMAGE incompat BITS\n"
 			"       cfsdamage IMAGE inode INO [MASK]\n"
-			"       cfsdamage IMAGE dirnode CHUNK\n");
+			"       cfsdamage IMAGE dirnode CHUNK\n"
+			"       cfsdamage IMAGE meta CHUNK SEED [reseal]\n");
 	return 2;
 }
 
@@ -89,13 +100,45 @@ static int garble_dirnode(struct damage_img *m, uint64_t c)
 	return -ENOENT;
 }
 
+static int garble_meta(struct damage_img *m, uint64_t c, uint64_t seed, int reseal)
+{
+	static struct damage_map map;
+	uint64_t first = damage_cbase(m, (uint32_t)c);
+	int idx[4096], n = 0;
+	uint32_t off;
+	uint8_t flip;
+
+	if (c >= m->sb.nchunks)
+		return -ERANGE;
+	damage_find_metadata(m, &map, 0);
+	for (int i = 0; i < map.n; i++)
+		if (map.b[i].blk >= first && map.b[i].blk < first + m->sb.chunk_blocks)
+			idx[n++] = i;
+	if (!n)
+		return -ENOENT;
+	rng = seed * 2 + 1;      /* the same SEED picks the same damage */
+	struct damage_meta *d = &map.b[idx[below((uint64_t)n)]];
+	off = (uint32_t)below(m->bs);
+	flip = (uint8_t)(below(255) + 1);
+	damage_blk(m, d->blk)[off] ^= flip;
+	if (reseal)
+		damage_reseal(m, d->blk);
+	printf("%s %llu %u\n", damage_kind_name[d->k], (unsigned long long)d->blk, off);
+	return 0;
+}
+
 /* The arguments after IMAGE VERB each verb takes: at least, at most. */
 static int verb_args(const char *verb, int *least, int *most)
 {
 	*least = *most = 1;
 	if (!strcmp(verb, "inode"))
 		*most = 2;
-	return strcmp(verb, "incompat") && strcmp(verb, "inode") && strcmp(verb, "dirnode");
+	if (!strcmp(verb, "meta")) {
+		*least = 2;
+		*most = 3;
+	}
+	return strcmp(verb, "incompat") && strcmp(verb, "inode") && strcmp(verb, "dirnode") &&
+	       strcmp(verb, "meta");
 }
 
 int main(int argc, char **argv)
@@ -108,7 +151,9 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || verb_args(argv[2], &least, &most) || argc - 3 < least ||
 	    argc - 3 > most || (arg = number(argv[3])) < 0 ||
-	    (argc == 5 && (mask = number(argv[4])) <= 0))
+	    (argc >= 5 && (mask = number(argv[4])) < 0) ||
+	    (argc == 5 && strcmp(argv[2], "meta") && mask == 0) ||
+	    (argc == 6 && strcmp(argv[5], "reseal")))
 		return usage();
 	fd = open(argv[1], O_RDWR | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -127,6 +172,8 @@ int main(int argc, char **argv)
 		ret = set_incompat(&m, (uint64_t)arg);
 	else if (!strcmp(argv[2], "inode"))
 		ret = garble_inode(&m, (uint64_t)arg, (uint64_t)mask);
+	else if (!strcmp(argv[2], "meta"))
+		ret = garble_meta(&m, (uint64_t)arg, (uint64_t)mask, argc == 6);
 	else
 		ret = garble_dirnode(&m, (uint64_t)arg);
 	if (ret == 0 && msync(p, (size_t)st.st_size, MS_SYNC) < 0)
