@@ -145,9 +145,10 @@ static const struct command commands[] = {
 	{ "scrub", cmd_scrub, "[-n|-p|-a|-y] [-c CHUNKS] [-C FD] [-v] [--json] MOUNTPOINT|-A",
 	  "Check a mounted filesystem one chunk at a time, and repair it, with\n"
 	  "the checker of chunkfs fsck, while it stays in use (as xfs_scrub).\n"
-	  "What is on the disk is checked: the daemon writes back what it holds\n"
-	  "first.  While a chunk is checked, changes wait; reads go on.  Only\n"
-	  "root or the user who mounted may scrub.\n"
+	  "What is on the disk is checked, not the daemon's cache.  A chunk\n"
+	  "nobody writes meanwhile is checked holding nothing up; otherwise\n"
+	  "changes wait for that chunk's check; reads never wait.  Only root or\n"
+	  "the user who mounted may scrub.\n"
 	  "  -n          report only, change nothing (the default)\n"
 	  "  -p, -a      preen: fix what is safe, exit 4 if a person is needed\n"
 	  "  -y          fix everything the checker can\n"

@@ -226,15 +226,28 @@ static int ask_repair(void)
 /* -n, -p (or -a) and -y each say what to do with a problem: two of them
  * together are a mistake, refused as e2fsck does rather than one of them
  * silently winning (-n -y used to repair). */
-static int set_mode(struct cfs_fsck_opts *o, int opt)
+int fsck_mode_opt(const char *cmd, int *mode, int opt)
 {
-	int mode = opt == 'n' ? CFS_FSCK_NO : opt == 'y' ? CFS_FSCK_YES : CFS_FSCK_PREEN;
+	int m = opt == 'n' ? CFS_FSCK_NO : opt == 'y' ? CFS_FSCK_YES : CFS_FSCK_PREEN;
 
-	if (o->mode >= 0 && o->mode != mode) {
-		usage_error("fsck", "only one of the options -p/-a, -n or -y may be specified");
+	if (*mode >= 0 && *mode != m) {
+		usage_error(cmd, "only one of the options -p/-a, -n or -y may be specified");
 		return -1;
 	}
-	o->mode = mode;
+	*mode = m;
+	return 0;
+}
+
+int fsck_progress_opt(const char *cmd, struct fsck_ui *u, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v) < 0 || v > 1024) {
+		usage_error(cmd, "bad progress descriptor '%s'", arg);
+		return -1;
+	}
+	u->progress_fd = (int)v;
+	u->bar = v == 0 && isatty(2);
 	return 0;
 }
 
@@ -252,7 +265,7 @@ static int parse_args(int argc, char **argv, struct cfs_fsck_opts *o, struct fsc
 	while ((opt = getopt_long(argc, argv, "npayfj:C:vVh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'n': case 'p': case 'a': case 'y':
-			if (set_mode(o, opt) < 0)
+			if (fsck_mode_opt("fsck", &o->mode, opt) < 0)
 				return -1;
 			break;
 		case 'f': o->force = 1; break;
@@ -272,12 +285,8 @@ static int parse_args(int argc, char **argv, struct cfs_fsck_opts *o, struct fsc
 			o->threads = (int)v;
 			break;
 		case 'C':
-			if (parse_u64(optarg, &v) < 0 || v > 1024) {
-				usage_error("fsck", "bad progress descriptor '%s'", optarg);
+			if (fsck_progress_opt("fsck", u, optarg) < 0)
 				return -1;
-			}
-			u->progress_fd = (int)v;
-			u->bar = v == 0 && isatty(2);
 			o->progress = ui_progress;
 			break;
 		default:

@@ -204,18 +204,6 @@ out:
 	return ret;
 }
 
-static int set_mode(struct scrub_args *sa, int opt)
-{
-	int mode = opt == 'n' ? CFS_FSCK_NO : opt == 'y' ? CFS_FSCK_YES : CFS_FSCK_PREEN;
-
-	if (sa->mode >= 0 && sa->mode != mode) {
-		usage_error("scrub", "only one of the options -p/-a, -n or -y may be specified");
-		return -1;
-	}
-	sa->mode = mode;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct scrub_args *sa, struct fsck_ui *u)
 {
 	static const struct option lo[] = {
@@ -223,14 +211,13 @@ static int parse_args(int argc, char **argv, struct scrub_args *sa, struct fsck_
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t v;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "Anpayc:C:vVh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'A': sa->all = 1; break;
 		case 'n': case 'p': case 'a': case 'y':
-			if (set_mode(sa, opt) < 0)
+			if (fsck_mode_opt("scrub", &sa->mode, opt) < 0)
 				return -1;
 			break;
 		case 'c': sa->chunks = optarg; break;
@@ -243,12 +230,8 @@ static int parse_args(int argc, char **argv, struct scrub_args *sa, struct fsck_
 			usage("scrub", stdout);
 			exit(FSCK_OK);
 		case 'C':
-			if (parse_u64(optarg, &v) < 0 || v > 1024) {
-				usage_error("scrub", "bad progress descriptor '%s'", optarg);
+			if (fsck_progress_opt("scrub", u, optarg) < 0)
 				return -1;
-			}
-			u->progress_fd = (int)v;
-			u->bar = v == 0 && isatty(2);
 			sa->o.progress = ui_progress;
 			break;
 		default:

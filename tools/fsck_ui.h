@@ -31,6 +31,12 @@ void ui_report(void *ctx, const char *msg);
 void ui_progress(void *ctx, uint32_t done, uint32_t total);
 void ui_problem(void *ctx, const struct cfs_fsck_problem *p);
 
+/* -n, -p/-a, -y into *mode (-1: none yet); two different ones are a
+ * usage error (reported: -1) */
+int fsck_mode_opt(const char *cmd, int *mode, int opt);
+/* -C FD: progress on FD, a bar on the terminal for 0 (else -1, reported) */
+int fsck_progress_opt(const char *cmd, struct fsck_ui *u, const char *arg);
+
 void print_json(struct fsck_ui *u, const struct cfs_fsck_result *r, int code);
 void print_summary(struct fsck_ui *u, const struct cfs_fsck_result *r, int mode);
 int exit_code(const struct cfs_fsck_result *r);
