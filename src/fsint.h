@@ -141,6 +141,10 @@ int inode_get(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out);
 /* Read an in-memory inode's dinode and variable area again from the
  * table (scrub, after a repair); the caller holds it locked. */
 int inode_reload(struct cfs_fs *fs, struct inode *ip);
+/* Is ino an inode the mounted filesystem behind this scrub view (see
+ * fs_view_open) holds open with no link left: a legitimate orphan, not a
+ * leak?  0 for any other filesystem. */
+int inode_live_orphan(struct cfs_fs *view, cfs_ino_t ino);
 /* Take ip out of the inode table: the next inode_get reads it afresh, and
  * this copy is freed when its last holder puts it. */
 void inode_forget(struct cfs_fs *fs, struct inode *ip);
@@ -274,10 +278,6 @@ int fs_write_all(struct cfs_fs *fs);
  * (fs_write_all first) and without marking any chunk clean. */
 int fs_view_open(struct cfs_fs *live, int rdonly, struct cfs_fs **out);
 void fs_view_close(struct cfs_fs *view);
-
-/* scrub.c: is ino an inode the mounted filesystem behind this scrub view
- * holds open with no link left (a legitimate orphan, not a leak)? */
-int scrub_live_orphan(struct cfs_fs *view, cfs_ino_t ino);
 
 /* namei.c, for fsck's lost+found (src/fsck/lpf.c): a directory head
  * (-ENOTDIR otherwise); name -> ip in dp, with a stub if they are in

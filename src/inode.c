@@ -114,6 +114,21 @@ void inode_forget(struct cfs_fs *fs, struct inode *ip)
 	pthread_mutex_unlock(&fs->icache_lock);
 }
 
+int inode_live_orphan(struct cfs_fs *view, cfs_ino_t ino)
+{
+	struct cfs_fs *live = view->live;
+	struct inode *ip;
+	int open = 0;
+
+	if (!live)
+		return 0;
+	pthread_mutex_lock(&live->icache_lock);
+	ip = icache_find(live, ino);
+	open = ip && !ip->loading && ip->open > 0;
+	pthread_mutex_unlock(&live->icache_lock);
+	return open;
+}
+
 /* One thread loads an inode; the others wait for it, so nobody can read
  * the table while another thread's newer copy is already in memory. */
 int inode_get(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)

@@ -31,22 +31,6 @@
 #include "bdev.h"
 #include "fsck/fsck.h"
 
-int scrub_live_orphan(struct cfs_fs *view, cfs_ino_t ino)
-{
-	struct cfs_fs *live = view->live;
-	struct inode *ip;
-	int open = 0;
-
-	if (!live)
-		return 0;
-	pthread_mutex_lock(&live->icache_lock);
-	for (ip = live->icache[ino % ICACHE_SLOTS]; ip; ip = ip->hnext)
-		if (ip->ino == ino && !ip->loading)
-			open = ip->open > 0;
-	pthread_mutex_unlock(&live->icache_lock);
-	return open;
-}
-
 /* Test hooks (as CHUNKFS_CACHE_KB): CHUNKFS_TEST_SCRUB_PAUSE seconds of
  * sleep at a repair's first write (tests kill the daemon there), and
  * CHUNKFS_TEST_SCRUB_QUIET_PAUSE at the end of a check that holds nobody

@@ -453,7 +453,7 @@ static void check_links(struct ck *x, struct inode *ip)
 
 	if (!root && x->refs[l] == 0) {
 		if (ip->d.nlink == 0 && !x->isdir[l]) {
-			if (!scrub_live_orphan(fs, ip->ino))   /* else still open */
+			if (!inode_live_orphan(fs, ip->ino))   /* else still open */
 				release_deleted(x, ip);
 			return;
 		}

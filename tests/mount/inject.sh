@@ -81,6 +81,8 @@ for r in $(seq "$ROUNDS"); do
 	[ $((RANDOM % 2)) = 0 ] && reseal=reseal
 	what=$("$CFSDAMAGE" "$img" meta "$c" "$s" $reseal) ||
 		{ fail "inject_round_$r" "cfsdamage failed"; bad=$((bad + 1)); continue; }
+	# INJECT_SAVE=DIR (by hand): the damaged image of each round, for replay
+	[ -z "${INJECT_SAVE:-}" ] || cp --sparse=always "$img" "$INJECT_SAVE/round.$r.img"
 	timeout 120 "$C" scrub -y "$mnt" >"$TESTDIR/round.out" 2>&1
 	rc=$?
 	case $rc in
