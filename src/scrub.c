@@ -215,41 +215,77 @@ static int inodes_take(struct cfs_fs *fs, const uint8_t *touched)
 	return ret;
 }
 
-/* Steps 2 and 3: the check in the view, its repairs written. */
-static int view_check(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
-		      struct cfs_fsck_result *r, uint8_t *touched)
+/* One check in a fresh view, of the chunks want selects (every chunk with
+ * want NULL and vo->force, as fsck -f); its repairs written and taken
+ * back (what it wrote before a failure too). */
+static int view_run(struct cfs_fs *fs, const uint8_t *want, const struct cfs_fsck_opts *vo,
+		    struct cfs_fsck_result *r, uint8_t *touched)
 {
-	struct cfs_fsck_opts vo = *o;
-	uint8_t want[CFS_MAX_CHUNKS] = { 0 };
 	struct cfs_fs *view;
 	uint32_t c;
 	int ret, r2;
 
-	state_lock_all(fs, 1);
-	ret = fs_view_open(fs, o->mode == CFS_FSCK_NO, &view);
+	ret = fs_view_open(fs, vo->mode == CFS_FSCK_NO, &view);
 	if (ret < 0)
-		goto out;
+		return ret;
 	view->cache.before_dirty = view_before_dirty;
 	/* preen's "the crash left it dirty" is the mount's finding, not the
 	 * mark the mounted filesystem's own writes put on disk */
 	for (c = 0; c < view->sb.nchunks; c++)
 		view->chunks[c].was_dirty = fs->chunks[c].was_dirty;
-	want[chunk] = 1;
-	vo.force = 1;
-	vo.threads = 1;
-	ret = fsck_run(view, &vo, want, r);
-	/* what the view changed before a failure is written and taken too */
-	if (o->mode != CFS_FSCK_NO) {
+	ret = fsck_run(view, vo, want, r);
+	if (vo->mode != CFS_FSCK_NO) {
 		for (c = 0; c < view->sb.nchunks; c++)
 			view->touched[c] |= view->chunks[c].hdr_dirty;
 		r2 = fs_write_all(view);
 		if (ret == 0)
 			ret = r2;
 		headers_take(fs, view);
-		memcpy(touched, view->touched, CFS_MAX_CHUNKS);
+		for (c = 0; c < CFS_MAX_CHUNKS; c++)
+			touched[c] |= view->touched[c];
 	}
 	fs_view_close(view);
-out:
+	return ret;
+}
+
+/* Chunk c was checked and found sound: its last-check time, its error mark
+ * cleared, in the header (state_lock held, as chunk_error writes it). */
+static int chunk_checked(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = &fs->chunks[c];
+	int ret;
+
+	ch->hdr.last_check = time(NULL);
+	ch->was_dirty = 0;
+	ret = chunk_write_header(fs, c, ch->disk_state & ~(uint32_t)CFS_STATE_ERROR);
+	return ret ? ret : cfs_bdev_flush(fs->bd);
+}
+
+/* Steps 2 and 3 (changes held off): chunk c's check; a repair checks every
+ * chunk, as fsck -f, in one run.  A fix in one chunk can change what
+ * another chunk's references mean (a stub cleared here leaves an entry
+ * naming it in a directory elsewhere), and the orphans are reconnected to
+ * /lost+found only after every chunk's own fixes, as offline. */
+static int view_check(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
+		      struct cfs_fsck_result *r, uint8_t *touched)
+{
+	struct cfs_fsck_opts vo = *o, look = { .mode = CFS_FSCK_NO, .threads = 1 };
+	uint8_t want[CFS_MAX_CHUNKS] = { 0 };
+	int ret;
+
+	want[chunk] = 1;
+	vo.force = 1;
+	vo.threads = 1;
+	state_lock_all(fs, 1);
+	if (o->mode == CFS_FSCK_NO) {
+		ret = view_run(fs, want, &vo, r, touched);
+	} else {
+		ret = view_run(fs, want, &look, r, touched);
+		if (ret == 0 && !r->problems && !r->escalated)
+			ret = chunk_checked(fs, chunk);
+		else if (ret == 0)
+			ret = view_run(fs, NULL, &vo, r, touched);
+	}
 	state_lock_all(fs, 0);
 	return ret;
 }
@@ -317,12 +353,8 @@ static int quiet_check(struct cfs_fs *fs, uint32_t c, const struct cfs_fsck_opts
 	s1.state = ch->disk_state;
 	same = s1.state == s0.state && ch->hdr.generation == s0.gen &&
 	       ch->last_change == s0.change;
-	if (same && o->mode != CFS_FSCK_NO) {
-		ch->hdr.last_check = time(NULL);
-		ret = chunk_write_header(fs, c, ch->disk_state);
-		if (ret == 0)
-			ret = cfs_bdev_flush(fs->bd);
-	}
+	if (same && o->mode != CFS_FSCK_NO)
+		ret = chunk_checked(fs, c);
 	pthread_mutex_unlock(&ch->state_lock);
 	return ret < 0 ? ret : same;
 }

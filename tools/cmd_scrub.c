@@ -88,14 +88,23 @@ static int report_fetch(int fd, const struct chunkfs_scrub_arg *a, struct fsck_u
 	return ret;
 }
 
-static void result_add(struct cfs_fsck_result *t, const struct cfs_fsck_result *r)
+/* A repair checks every chunk (r->checked is then all of them): its
+ * counts of inodes and directories are the filesystem's, and stay. */
+static void result_add(struct cfs_fsck_result *t, const struct cfs_fsck_result *r, int *full)
 {
-	t->checked += r->checked;
+	if (r->checked > 1) {
+		*full = 1;
+		t->checked = t->chunks;
+		t->inodes = r->inodes;
+		t->dirs = r->dirs;
+	} else if (!*full) {
+		t->checked += r->checked;
+		t->inodes += r->inodes;
+		t->dirs += r->dirs;
+	}
 	t->problems += r->problems;
 	t->fixed += r->fixed;
 	t->unfixed += r->unfixed;
-	t->inodes += r->inodes;
-	t->dirs += r->dirs;
 	t->escalated |= r->escalated;
 }
 
@@ -129,7 +138,7 @@ static int chunks_parse(const char *list, uint8_t *sel, uint32_t n)
 }
 
 static int scrub_chunk(int fd, uint32_t c, struct scrub_args *sa, struct fsck_ui *u,
-		       struct cfs_fsck_result *total)
+		       struct cfs_fsck_result *total, int *full)
 {
 	struct chunkfs_scrub_arg a = { .chunk = c, .mode = sa->mode };
 	int ret = scrub_ioctl(fd, CHUNKFS_IOC_SCRUB, &a);
@@ -139,7 +148,7 @@ static int scrub_chunk(int fd, uint32_t c, struct scrub_args *sa, struct fsck_ui
 	if (ret == 0)
 		ret = a.error;
 	if (ret == 0)
-		result_add(total, &a.res);
+		result_add(total, &a.res, full);
 	return ret;
 }
 
@@ -160,6 +169,7 @@ static int run(struct scrub_args *sa, struct fsck_ui *u, struct cfs_fsck_result 
 	struct chunkfs_scrub_arg q = { .chunk = SCRUB_QUERY, .mode = sa->mode };
 	uint8_t sel[CFS_MAX_CHUNKS] = { 0 };
 	uint32_t c, done = 0, want = 0;
+	int full = 0;
 	double t0 = mono_now();
 	int fd = open(u->img, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
 
@@ -183,15 +193,10 @@ static int run(struct scrub_args *sa, struct fsck_ui *u, struct cfs_fsck_result 
 	for (c = 0; c < q.nchunks && ret == 0; c++) {
 		if (!sel[c])
 			continue;
-		ret = scrub_chunk(fd, c, sa, u, total);
+		ret = scrub_chunk(fd, c, sa, u, total, &full);
 		if (ret < 0) {
 			scrub_failed(u->img, ret);
 			break;
-		}
-		/* entries lost naming other chunks: every chunk, as fsck */
-		if (total->escalated && want < q.nchunks) {
-			memset(sel + c + 1, 1, q.nchunks - c - 1);
-			want = done + 1 + (q.nchunks - c - 1);
 		}
 		done++;
 		if (sa->o.progress)
