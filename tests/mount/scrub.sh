@@ -205,6 +205,13 @@ case $(info_state "$img" "$chunk") in
 error*) pass killed_chunk_still_error ;;
 *) fail killed_chunk_still_error "chunk $chunk: $(info_state "$img" "$chunk")" ;;
 esac
+# preen takes the chunk (it is still marked), and leaves this damage, which
+# no crash explains, for a person; -y finishes the repair
+if expect_exit 4 "$C" fsck -p "$img" && grep -q "chunk $chunk: inode $ino: .*needs a person" "$OUT"; then
+	pass killed_preen_takes_chunk
+else
+	fail killed_preen_takes_chunk "$(head -c 300 "$OUT")"
+fi
 check_exit fsck_finishes_repair 1 "$C" fsck -y "$img"
 check_exit fsck_clean_after_kill 0 "$C" fsck -f -n "$img"
 finish
