@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-timeout: 1500
+# test-timeout: 600
 # Random damage to a mounted filesystem, repaired online (issue 12): each
 # round flips random bits of one random metadata block (tests/cfsdamage.c
 # meta: header, bitmaps, inode table, extent, directory and xattr blocks)

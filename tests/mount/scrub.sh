@@ -184,6 +184,16 @@ same quiet_scrub_changed_chunk_rechecked "$?" 0
 unmount_fs "$mnt"
 check_exit fsck_clean_after_quiet_scrub 0 "$C" fsck -f -n "$img"
 
+# ---- a read-only mount: -n only ----
+mount_fs "$img" "$mnt" -o ro || { fail ro_mount "mount failed"; finish; }
+check_exit scrub_n_read_only_mount 0 "$C" scrub -n "$mnt"
+if expect_exit 8 "$C" scrub -y "$mnt" && grep -q "mounted read-only: use -n" "$ERR"; then
+	pass scrub_y_read_only_refused
+else
+	fail scrub_y_read_only_refused "$(head -c 300 "$ERR")"
+fi
+unmount_fs "$mnt"
+
 # ---- kill -9 half-way through an online repair ----
 "$CFSDAMAGE" "$img" inode "$ino" 0x10 || { fail setup "could not damage the inode"; finish; }
 CHUNKFS_TEST_SCRUB_PAUSE=30 mount_fs "$img" "$mnt" || { fail kill_mount "mount failed"; finish; }
