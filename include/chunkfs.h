@@ -348,6 +348,12 @@ int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *opts,
  * lost entries naming other chunks, which want a check of every chunk. */
 int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *opts,
 	      struct cfs_fsck_result *res);
+/* Told, after a scrub's repair, of each inode held open (cfs_inode_get)
+ * in the chunks the repair wrote, which was read again: a cache above
+ * (the kernel's, through FUSE) should drop what it holds of it.  Called
+ * from the scrubbing thread with no lock of the library held. */
+typedef void (*cfs_reload_fn)(void *ctx, cfs_ino_t ino);
+void cfs_set_reload_fn(struct cfs_fs *fs, cfs_reload_fn fn, void *ctx);
 
 #ifdef CFS_VISIBILITY_PUSHED
 #pragma GCC visibility pop

@@ -74,6 +74,8 @@ struct cfs_fs {
 					   it finds is the checker's to report */
 	cfs_error_fn error_fn;          /* told of each error recorded */
 	void *error_ctx;
+	cfs_reload_fn reload_fn;        /* told of inodes a repair changed */
+	void *reload_ctx;
 	/* a scrub's view of a mounted filesystem (src/scrub.c): the mounted
 	 * one, and the chunks the view has written to */
 	struct cfs_fs *live;

@@ -181,13 +181,19 @@ static int is_part(const struct inode *ip)
 }
 
 /* Step 4 for inodes: chains first, so that no loaded chain still holds a
- * continuation when it is forgotten. */
-static int inodes_take(struct cfs_fs *fs, const uint8_t *touched)
+ * continuation when it is forgotten.  An inode somebody holds open (the
+ * kernel's references) is read again in place whatever it now is, so that
+ * the holder's put finds it; the numbers of those go to *changed, for the
+ * caller to tell the cache above (cfs_set_reload_fn) once changes go on. */
+static int inodes_take(struct cfs_fs *fs, const uint8_t *touched, cfs_ino_t **changed,
+		       size_t *nchanged)
 {
 	struct inode **pin, *ip;
 	size_t i, n;
 	int ret = inodes_pin(fs, touched, &pin, &n), r;
 
+	*nchanged = 0;
+	*changed = n ? malloc(n * sizeof(**changed)) : NULL;
 	for (i = 0; i < n; i++) {
 		ip = pin[i];
 		pthread_mutex_lock(&ip->lock);
@@ -200,12 +206,14 @@ static int inodes_take(struct cfs_fs *fs, const uint8_t *touched)
 		if (!touched[CFS_INO_CHUNK(ip->ino)])
 			continue;
 		pthread_mutex_lock(&ip->lock);
-		if (is_part(ip) || ip->deleted) {
+		if (!ip->open && (is_part(ip) || ip->deleted)) {
 			inode_forget(fs, ip);
 		} else {
 			r = inode_reload(fs, ip);
 			if (r < 0 && ret == 0)
 				ret = r;
+			if (ip->open && *changed)
+				(*changed)[(*nchanged)++] = ip->ino;
 		}
 		pthread_mutex_unlock(&ip->lock);
 	}
@@ -363,6 +371,8 @@ int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
 	      struct cfs_fsck_result *r)
 {
 	uint8_t touched[CFS_MAX_CHUNKS] = { 0 };
+	cfs_ino_t *changed = NULL;
+	size_t nchanged = 0, i;
 	int ret, r2;
 
 	memset(r, 0, sizeof(*r));
@@ -380,10 +390,14 @@ int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
 		ret = view_check(fs, chunk, o, r, touched);
 	r2 = cache_take(fs, touched);
 	if (r2 == 0)
-		r2 = inodes_take(fs, touched);
+		r2 = inodes_take(fs, touched, &changed, &nchanged);
 	/* nothing left for a person: the chunk is back in service */
 	if (ret == 0 && r2 == 0 && o->mode != CFS_FSCK_NO && !r->unfixed)
 		cfs_chunk_set_failed(fs, chunk, 0);
 	pthread_rwlock_unlock(&fs->op_lock);
+	/* with changes going on again: dropping a file's pages may write them */
+	for (i = 0; i < nchanged && fs->reload_fn; i++)
+		fs->reload_fn(fs->reload_ctx, changed[i]);
+	free(changed);
 	return ret < 0 ? ret : r2;
 }

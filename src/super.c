@@ -847,6 +847,12 @@ int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_info *ci)
 	return 0;
 }
 
+void cfs_set_reload_fn(struct cfs_fs *fs, cfs_reload_fn fn, void *ctx)
+{
+	fs->reload_fn = fn;
+	fs->reload_ctx = ctx;
+}
+
 void cfs_set_readonly(struct cfs_fs *fs)
 {
 	__atomic_store_n(&fs->ro_error, 1, __ATOMIC_RELAXED);

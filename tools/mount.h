@@ -98,6 +98,8 @@ struct mnt {
 	uint8_t repair_pending[CFS_MAX_CHUNKS];  /* chunks to scrub at once */
 	uint8_t chunk_out[CFS_MAX_CHUNKS];       /* left for a person: out of
 						    service, not scrubbed again */
+	cfs_ino_t *changed;      /* inodes a repair changed: the kernel's */
+	size_t nchanged;         /* copies to drop (scrubber_inval) */
 };
 
 extern const struct fuse_lowlevel_ops chunkfs_ops;
@@ -131,6 +133,9 @@ int scrubber_start(struct mnt *m);
 void scrubber_stop(struct mnt *m);
 /* `chunkfs scrub` put chunk c back in service */
 void scrubber_chunk_back(struct mnt *m, uint32_t c);
+/* Tell the kernel to drop what it caches of the inodes the last repairs
+ * changed; not from inside a request (the ioctl's, after its reply). */
+void scrubber_inval(struct mnt *m);
 
 /* FUSE requests served, by opcode (counted always, a relaxed atomic add
  * each); written at unmount to the file named by CHUNKFS_REQUEST_COUNTS. */

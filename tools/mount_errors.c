@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
@@ -149,6 +150,7 @@ static void *scrubber_main(void *arg)
 		if (c >= 0) {
 			pthread_mutex_unlock(&m->slock);
 			scrub_one(m, (uint32_t)c, true);
+			scrubber_inval(m);
 			pthread_mutex_lock(&m->slock);
 			continue;
 		}
@@ -159,6 +161,7 @@ static void *scrubber_main(void *arg)
 			pthread_mutex_unlock(&m->slock);
 			if (cfs_get_info(m->fs, &in) == 0 && in.chunks) {
 				scrub_one(m, turn % in.chunks, m->errors == ERRORS_REPAIR);
+				scrubber_inval(m);
 				turn = (turn + 1) % in.chunks;
 			}
 			deadline_after(&next, step_seconds(m));
@@ -180,6 +183,36 @@ void scrubber_chunk_back(struct mnt *m, uint32_t c)
 	pthread_mutex_unlock(&m->slock);
 }
 
+static void changed_queue(void *ctx, cfs_ino_t ino)
+{
+	struct mnt *m = ctx;
+	cfs_ino_t *n;
+
+	pthread_mutex_lock(&m->slock);
+	n = realloc(m->changed, (m->nchanged + 1) * sizeof(*n));
+	if (n) {
+		m->changed = n;
+		m->changed[m->nchanged++] = ino;
+	}
+	pthread_mutex_unlock(&m->slock);
+}
+
+void scrubber_inval(struct mnt *m)
+{
+	cfs_ino_t *list;
+	size_t n;
+
+	pthread_mutex_lock(&m->slock);
+	list = m->changed;
+	n = m->nchanged;
+	m->changed = NULL;
+	m->nchanged = 0;
+	pthread_mutex_unlock(&m->slock);
+	for (size_t i = 0; i < n; i++)
+		fuse_lowlevel_notify_inval_inode(m->se, list[i], 0, 0);
+	free(list);
+}
+
 int scrubber_start(struct mnt *m)
 {
 	pthread_condattr_t ca;
@@ -191,6 +224,7 @@ int scrubber_start(struct mnt *m)
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&m->slock, NULL);
 	cfs_set_error_fn(m->fs, mount_on_error, m);
+	cfs_set_reload_fn(m->fs, changed_queue, m);
 	/* a read-only mount repairs nothing; continue and remount-ro need
 	 * no thread */
 	if (m->rdonly || (m->errors != ERRORS_REPAIR && m->scrub_interval <= 0))
@@ -204,12 +238,15 @@ int scrubber_start(struct mnt *m)
 
 void scrubber_stop(struct mnt *m)
 {
-	if (!m->scrubber_started)
-		return;
-	pthread_mutex_lock(&m->slock);
-	m->sstop = true;
-	pthread_cond_signal(&m->swake);
-	pthread_mutex_unlock(&m->slock);
-	pthread_join(m->scrubber, NULL);
-	m->scrubber_started = false;
+	if (m->scrubber_started) {
+		pthread_mutex_lock(&m->slock);
+		m->sstop = true;
+		pthread_cond_signal(&m->swake);
+		pthread_mutex_unlock(&m->slock);
+		pthread_join(m->scrubber, NULL);
+		m->scrubber_started = false;
+	}
+	free(m->changed);      /* nobody left to tell */
+	m->changed = NULL;
+	m->nchanged = 0;
 }

@@ -67,6 +67,7 @@ void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		struct chunkfs_scrub_arg scrub;
 		struct chunkfs_scrub_page page;
 	} out;
+	struct mnt *m = fuse_req_userdata(req);
 	size_t out_len = 0;
 	int ret;
 
@@ -105,4 +106,7 @@ void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		fuse_reply_err(req, -ret);
 	else
 		fuse_reply_ioctl(req, 0, &out, out_len);
+	/* the request is gone once answered: m was taken before */
+	if (cmd == CHUNKFS_IOC_SCRUB)
+		scrubber_inval(m);
 }

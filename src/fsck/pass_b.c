@@ -452,9 +452,11 @@ static void check_links(struct ck *x, struct inode *ip)
 	int root = ip->ino == fs->sb.root_ino, code;
 
 	if (!root && x->refs[l] == 0) {
+		/* scrub: unlinked (or removed) but still open on the mount */
+		if (ip->d.nlink == 0 && inode_live_orphan(fs, ip->ino))
+			return;
 		if (ip->d.nlink == 0 && !x->isdir[l]) {
-			if (!inode_live_orphan(fs, ip->ino))   /* else still open */
-				release_deleted(x, ip);
+			release_deleted(x, ip);
 			return;
 		}
 		code = ip->ino == fs->sb.lpf_ino && x->isdir[l] ? PR_LPF_UNLINKED : PR_ORPHAN;
