@@ -312,10 +312,10 @@ test_remount() {
 test_ext4_options() {
 	local img=$TESTDIR/opts.img
 	"$CHUNKFS" mkfs -q "$img" 16M || return
-	if mount_fs "$img" "$mnt" -o user_xattr,lazytime,nobarrier,errors=remount-ro,noatime; then
+	if mount_fs "$img" "$mnt" -o user_xattr,lazytime,nobarrier,errors=panic,noatime; then
 		if grep -q "option 'user_xattr' means nothing to chunkfs: ignored" "$DAEMON_LOG" &&
 			grep -q "'lazytime'" "$DAEMON_LOG" && grep -q "'nobarrier'" "$DAEMON_LOG" &&
-			grep -q "'errors=remount-ro'" "$DAEMON_LOG"; then
+			grep -q "'errors=panic'" "$DAEMON_LOG"; then
 			pass ext4_options_ignored_named
 		else
 			fail ext4_options_ignored_named "$(head -c 300 "$DAEMON_LOG")"
