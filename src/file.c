@@ -180,7 +180,7 @@ static struct inode *neighbour(struct cfs_fs *fs, struct inode *head, uint64_t l
 
 static int chunk_has_room(struct cfs_fs *fs, uint32_t c)
 {
-	return fs->chunks[c].hdr.free_blocks > 0;
+	return chunk_avail_blocks(fs, &fs->chunks[c]) > 0;
 }
 
 int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,

@@ -123,6 +123,17 @@ void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta);
 #define CNT_DIRS  2
 int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *truth,
 		      int fix, uint64_t *diffs, uint64_t *truth_free);
+/* The repair reserve (CFS_REPAIR_INODES and _BLOCKS, FORMAT.md section
+ * 16.4): only a repair open (fsck) allocates it, so that the checker can
+ * always give the orphans of a full chunk a directory of that chunk under
+ * /lost+found (the directory and its stub) instead of a stub each.
+ * chunk_avail is what a normal allocation may take of free. */
+static inline uint32_t chunk_avail(const struct cfs_fs *fs, uint32_t free, uint32_t reserve)
+{
+	return fs->checking ? free : free > reserve ? free - reserve : 0;
+}
+#define chunk_avail_inodes(fs, ch) chunk_avail((fs), (ch)->hdr.free_inodes, CFS_REPAIR_INODES)
+#define chunk_avail_blocks(fs, ch) chunk_avail((fs), (ch)->hdr.free_blocks, CFS_REPAIR_BLOCKS)
 /* Pick a chunk with the inodes (and blocks) needed: want if it has them,
  * else the next one after it that does. */
 int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t need_blocks,
