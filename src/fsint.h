@@ -4,6 +4,7 @@
 #ifndef CHUNKFS_FSINT_H
 #define CHUNKFS_FSINT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -105,6 +106,14 @@ int chunk_before_dirty(void *ctx, uint64_t blk);
  * lock. */
 void chunk_error(struct cfs_fs *fs, uint32_t c, cfs_ino_t ino, uint64_t blk, int err,
 		 const char *what);
+/* chunk_error for an impossible value found in normal operation, for
+ * "return chunk_corrupt(...)": returns -EUCLEAN, ext4's EFSCORRUPTED. */
+static inline int chunk_corrupt(struct cfs_fs *fs, uint32_t c, cfs_ino_t ino, uint64_t blk,
+				const char *what)
+{
+	chunk_error(fs, c, ino, blk, -EUCLEAN, what);
+	return -EUCLEAN;
+}
 /* The cache's on_corrupt hook: chunk_error for the block's chunk. */
 void chunk_on_corrupt(void *ctx, uint64_t blk, int err);
 /* Allocate up to want contiguous blocks near goal (chunk-relative).

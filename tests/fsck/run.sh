@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fsck corruption library, in the spirit of e2fsprogs' tests/f_*.
-# test-timeout: 900  (40 cases, 4-6 fsck runs each: 80 s on an idle machine, up to 460 s seen on a loaded one)
+# test-timeout: 1200  (42 cases, 4-6 fsck runs each: 90 s on an idle machine; 900 s seen with a load average of 50)
 #
 # Each directory tests/fsck/CASE/ is one case: a populated image (4 chunks,
 # 64 for the c64-* cases, 4 with every chunk full of inodes and blocks but
