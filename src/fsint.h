@@ -141,8 +141,15 @@ static inline uint32_t chunk_avail(const struct cfs_fs *fs, uint32_t free, uint3
 {
 	return fs->checking ? free : free > reserve ? free - reserve : 0;
 }
+/* Tiny chunks keep at most an eighth of their data area. */
+static inline uint32_t chunk_repair_blocks(const struct cfs_fs *fs)
+{
+	uint64_t eighth = (fs->sb.chunk_blocks - fs->sb.data_start) / 8;
+
+	return eighth < CFS_REPAIR_BLOCKS ? (uint32_t)eighth : CFS_REPAIR_BLOCKS;
+}
 #define chunk_avail_inodes(fs, ch) chunk_avail((fs), (ch)->hdr.free_inodes, CFS_REPAIR_INODES)
-#define chunk_avail_blocks(fs, ch) chunk_avail((fs), (ch)->hdr.free_blocks, CFS_REPAIR_BLOCKS)
+#define chunk_avail_blocks(fs, ch) chunk_avail((fs), (ch)->hdr.free_blocks, chunk_repair_blocks(fs))
 /* Pick a chunk with the inodes (and blocks) needed: want if it has them,
  * else the next one after it that does. */
 int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t need_blocks,

@@ -694,7 +694,7 @@ static void test_chunk_block_alloc(void)
 		want = want % 37 + 1;
 	}
 	/* normal allocation leaves the repair reserve; a repair open takes it */
-	CHECK_EQ(total, k0.cfree[c] - CFS_REPAIR_BLOCKS);
+	CHECK_EQ(total, k0.cfree[c] - chunk_repair_blocks(fs));
 	fs->checking = 1;
 	while ((ret = chunk_alloc_blocks(fs, c, 0, 1, &rel)) > 0) {
 		rs[n++] = (struct range){ rel, (uint32_t)ret };
