@@ -227,6 +227,14 @@ struct cfs_chunk_error {
 	uint64_t block;                 /* absolute block, 0: not known */
 	char what[32];                  /* what was wrong */
 };
+/* The repair reserve: each chunk keeps this many free inodes and blocks
+ * (an eighth of its data blocks when that is fewer) that only fsck
+ * allocates, so that it can always reconnect the orphans of a full chunk
+ * to /lost+found (FORMAT.md section 16.4).  Normal allocation treats a
+ * chunk at its reserve as full; free_blocks and free_inodes below include
+ * it, cfs_statfs's bavail does not. */
+#define CFS_REPAIR_INODES 2u
+#define CFS_REPAIR_BLOCKS 8u
 struct cfs_chunk_info {
 	uint32_t index;
 	int state;                      /* CFS_CHUNK_* */

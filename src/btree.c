@@ -19,6 +19,15 @@ void bt_node_init(struct bt_node *n, int level)
 	set_hdr(n, level, 0, 0);
 }
 
+/* Every impossible value the engine meets goes through here, once, with
+ * the node it is in: -EUCLEAN, and the tree's owner records it. */
+static int bad(const struct btree *t, const struct bt_node *n, const char *what)
+{
+	if (t->ops->corrupt)
+		t->ops->corrupt(t->ctx, n, what);
+	return -EUCLEAN;
+}
+
 static int node_check(const struct bt_node *n, int level)
 {
 	uint32_t used = bt_used(n);
@@ -54,9 +63,10 @@ static int load_child(struct bt_cur *c, int lvl)
 		return ret;
 	ret = node_check(ch, lvl - 1);
 	if (ret < 0 || (bt_nrec(ch) == 0)) {
+		ret = bad(c->t, ch, ret < 0 ? "bad B+tree node header" : "empty B+tree node");
 		c->t->ops->put(c->t->ctx, ch);
 		ch->priv = NULL;
-		return ret < 0 ? ret : -EUCLEAN;
+		return ret;
 	}
 	return 0;
 }
@@ -108,7 +118,7 @@ static int leaf_position(struct bt_cur *c, uint64_t key, int mode)
 		uint64_t k;
 
 		if (!len)
-			return -EUCLEAN;
+			return bad(c->t, &p->n, "bad B+tree record");
 		k = cfs_btrec_key(p->n.recs + off);
 		if (mode == BT_GE && k >= key)
 			break;
@@ -139,14 +149,15 @@ static int descend(struct btree *t, uint64_t key, int mode, struct bt_cur *c)
 	memset(c, 0, sizeof(*c));
 	c->t = t;
 	if (top >= BT_MAXD || node_check(&t->root, top) < 0)
-		return -EUCLEAN;   /* c->top stays 0: release touches nothing */
+		return bad(t, &t->root, "bad B+tree root");   /* c->top stays 0:
+								  release touches nothing */
 	c->top = top;
 	c->p[c->top].n = t->root;
 	for (lvl = c->top; lvl > 0; lvl--) {
 		struct bt_pos *p = &c->p[lvl];
 
 		if (bt_nrec(&p->n) == 0)
-			return -EUCLEAN;
+			return bad(t, &p->n, "empty B+tree index node");
 		p->i = choose_child(&p->n, key, mode);
 		p->off = (uint32_t)p->i * BT_IDX_LEN;
 		ret = load_child(c, lvl);
@@ -189,7 +200,7 @@ static int leaf_seek_index(struct bt_cur *c, int want)
 		size_t len = rec_len_at(c->t, &p->n, off);
 
 		if (!len)
-			return -EUCLEAN;
+			return bad(c->t, &p->n, "bad B+tree record");
 		off += (uint32_t)len;
 	}
 	p->i = want;
@@ -249,7 +260,7 @@ int bt_next(struct bt_cur *c)
 		size_t len = rec_len_at(c->t, &p->n, p->off);
 
 		if (!len)
-			return -EUCLEAN;
+			return bad(c->t, &p->n, "bad B+tree record");
 		p->i++;
 		p->off += (uint32_t)len;
 		return 1;
@@ -262,7 +273,7 @@ int bt_prev(struct bt_cur *c)
 	struct bt_pos *p = &c->p[0];
 
 	if (p->i > 0)
-		return leaf_seek_index(c, p->i - 1) < 0 ? -EUCLEAN : 1;
+		return leaf_seek_index(c, p->i - 1) < 0 ? -EUCLEAN : 1;   /* recorded there */
 	return prev_leaf(c);
 }
 
@@ -309,7 +320,7 @@ static int grow_root(struct bt_cur *c)
 		return ret;
 	if (bt_used(root) > m.cap) {
 		t->ops->release(t->ctx, &m);
-		return -EUCLEAN;
+		return bad(t, root, "B+tree root overfull");
 	}
 	memcpy(m.recs, root->recs, bt_used(root));
 	set_hdr(&m, top, bt_nrec(root), bt_used(root));
@@ -336,8 +347,8 @@ static int grow_root(struct bt_cur *c)
 
 /* Split point: the first record boundary where the left part holds at
  * least half the bytes, moved back if the right part would not fit. */
-static int split_point(const struct btree *t, const uint8_t *tmp, uint32_t total,
-		       int count, int level, uint32_t cap, int *s, uint32_t *lb)
+static int split_point(const struct btree *t, const struct bt_node *n, const uint8_t *tmp,
+		       uint32_t total, int count, int level, uint32_t cap, int *s, uint32_t *lb)
 {
 	uint32_t off = 0, prev_off = 0;
 	int i;
@@ -346,7 +357,7 @@ static int split_point(const struct btree *t, const uint8_t *tmp, uint32_t total
 		size_t len = level ? BT_IDX_LEN : t->ops->leaf_len(tmp + off, total - off);
 
 		if (!len)
-			return -EUCLEAN;
+			return bad(t, n, "bad B+tree record");
 		if (i > 0 && off >= total / 2)
 			break;
 		prev_off = off;
@@ -357,13 +368,13 @@ static int split_point(const struct btree *t, const uint8_t *tmp, uint32_t total
 		off = prev_off;
 	}
 	if (total - off > cap && i < count - 1)
-		return -EUCLEAN;
+		return bad(t, n, "B+tree records too long");
 	if (off > cap) {
 		i--;
 		off = prev_off;
 	}
 	if (i < 1 || off > cap || total - off > cap)
-		return -EUCLEAN;
+		return bad(t, n, "B+tree records too long");
 	*s = i;
 	*lb = off;
 	return 0;
@@ -384,7 +395,7 @@ static int split_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t le
 	memcpy(tmp, n->recs, p->off);
 	memcpy(tmp + p->off, rec, len);
 	memcpy(tmp + p->off + len, n->recs + p->off, used - p->off);
-	ret = split_point(t, tmp, total, count, lvl, n->cap, &s, &lb);
+	ret = split_point(t, n, tmp, total, count, lvl, n->cap, &s, &lb);
 	if (ret < 0)
 		goto out;
 	ret = t->ops->alloc(t->ctx, lvl, &m);
@@ -392,7 +403,7 @@ static int split_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t le
 		goto out;
 	if (total - lb > m.cap) {
 		t->ops->release(t->ctx, &m);
-		ret = -EUCLEAN;
+		ret = bad(t, n, "B+tree records too long");
 		goto out;
 	}
 	memcpy(m.recs, tmp + lb, total - lb);
@@ -489,7 +500,7 @@ int bt_delete(struct bt_cur *c)
 	int lvl = 0, ret;
 
 	if (!len) {
-		ret = -EUCLEAN;
+		ret = bad(t, &c->p[0].n, "bad B+tree record");
 		goto out;
 	}
 	ret = node_remove(c, 0, c->p[0].off, len);
@@ -524,9 +535,12 @@ static int walk_node(struct btree *t, struct bt_node *n, int level,
 				  level - 1, &ch);
 		if (ret < 0)
 			return ret;
-		ret = node_check(&ch, level - 1);
-		if (ret == 0 && bt_nrec(&ch) == 0)
-			ret = -EUCLEAN;   /* as load_child: readers refuse it */
+		/* as load_child: readers refuse it */
+		ret = 0;
+		if (node_check(&ch, level - 1) < 0)
+			ret = bad(t, &ch, "bad B+tree node header");
+		else if (bt_nrec(&ch) == 0)
+			ret = bad(t, &ch, "empty B+tree node");
 		if (ret == 0)
 			ret = walk_node(t, &ch, level - 1, cb, ctx);
 		t->ops->put(t->ctx, &ch);
@@ -542,6 +556,6 @@ int bt_walk(struct btree *t, int (*cb)(void *ctx, struct bt_node *n, int level),
 	int top = bt_level(&t->root);
 
 	if (top >= BT_MAXD || node_check(&t->root, top) < 0)
-		return -EUCLEAN;
+		return bad(t, &t->root, "bad B+tree root");
 	return walk_node(t, &t->root, top, cb, ctx);
 }

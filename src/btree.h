@@ -40,6 +40,9 @@ struct bt_ops {
 	 * moves down into m (may be NULL) */
 	int (*persist)(void *ctx, struct bt_node *m, struct bt_node *n);
 	void (*put)(void *ctx, struct bt_node *n);
+	/* corruption found in node n (what: at most 31 bytes): the owner
+	 * records it (FORMAT.md 18); may be NULL */
+	int (*corrupt)(void *ctx, const struct bt_node *n, const char *what);
 };
 
 struct btree {

@@ -437,21 +437,22 @@ int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t wa
 {
 	struct chunk *ch = chunk_of(fs, c);
 	uint64_t got;
-	uint32_t len = 0;
+	uint32_t len = 0, avail;
 	int ret;
 
 	ret = chunk_mark_dirty(fs, c);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
-	if (ch->hdr.free_blocks == 0) {
+	avail = chunk_avail_blocks(fs, ch);
+	if (avail == 0) {
 		ret = -ENOSPC;
 		goto out;
 	}
 	if (goal < fs->sb.data_start || goal >= fs->sb.chunk_blocks)
 		goal = ch->alloc_hint;
-	if (want > ch->hdr.free_blocks)
-		want = ch->hdr.free_blocks;
+	if (want > avail)
+		want = avail;
 	ret = bm_alloc(fs, c, BM_BLOCKS, goal, fs->sb.chunk_blocks, want, &got, &len);
 	if (ret < 0)
 		goto out;
@@ -522,7 +523,7 @@ int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino)
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
-	if (ch->hdr.free_inodes == 0) {
+	if (chunk_avail_inodes(fs, ch) == 0) {
 		ret = -ENOSPC;
 		goto out;
 	}
@@ -630,7 +631,8 @@ int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t 
 		uint32_t c = (want + i) % n;
 		struct chunk *ch = chunk_of(fs, c);
 
-		if (ch->hdr.free_inodes >= need_inodes && ch->hdr.free_blocks >= need_blocks) {
+		if (chunk_avail_inodes(fs, ch) >= need_inodes &&
+		    chunk_avail_blocks(fs, ch) >= need_blocks) {
 			*out = c;
 			return 0;
 		}
@@ -639,7 +641,7 @@ int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t 
 	for (i = 0; i < n; i++) {
 		uint32_t c = (want + i) % n;
 
-		if (chunk_of(fs, c)->hdr.free_inodes >= need_inodes) {
+		if (chunk_avail_inodes(fs, chunk_of(fs, c)) >= need_inodes) {
 			*out = c;
 			return 0;
 		}

@@ -24,6 +24,21 @@ uint64_t dir_hash(struct cfs_fs *fs, const char *name, size_t len)
 }
 
 
+/* Corruption in dp's tree or records (FORMAT.md 18): its entries are its
+ * head's chunk's (16.1), whichever chunk holds the node (blk, 0: not
+ * known). */
+static int dir_bad(struct cfs_fs *fs, struct inode *dp, uint64_t blk, const char *what)
+{
+	return chunk_corrupt(fs, CFS_INO_CHUNK(dp->ino), dp->ino, blk, what);
+}
+
+static int dir_corrupt(void *vc, const struct bt_node *n, const char *what)
+{
+	struct dir_ctx *x = vc;
+
+	return dir_bad(x->fs, x->dp, tree_node_blk(n), what);
+}
+
 static int dir_get_node(struct dir_ctx *x, uint64_t lblk, struct bt_node *n)
 {
 	struct cfs_fs *fs = x->fs;
@@ -32,10 +47,12 @@ static int dir_get_node(struct dir_ctx *x, uint64_t lblk, struct bt_node *n)
 	int ret;
 
 	if (lblk >= x->dp->d.size / fs->bsize)
-		return -EUCLEAN;
+		return dir_bad(fs, x->dp, 0, "directory node past its size");
 	ret = file_map(fs, x->dp, lblk, &abs, &len);
-	if (ret <= 0)
-		return ret ? ret : -EUCLEAN;
+	if (ret == 0)
+		return dir_bad(fs, x->dp, 0, "directory node missing");
+	if (ret < 0)
+		return ret;
 	return tree_node_get(fs, abs, CFS_MAGIC_DIR, x->dp->ino, lblk, n);
 }
 
@@ -105,7 +122,7 @@ static int dir_persist(void *vc, struct bt_node *m, struct bt_node *n)
 static const struct bt_ops dir_ops = {
 	.leaf_len = cfs_dirent_len, .get = dir_get, .alloc = dir_alloc,
 	.release = dir_release, .dirty = dir_dirty, .persist = dir_persist,
-	.put = dir_put,
+	.put = dir_put, .corrupt = dir_corrupt,
 };
 
 /* One operation on a directory's tree. */
@@ -167,6 +184,17 @@ static void rec_decode(const uint8_t *p, struct dirent_rec *r)
 	r->name[d.namelen] = 0;
 }
 
+/* An entry naming no possible inode: recorded, -EUCLEAN (dir_iterate
+ * still lists it, for the checker, which clears such entries). */
+static int rec_check(struct dir_op *o, const struct dirent_rec *r)
+{
+	struct cfs_fs *fs = o->x.fs;
+
+	if (!ino_valid(fs, r->ino) || (r->stub && !ino_valid(fs, r->stub)))
+		return dir_corrupt(&o->x, &o->c.p[0].n, "entry names no valid inode");
+	return 0;
+}
+
 static size_t rec_encode(const struct dirent_rec *r, uint8_t *p)
 {
 	struct cfs_dirent d = { r->hash, r->ino, r->stub, r->type, r->namelen,
@@ -201,8 +229,11 @@ int dir_lookup(struct cfs_fs *fs, struct inode *dp, const char *name, struct dir
 	if (ret < 0)
 		return ret;
 	ret = dir_find(&o.t, name, strlen(name), &o.c);
-	if (ret == 1)
+	if (ret == 1) {
 		rec_decode(bt_rec(&o.c), out);
+		if (rec_check(&o, out) < 0)
+			ret = -EUCLEAN;
+	}
 	dir_done(&o);
 	return ret < 0 ? ret : ret ? 0 : -ENOENT;
 }
@@ -309,10 +340,11 @@ int dir_iterate(struct cfs_fs *fs, struct inode *dp, uint64_t cookie,
 		return ret;
 	for (ret = bt_seek(&o.t, cookie, BT_GE, &o.c); ret == 1; ret = bt_next(&o.c)) {
 		if (bt_rec_len(&o.c) == 0) {
-			ret = -EUCLEAN;
+			ret = dir_corrupt(&o.x, &o.c.p[0].n, "bad directory record");
 			break;
 		}
 		rec_decode(bt_rec(&o.c), &r);
+		rec_check(&o, &r);
 		if (cb(ctx, &r)) {
 			ret = 0;
 			break;

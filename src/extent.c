@@ -26,6 +26,24 @@ static uint32_t ino_chunk(struct inode *ip)
 	return CFS_INO_CHUNK(ip->ino);
 }
 
+/* Corruption in ip's extent tree (FORMAT.md 18): ip's chunk holds the
+ * tree, and the block is the node's, or the inode's own for the root. */
+static int ext_bad(struct cfs_fs *fs, struct inode *ip, uint64_t blk, const char *what)
+{
+	uint32_t off;
+
+	if (!blk)
+		blk = inode_location(fs, ip->ino, &off);
+	return chunk_corrupt(fs, ino_chunk(ip), ip->ino, blk, what);
+}
+
+static int ext_corrupt(void *vc, const struct bt_node *n, const char *what)
+{
+	struct ext_ctx *x = vc;
+
+	return ext_bad(x->fs, x->ip, tree_node_blk(n), what);
+}
+
 static int ext_get(void *vc, uint64_t ptr, int level, struct bt_node *n)
 {
 	struct ext_ctx *x = vc;
@@ -33,7 +51,7 @@ static int ext_get(void *vc, uint64_t ptr, int level, struct bt_node *n)
 
 	(void)level;
 	if (ptr < fs->sb.data_start || ptr >= fs->sb.chunk_blocks)
-		return -EUCLEAN;
+		return ext_bad(fs, x->ip, 0, "extent node out of the chunk");
 	return tree_node_get(fs, chunk_base(fs, ino_chunk(x->ip)) + ptr, CFS_MAGIC_EXT,
 			     x->ip->ino, ptr, n);
 }
@@ -85,7 +103,7 @@ static int ext_dirty(void *vc, struct bt_node *n)
 
 static const struct bt_ops ext_ops = {
 	.leaf_len = ext_leaf_len, .get = ext_get, .alloc = ext_alloc,
-	.release = ext_release, .dirty = ext_dirty, .put = ext_put,
+	.release = ext_release, .dirty = ext_dirty, .put = ext_put, .corrupt = ext_corrupt,
 };
 
 static void ext_tree(struct cfs_fs *fs, struct inode *ip, struct ext_ctx *x,
@@ -147,7 +165,7 @@ int ext_lookup(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, struct extent
 	if (ret == 1) {
 		ext_decode(bt_rec(&c), e);
 		if (ext_sane(fs, e) < 0)
-			ret = -EUCLEAN;
+			ret = ext_corrupt(&x, &c.p[0].n, "impossible extent");
 		else if (lblk < e->lblk + e->len)
 			goto found;
 		else if ((ret = bt_next(&c)) == 1)
@@ -239,8 +257,9 @@ int ext_remove(struct cfs_fs *fs, struct inode *ip, uint64_t from, uint64_t to)
 			return ret;
 		}
 		if (ext_sane(fs, &e) < 0) {
+			ret = ext_corrupt(&x, &c.p[0].n, "impossible extent");
 			bt_release(&c);
-			return -EUCLEAN;
+			return ret;
 		}
 		s = e.lblk > from ? e.lblk : from;
 		end = e.lblk + e.len < to ? e.lblk + e.len : to;
@@ -282,6 +301,7 @@ int ext_remove(struct cfs_fs *fs, struct inode *ip, uint64_t from, uint64_t to)
 
 struct walk_ctx {
 	struct cfs_fs *fs;
+	struct inode *ip;
 	int (*cb)(void *ctx, const struct extent *e, int is_node, uint32_t node_rel);
 	void *ctx;
 };
@@ -294,7 +314,7 @@ static int ext_walk_node(void *vc, struct bt_node *n, int level)
 
 	if (level == 0) {
 		if ((size_t)bt_nrec(n) * CFS_EXT_SIZE > bt_used(n))
-			return -EUCLEAN;
+			return ext_bad(w->fs, w->ip, tree_node_blk(n), "bad extent leaf");
 		for (i = 0; i < bt_nrec(n); i++) {
 			ext_decode(n->recs + (size_t)i * CFS_EXT_SIZE, &e);
 			ret = w->cb(w->ctx, &e, 0, 0);
@@ -313,7 +333,7 @@ int ext_walk(struct cfs_fs *fs, struct inode *ip,
 {
 	struct ext_ctx x;
 	struct btree t;
-	struct walk_ctx w = { fs, cb, ctx };
+	struct walk_ctx w = { fs, ip, cb, ctx };
 
 	if (!(ip->d.flags & CFS_IFL_EXTENTS))
 		return 0;

@@ -180,7 +180,7 @@ static struct inode *neighbour(struct cfs_fs *fs, struct inode *head, uint64_t l
 
 static int chunk_has_room(struct cfs_fs *fs, uint32_t c)
 {
-	return fs->chunks[c].hdr.free_blocks > 0;
+	return chunk_avail_blocks(fs, &fs->chunks[c]) > 0;
 }
 
 int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
@@ -242,8 +242,9 @@ static int chain_prune(struct cfs_fs *fs, struct inode *head)
 		for (j = 0; j < i && !p; j++)
 			if (inode_chain_at(head, j)->ino == ci->d.back)
 				p = inode_chain_at(head, j);
-		if (!p)
-			return -EUCLEAN;
+		if (!p)   /* the check of ci's chunk verifies its back pointer */
+			return chunk_corrupt(fs, CFS_INO_CHUNK(ci->ino), ci->ino, 0,
+					     "continuation back pointer bad");
 		for (s = 0; s < CFS_NCONT; s++)
 			if (p->d.cont[s] == ci->ino)
 				p->d.cont[s] = 0;
@@ -340,7 +341,8 @@ ssize_t file_read(struct cfs_fs *fs, struct inode *ip, void *buf, size_t n, uint
 		n = (size_t)(ip->d.size - off);
 	if (ip->d.flags & CFS_IFL_INLINE) {
 		if (off + n > fs->varsz)
-			return -EUCLEAN;
+			return chunk_corrupt(fs, CFS_INO_CHUNK(ip->ino), ip->ino, 0,
+					     "inline data past the inode");
 		memcpy(dst, ip->var + off, n);
 		return (ssize_t)n;
 	}

@@ -170,7 +170,8 @@ static int64_t readlink_body(struct cfs_fs *fs, struct inode *ip, void *arg)
 		return -EINVAL;
 	ret = file_read(fs, ip, x->buf, x->size, 0);
 	if (ret >= 0 && ip->d.size <= x->size && (size_t)ret != ip->d.size)
-		return -EUCLEAN;
+		return chunk_corrupt(fs, CFS_INO_CHUNK(ip->ino), ip->ino, 0,
+				     "symlink shorter than its size");
 	return ret < 0 ? ret : (ssize_t)ip->d.size;
 }
 

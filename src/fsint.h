@@ -4,6 +4,7 @@
 #ifndef CHUNKFS_FSINT_H
 #define CHUNKFS_FSINT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -114,6 +115,14 @@ int chunk_before_dirty(void *ctx, uint64_t blk);
  * lock. */
 void chunk_error(struct cfs_fs *fs, uint32_t c, cfs_ino_t ino, uint64_t blk, int err,
 		 const char *what);
+/* chunk_error for an impossible value found in normal operation, for
+ * "return chunk_corrupt(...)": returns -EUCLEAN, ext4's EFSCORRUPTED. */
+static inline int chunk_corrupt(struct cfs_fs *fs, uint32_t c, cfs_ino_t ino, uint64_t blk,
+				const char *what)
+{
+	chunk_error(fs, c, ino, blk, -EUCLEAN, what);
+	return -EUCLEAN;
+}
 /* The cache's on_corrupt hook: chunk_error for the block's chunk. */
 void chunk_on_corrupt(void *ctx, uint64_t blk, int err);
 /* Allocate up to want contiguous blocks near goal (chunk-relative).
@@ -132,6 +141,24 @@ void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta);
 #define CNT_DIRS  2
 int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *truth,
 		      int fix, uint64_t *diffs, uint64_t *truth_free);
+/* The repair reserve (CFS_REPAIR_INODES and _BLOCKS, FORMAT.md section
+ * 16.4): only a repair open (fsck) allocates it, so that the checker can
+ * always give the orphans of a full chunk a directory of that chunk under
+ * /lost+found (the directory and its stub) instead of a stub each.
+ * chunk_avail is what a normal allocation may take of free. */
+static inline uint32_t chunk_avail(const struct cfs_fs *fs, uint32_t free, uint32_t reserve)
+{
+	return fs->checking ? free : free > reserve ? free - reserve : 0;
+}
+/* Tiny chunks keep at most an eighth of their data area. */
+static inline uint32_t chunk_repair_blocks(const struct cfs_fs *fs)
+{
+	uint64_t eighth = (fs->sb.chunk_blocks - fs->sb.data_start) / 8;
+
+	return eighth < CFS_REPAIR_BLOCKS ? (uint32_t)eighth : CFS_REPAIR_BLOCKS;
+}
+#define chunk_avail_inodes(fs, ch) chunk_avail((fs), (ch)->hdr.free_inodes, CFS_REPAIR_INODES)
+#define chunk_avail_blocks(fs, ch) chunk_avail((fs), (ch)->hdr.free_blocks, chunk_repair_blocks(fs))
 /* Pick a chunk with the inodes (and blocks) needed: want if it has them,
  * else the next one after it that does. */
 int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t need_blocks,

@@ -293,6 +293,9 @@ int inode_chain_load(struct cfs_fs *fs, struct inode *head)
 			ret = inode_chain_add(head, ci);
 			if (ret < 0) {
 				inode_put(fs, ci);
+				if (ret == -EUCLEAN)
+					chunk_error(fs, CFS_INO_CHUNK(head->ino), head->ino, 0,
+						    ret, "too many continuations");
 				goto fail;
 			}
 		}
@@ -371,10 +374,13 @@ int inode_alloc(struct cfs_fs *fs, uint32_t c, int exact, uint16_t mode,
 	 * its root block. */
 	pthread_mutex_lock(&ip->lock);
 	if (ip->d.mode != 0) {
+		uint32_t off;
+
 		/* the bitmap said free but the table says in use */
 		pthread_mutex_unlock(&ip->lock);
 		inode_put(fs, ip);
-		ret = -EUCLEAN;
+		ret = chunk_corrupt(fs, c, ino, inode_location(fs, ino, &off),
+				    "free in bitmap, in use in table");
 		goto fail;
 	}
 	{

@@ -116,10 +116,10 @@ static uint32_t spread_pick(struct cfs_fs *fs)
 	pthread_mutex_lock(&fs->spread_lock);
 	for (i = 0; i < n; i++) {
 		c = (fs->spread_next + i) % n;
-		if (fs->chunks[c].hdr.free_inodes < 2)
+		if (chunk_avail_inodes(fs, &fs->chunks[c]) < 2)
 			continue;
-		if (fs->chunks[c].hdr.free_blocks > best_free) {
-			best_free = fs->chunks[c].hdr.free_blocks;
+		if (chunk_avail_blocks(fs, &fs->chunks[c]) > best_free) {
+			best_free = chunk_avail_blocks(fs, &fs->chunks[c]);
 			best = c;
 		}
 	}

@@ -777,11 +777,11 @@ int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st)
 		pthread_mutex_lock(&ch->lock);
 		st->blocks += fs->sb.chunk_blocks - fs->sb.data_start;
 		st->bfree += ch->hdr.free_blocks;
+		st->bavail += chunk_avail_blocks(fs, ch);   /* the repair reserve is not */
 		st->files += fs->sb.inodes_per_chunk;
 		st->ffree += ch->hdr.free_inodes;
 		pthread_mutex_unlock(&ch->lock);
 	}
-	st->bavail = st->bfree;
 	return 0;
 }
 

@@ -25,7 +25,9 @@ int tree_node_get(struct cfs_fs *fs, uint64_t abs, uint32_t magic, uint32_t owne
 		return ret;
 	if (cfs_node_owner(b->data) != owner) {
 		buf_put(&fs->cache, b);
-		return -EUCLEAN;
+		/* the owner's chunk: its check walks the owner's tree */
+		return chunk_corrupt(fs, CFS_INO_CHUNK(owner), owner, abs,
+				     "tree node of another inode");
 	}
 	node_view(fs, b, ptr, n);
 	return 0;
@@ -43,6 +45,11 @@ int tree_node_new(struct cfs_fs *fs, uint64_t abs, uint32_t magic, uint32_t owne
 	node_view(fs, b, ptr, n);
 	bt_node_init(n, level);
 	return 0;
+}
+
+uint64_t tree_node_blk(const struct bt_node *n)
+{
+	return n && n->priv ? ((const struct buf *)n->priv)->blk : 0;
 }
 
 void tree_node_put(struct cfs_fs *fs, struct bt_node *n)

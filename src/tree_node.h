@@ -13,12 +13,15 @@
 struct cfs_fs;
 
 /* n views the node block at absolute block abs (magic), which must belong
- * to inode owner (else -EUCLEAN); ptr is its pointer in the tree. */
+ * to inode owner (else -EUCLEAN, recorded against owner's chunk); ptr is
+ * its pointer in the tree. */
 int tree_node_get(struct cfs_fs *fs, uint64_t abs, uint32_t magic, uint32_t owner,
 		  uint64_t ptr, struct bt_node *n);
 /* A new, empty node of the given level in block abs, owned by owner. */
 int tree_node_new(struct cfs_fs *fs, uint64_t abs, uint32_t magic, uint32_t owner,
 		  uint64_t ptr, int level, struct bt_node *n);
+/* The absolute block of n, 0 for a root in an inode. */
+uint64_t tree_node_blk(const struct bt_node *n);
 /* Drop n's block (nothing for a root in an inode). */
 void tree_node_put(struct cfs_fs *fs, struct bt_node *n);
 

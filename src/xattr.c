@@ -71,6 +71,17 @@ static void xlist_free(struct cfs_fs *fs, struct xlist *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/* Corruption in ip's xattrs (FORMAT.md 18), in the block blk: the inode's
+ * own (0) or its overflow block. */
+static int xattr_bad(struct cfs_fs *fs, struct inode *ip, uint64_t blk, const char *what)
+{
+	uint32_t off;
+
+	if (!blk)
+		blk = inode_location(fs, ip->ino, &off);
+	return chunk_corrupt(fs, CFS_INO_CHUNK(ip->ino), ip->ino, blk, what);
+}
+
 static int xlist_load(struct cfs_fs *fs, struct inode *ip, struct xlist *l)
 {
 	uint32_t c = CFS_INO_CHUNK(ip->ino), used;
@@ -78,26 +89,33 @@ static int xlist_load(struct cfs_fs *fs, struct inode *ip, struct xlist *l)
 
 	memset(l, 0, sizeof(*l));
 	if (ip->d.xattr_len > fs->varsz)
-		return -EUCLEAN;
+		return xattr_bad(fs, ip, 0, "xattr length too big");
 	ret = parse_area(ip->var + fs->varsz - ip->d.xattr_len, ip->d.xattr_len, l);
+	if (ret == -EUCLEAN)
+		ret = xattr_bad(fs, ip, 0, "bad xattr entry in the inode");
 	if (ret < 0 || !ip->d.xattr_block)
 		goto out;
 	if (ip->d.xattr_block < fs->sb.data_start ||
 	    ip->d.xattr_block >= fs->sb.chunk_blocks) {
-		ret = -EUCLEAN;
+		ret = xattr_bad(fs, ip, 0, "xattr block out of the chunk");
 		goto out;
 	}
 	ret = cache_get_meta(&fs->cache, chunk_base(fs, c) + ip->d.xattr_block,
 			     CFS_MAGIC_XATTR, &l->blk);
 	if (ret < 0)
-		goto out;
+		goto out;   /* recorded by the cache (chunk_on_corrupt) */
 	used = cfs_xattr_blk_used(l->blk->data);
-	if (cfs_xattr_blk_owner(l->blk->data) != ip->ino ||
-	    used > cfs_xattr_blk_cap(fs->bsize)) {
-		ret = -EUCLEAN;
+	if (cfs_xattr_blk_owner(l->blk->data) != ip->ino) {
+		ret = xattr_bad(fs, ip, l->blk->blk, "xattr block of another inode");
+		goto out;
+	}
+	if (used > cfs_xattr_blk_cap(fs->bsize)) {
+		ret = xattr_bad(fs, ip, l->blk->blk, "xattr block overfull");
 		goto out;
 	}
 	ret = parse_area(cfs_xattr_blk_data(l->blk->data), used, l);
+	if (ret == -EUCLEAN)
+		ret = xattr_bad(fs, ip, l->blk->blk, "bad xattr entry in its block");
 out:
 	if (ret < 0)
 		xlist_free(fs, l);

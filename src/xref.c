@@ -55,7 +55,9 @@ int xref_del(struct cfs_fs *fs, cfs_ino_t stub, cfs_ino_t target)
 		return ret;
 	if (!(s->d.flags & CFS_IFL_STUB) || s->d.head != target) {
 		inode_put(fs, s);
-		return -EUCLEAN;
+		/* the stub's chunk: its check verifies the stub against the entry */
+		return chunk_corrupt(fs, CFS_INO_CHUNK(stub), stub, 0,
+				     "stub does not match its entry");
 	}
 	ret = inode_free(fs, s);
 	if (ret == 0)

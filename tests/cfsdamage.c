@@ -24,6 +24,10 @@
  *                                   damage passes it; prints "KIND BLOCK
  *                                   OFFSET" (the online repair test,
  *                                   tests/mount/inject.sh)
+ *   cfsdamage IMAGE dirlevel C      make the first directory node block of
+ *                                   chunk C claim B+tree level 7 and reseal
+ *                                   it: only the node's own rules see it;
+ *                                   prints the block
  *
  * The image is changed in place (mapped shared).  Exit status 0 when done,
  * 1 when the image cannot be opened or the damage not made, 2 on a usage
@@ -48,7 +52,8 @@ static int usage(void)
 	fprintf(stderr, "usage: cfsdamage IMAGE incompat BITS\n"
 			"       cfsdamage IMAGE inode INO [MASK]\n"
 			"       cfsdamage IMAGE dirnode CHUNK\n"
-			"       cfsdamage IMAGE meta CHUNK SEED [reseal]\n");
+			"       cfsdamage IMAGE meta CHUNK SEED [reseal]\n"
+			"       cfsdamage IMAGE dirlevel CHUNK\n");
 	return 2;
 }
 
@@ -82,7 +87,21 @@ static int garble_inode(struct damage_img *m, uint64_t ino, uint64_t mask)
 	return 0;
 }
 
-static int garble_dirnode(struct damage_img *m, uint64_t c)
+static void dirnode_flip(struct damage_img *m, uint64_t blk)
+{
+	damage_blk(m, blk)[m->bs - 1] ^= 1;
+}
+
+static void dirnode_level7(struct damage_img *m, uint64_t blk)
+{
+	uint8_t *h = damage_blk(m, blk) + CFS_OFF_NODE_HDR;
+
+	cfs_btn_set(h, 7, cfs_btn_nrec(h), cfs_btn_used(h));
+	damage_reseal(m, blk);
+}
+
+static int garble_dirnode(struct damage_img *m, uint64_t c,
+			  void (*edit)(struct damage_img *m, uint64_t blk))
 {
 	static struct damage_map map;
 	uint64_t first = damage_cbase(m, (uint32_t)c);
@@ -93,7 +112,7 @@ static int garble_dirnode(struct damage_img *m, uint64_t c)
 	for (int i = 0; i < map.n; i++)
 		if (map.b[i].k == DK_DIR && map.b[i].blk >= first &&
 		    map.b[i].blk < first + m->sb.chunk_blocks) {
-			damage_blk(m, map.b[i].blk)[m->bs - 1] ^= 1;
+			edit(m, map.b[i].blk);
 			printf("%llu\n", (unsigned long long)map.b[i].blk);
 			return 0;
 		}
@@ -138,7 +157,7 @@ static int verb_args(const char *verb, int *least, int *most)
 		*most = 3;
 	}
 	return strcmp(verb, "incompat") && strcmp(verb, "inode") && strcmp(verb, "dirnode") &&
-	       strcmp(verb, "meta");
+	       strcmp(verb, "meta") && strcmp(verb, "dirlevel");
 }
 
 int main(int argc, char **argv)
@@ -174,8 +193,10 @@ int main(int argc, char **argv)
 		ret = garble_inode(&m, (uint64_t)arg, (uint64_t)mask);
 	else if (!strcmp(argv[2], "meta"))
 		ret = garble_meta(&m, (uint64_t)arg, (uint64_t)mask, argc == 6);
+	else if (!strcmp(argv[2], "dirnode"))
+		ret = garble_dirnode(&m, (uint64_t)arg, dirnode_flip);
 	else
-		ret = garble_dirnode(&m, (uint64_t)arg);
+		ret = garble_dirnode(&m, (uint64_t)arg, dirnode_level7);
 	if (ret == 0 && msync(p, (size_t)st.st_size, MS_SYNC) < 0)
 		ret = -errno;
 out:

@@ -272,10 +272,13 @@ static void reconnect_one(struct fk *k, const struct orphan *o, int hold)
 }
 
 /* Each orphan's entry in lost+found needs a stub in the orphan's chunk.
- * The orphans of a chunk with fewer free inodes than that go into a
- * directory of their own chunk inside lost+found instead, which needs two
- * inodes there once.  The reserved lost+found goes first, so that it goes
- * back into the root under its own name instead of a new one being made. */
+ * The orphans of a chunk that cannot give a stub each and still keep its
+ * repair reserve go into a directory of their own chunk inside lost+found
+ * instead, which needs two inodes there once: the reserve (CFS_REPAIR_
+ * INODES, which normal allocation leaves alone) is what makes that always
+ * possible, however full the chunk.  The reserved lost+found goes first,
+ * so that it goes back into the root under its own name instead of a new
+ * one being made. */
 void reconnect_orphans(struct fk *k)
 {
 	uint32_t n = k->fs->sb.nchunks, c;
@@ -294,7 +297,7 @@ void reconnect_orphans(struct fk *k)
 		struct chunk *ch = &k->fs->chunks[c];
 
 		pthread_mutex_lock(&ch->lock);
-		count[c] = ch->hdr.free_inodes < count[c];
+		count[c] = ch->hdr.free_inodes < count[c] + CFS_REPAIR_INODES;
 		pthread_mutex_unlock(&ch->lock);
 	}
 	for (i = 0; i < k->norphans; i++)

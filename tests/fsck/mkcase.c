@@ -2,6 +2,8 @@
  *
  *   mkcase build IMG            populated 4-chunk image (+ IMG.manifest)
  *   mkcase build64 IMG          populated 64-chunk image (+ IMG.manifest)
+ *   mkcase buildfull IMG        4-chunk image with every chunk full of inodes
+ *                               and blocks (+ IMG.manifest)
  *   mkcase damage CASE IMG      apply one named damage to IMG
  *   mkcase verify IMG           walk IMG (normal read-only open, so every
  *                               chunk must be clean), read everything, and
@@ -287,6 +289,117 @@ static void build64(const char *img)
 	mkfile(&b, "/t0/long", 120000);
 	mklink(&b, "/t1/a", "/t2/link-a");
 	end(&b);
+}
+
+/* Every chunk full: no inode and no block left that a normal allocation may
+ * take (only the repair reserve, FORMAT.md section 16.4).  Four chunks of 511
+ * blocks and 32 inodes: top-level directories /a../d spread over the chunks,
+ * small inline files in them round-robin until no inode is left, then a
+ * file in each chunk written until its chunk has no block left. */
+static void buildfull(const char *img)
+{
+	static const char *dirs[] = { "/a", "/b", "/c", "/d" };
+	static uint8_t data[BS];
+	struct builder b;
+	cfs_ino_t dir[4], filler[4] = { 0 }, ino;
+	uint32_t fseed[4] = { 0 }, c;
+	uint64_t fsize[4] = { 0 };
+	char name[64], path[80];
+	int i, fails;
+
+	begin(&b, img, 2u << 20, 4, 128);
+	for (i = 0; i < 4; i++)
+		dir[i] = mkdir_p(&b, dirs[i]);
+	/* inodes: round-robin until every directory is refused */
+	for (i = 0, fails = 0; fails < 4; i++) {
+		uint32_t seed = b.next_seed + 1;
+		int r, d = i % 4;
+
+		snprintf(name, sizeof(name), "f%03d", i);
+		snprintf(path, sizeof(path), "%s/%s", dirs[d], name);
+		r = cfs_mknod(b.fs, dir[d], name, S_IFREG | 0644, 0, 0, 0, &ino);
+		if (r == -ENOSPC) {
+			fails++;
+			continue;
+		}
+		OK(r);
+		fails = 0;
+		b.next_seed = seed;
+		manifest_pattern(data, 40, seed);
+		if (cfs_write(b.fs, ino, data, 40, 0) != 40)
+			die("write %s failed", path);
+		fprintf(b.mf, "%u reg %u %d %s\n", ino, seed, 40, path);
+		c = CFS_INO_CHUNK(ino);
+		if (!filler[c]) {
+			filler[c] = ino;
+			fseed[c] = seed;
+			fsize[c] = 40;
+		}
+	}
+	/* blocks: each chunk's first file grows until its chunk is full (it
+	 * cannot continue elsewhere: no chunk has an inode left) */
+	for (c = 0; c < 4; c++) {
+		ssize_t w;
+
+		if (!filler[c])
+			die("no file was made in chunk %u", c);
+		for (;;) {
+			/* the pattern is defined over the whole file */
+			for (i = 0; i < BS; i++)
+				data[i] = (uint8_t)((((size_t)i + fsize[c] + fseed[c] * 7919u) *
+						     2654435761u) >> 13);
+			w = cfs_write(b.fs, filler[c], data, BS, fsize[c]);
+			if (w == -ENOSPC)
+				break;
+			if (w <= 0)
+				die("filling chunk %u: %s", c, strerror((int)-w));
+			fsize[c] += (uint64_t)w;
+		}
+	}
+	for (c = 0; c < 4; c++) {
+		struct cfs_chunk_info ci;
+
+		OK(cfs_get_chunk_info(b.fs, c, &ci));
+		if (ci.free_inodes > CFS_REPAIR_INODES || ci.free_blocks > CFS_REPAIR_BLOCKS)
+			die("chunk %u is not full: %u inodes and %u blocks free", c,
+			    (unsigned)ci.free_inodes, (unsigned)ci.free_blocks);
+	}
+	fflush(b.mf);
+	end(&b);
+	/* the fillers' final sizes: rewrite their manifest lines */
+	{
+		char mf[4096], line[512], tmp[4200];
+		FILE *in, *out;
+
+		snprintf(mf, sizeof(mf), "%s.manifest", img);
+		snprintf(tmp, sizeof(tmp), "%s.tmp", mf);
+		in = fopen(mf, "r");
+		out = fopen(tmp, "w");
+		if (!in || !out)
+			die("%s: %s", mf, strerror(errno));
+		while (fgets(line, sizeof(line), in)) {
+			unsigned long no = strtoul(line, NULL, 10);
+
+			for (c = 0; c < 4; c++)
+				if (no == filler[c])
+					break;
+			if (c < 4) {
+				char *p = strchr(line, ' '), *q;
+
+				/* "INO reg SEED SIZE PATH" */
+				p = strchr(p + 1, ' ');
+				p = strchr(p + 1, ' ');
+				q = strchr(p + 1, ' ');
+				fprintf(out, "%u reg %u %llu%s", filler[c], fseed[c],
+					(unsigned long long)fsize[c], q);
+			} else {
+				fputs(line, out);
+			}
+		}
+		fclose(in);
+		if (fclose(out) != 0 || rename(tmp, mf) < 0)
+			die("%s: %s", mf, strerror(errno));
+	}
 }
 
 /* ---- raw access to a closed image --------------------------------------- */
@@ -925,18 +1038,24 @@ static void d_extent_node(const char *img)
 	img_save(&m);
 }
 
-/* /d2/tree's extent root emptied (a valid empty tree, resealed): its 64
- * entries are lost, more orphans than chunk 2 has free inodes (48) for a
- * stub each under /lost+found */
-static void d_orphans_full_chunk(const char *img)
+/* The extent root of directory path emptied (a valid empty tree,
+ * resealed): all its entries are lost. */
+static void empty_ext_root(const char *img, const char *path)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d2/tree");
+	cfs_ino_t ino = lookup_ro(img, path);
 	struct img m;
 
 	img_load(&m, img);
 	memset(ext_root(&m, ino), 0, CFS_EXT_ROOT_SIZE);
 	ireseal(&m, ino);
 	img_save(&m);
+}
+
+/* /d2/tree's extent root emptied: its 64 entries are lost, more orphans
+ * than chunk 2 has free inodes (48) for a stub each under /lost+found */
+static void d_orphans_full_chunk(const char *img)
+{
+	empty_ext_root(img, "/d2/tree");
 }
 
 /* 64 chunks: /t5/a's link count wrong in its (dirty) chunk */
@@ -963,6 +1082,21 @@ static void d_root_dirnode(const char *img)
 	img_load(&m, img);
 	memset(blk(&m, dir_root_block(&m, CFS_ROOT_INO)), 0, BS);
 	img_save(&m);
+}
+
+/* Every chunk full (mkcase buildfull): /b's extent root emptied (resealed),
+ * so its entries are lost: 16 orphans in its own chunk, which has only the
+ * repair reserve left, and a few in other chunks */
+static void d_full_orphans(const char *img)
+{
+	empty_ext_root(img, "/b");
+}
+
+/* Every chunk full: the root's only node zeroed, so /a../d, in four
+ * chunks, are orphans whose stubs in the root were lost */
+static void d_full_root_dirnode(const char *img)
+{
+	d_root_dirnode(img);
 }
 
 /* lost+found's inode (2) overwritten with garbage */
@@ -1187,6 +1321,10 @@ static const struct damage damages[] = {
 	  d_dir_index_dup_child },
 	{ "xentry-wrong-type", "cross-chunk entry with the wrong type (checksum valid)",
 	  d_xentry_wrong_type },
+	{ "full-orphans", "every chunk full: 16 orphans in a chunk with only its reserve left",
+	  d_full_orphans },
+	{ "full-root-dirnode", "every chunk full: the root directory node zeroed",
+	  d_full_root_dirnode },
 	{ "c64-link-count", "64 chunks: wrong link count in one dirty chunk",
 	  d_c64_link_count },
 	{ "c64-orphan-stub", "64 chunks: lost remote entry, stub in a clean chunk",
@@ -1688,6 +1826,8 @@ int main(int argc, char **argv)
 		build4(argv[2]);
 	else if (argc == 3 && !strcmp(argv[1], "build64"))
 		build64(argv[2]);
+	else if (argc == 3 && !strcmp(argv[1], "buildfull"))
+		buildfull(argv[2]);
 	else if (argc == 4 && !strcmp(argv[1], "damage"))
 		damage(argv[2], argv[3]);
 	else if (argc == 3 && !strcmp(argv[1], "verify"))
@@ -1700,7 +1840,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < NDAMAGES; i++)
 			printf("%s\n", damages[i].name);
 	else
-		die("usage: mkcase build|build64 IMG | damage CASE IMG | verify IMG | "
+		die("usage: mkcase build|build64|buildfull IMG | damage CASE IMG | verify IMG | "
 		    "names IMG | symbolize NAMES | list");
 	return 0;
 }

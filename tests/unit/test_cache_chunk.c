@@ -693,6 +693,16 @@ static void test_chunk_block_alloc(void)
 		CHECK(n <= k0.cfree[c]);
 		want = want % 37 + 1;
 	}
+	/* normal allocation leaves the repair reserve; a repair open takes it */
+	CHECK_EQ(total, k0.cfree[c] - chunk_repair_blocks(fs));
+	fs->checking = 1;
+	while ((ret = chunk_alloc_blocks(fs, c, 0, 1, &rel)) > 0) {
+		rs[n++] = (struct range){ rel, (uint32_t)ret };
+		total += (uint64_t)ret;
+		CHECK(n <= k0.cfree[c]);
+	}
+	fs->checking = 0;
+	CHECK_ERR(ret, ENOSPC);
 	CHECK_EQ(total, k0.cfree[c]);
 	counts(fs, &k1);
 	CHECK_EQ(k1.cfree[c], 0);
@@ -793,8 +803,28 @@ static void test_known_bug_double_free_count(void)
 	finish(fs);
 }
 
+/* Allocate inodes of chunk c until ENOSPC, each distinct (seen) and in
+ * range, appended to inos[*n]. */
+static void inodes_alloc_all(struct cfs_fs *fs, uint32_t c, cfs_ino_t *inos, uint8_t *seen,
+			     size_t *n)
+{
+	cfs_ino_t ino;
+	int ret;
+
+	while ((ret = chunk_alloc_inode(fs, c, &ino)) != -ENOSPC) {
+		CHECK_OK(ret);
+		CHECK_EQ(CFS_INO_CHUNK(ino), c);
+		CHECK(CFS_INO_LOCAL(ino) >= 1 && CFS_INO_LOCAL(ino) <= fs->sb.inodes_per_chunk);
+		CHECK(!seen[CFS_INO_LOCAL(ino)]);
+		seen[CFS_INO_LOCAL(ino)] = 1;
+		inos[(*n)++] = ino;
+		CHECK(*n <= fs->sb.inodes_per_chunk);
+	}
+}
+
 /* Inodes: allocate every inode of a chunk, all distinct and in range,
- * then ENOSPC; free them all; the counts return. */
+ * then ENOSPC (normal allocation stops at the repair reserve, a repair
+ * open takes it too); free them all; the counts return. */
 static void test_chunk_inode_alloc(void)
 {
 	struct cfs_fs *fs = make_fs();
@@ -803,27 +833,18 @@ static void test_chunk_inode_alloc(void)
 	uint8_t *seen;
 	size_t n = 0, i;
 	const uint32_t c = 3;
-	int ret;
 
 	counts(fs, &k0);
 	CHECK_EQ(k0.cifree[c], fs->sb.inodes_per_chunk);
 	inos = calloc(fs->sb.inodes_per_chunk + 1, sizeof(*inos));
 	seen = calloc(fs->sb.inodes_per_chunk + 1, 1);
 	CHECK(inos && seen);
-	for (;;) {
-		cfs_ino_t ino;
-
-		ret = chunk_alloc_inode(fs, c, &ino);
-		if (ret == -ENOSPC)
-			break;
-		CHECK_OK(ret);
-		CHECK_EQ(CFS_INO_CHUNK(ino), c);
-		CHECK(CFS_INO_LOCAL(ino) >= 1 && CFS_INO_LOCAL(ino) <= fs->sb.inodes_per_chunk);
-		CHECK(!seen[CFS_INO_LOCAL(ino)]);
-		seen[CFS_INO_LOCAL(ino)] = 1;
-		inos[n++] = ino;
-		CHECK(n <= fs->sb.inodes_per_chunk);
-	}
+	inodes_alloc_all(fs, c, inos, seen, &n);
+	/* normal allocation leaves the repair reserve; a repair open takes it */
+	CHECK_EQ(n, fs->sb.inodes_per_chunk - CFS_REPAIR_INODES);
+	fs->checking = 1;
+	inodes_alloc_all(fs, c, inos, seen, &n);
+	fs->checking = 0;
 	CHECK_EQ(n, fs->sb.inodes_per_chunk);
 	counts(fs, &k1);
 	CHECK_EQ(k1.cifree[c], 0);

@@ -29,9 +29,15 @@
  * A failing round keeps its damaged image as fsck_random_fail.img in
  * $TMPDIR for `chunkfs fsck -y -f` by hand, and prints its seed.
  *
+ * Then the same again on the image with every chunk filled to its repair
+ * reserve (inodes and blocks): whatever a round orphans must still reach
+ * /lost+found.
+ *
  * CHUNKFS_FSCK_SEED=N replays (round r of seed N uses seed N + r);
- * CHUNKFS_FSCK_ROUNDS=N sets the number of rounds (default 600: about 15 s
- * with sanitizers; make crash-long uses thousands);
+ * CHUNKFS_FSCK_ROUNDS=N sets the number of rounds (default 450 on the
+ * populated image and 150 on the full one: about 15 s with sanitizers;
+ * make crash-long uses thousands on each); CHUNKFS_FSCK_IMAGE=populated|full
+ * runs only one of the two;
  * CHUNKFS_FSCK_VERBOSE=1 prints every round and fsck's messages;
  * CHUNKFS_FSCK_KEEP_GOING=1 reports every failing round and fails at the end.
  * No known fsck bug is tolerated: every failing round fails the test. */
@@ -54,6 +60,7 @@
 #define IMG_SIZE (4u << 20)
 #define BS 1024
 
+static int full;                        /* its chunks are full (test_build_full) */
 static struct damage_img pr;            /* the pristine image */
 static struct damage_map meta;
 static cfs_ino_t used_ino[600];
@@ -89,6 +96,51 @@ static cfs_ino_t mkfile(struct cfs_fs *fs, cfs_ino_t dir, const char *name, size
 		CHECK_EQ(cfs_write(fs, ino, buf, n, off), (ssize_t)n);
 	}
 	return ino;
+}
+
+/* Fill every chunk to its repair reserve: empty files round-robin in dirs
+ * until no chunk can take another inode, then one file headed in each
+ * chunk written until its chunk has no block left (it cannot continue
+ * elsewhere: no chunk has an inode left for a continuation). */
+static void fill_chunks(struct cfs_fs *fs, const cfs_ino_t *dirs, int ndirs)
+{
+	static uint8_t buf[BS];
+	cfs_ino_t grow[4] = { 0 };
+	uint64_t size[4] = { 0 };
+	char name[32];
+	uint32_t c;
+	int i, fails;
+
+	for (i = 0, fails = 0; fails < ndirs; i++) {
+		cfs_ino_t ino;
+		int r;
+
+		snprintf(name, sizeof(name), "fill-%04d", i);
+		r = cfs_mknod(fs, dirs[i % ndirs], name, S_IFREG | 0644, 0, 0, 0, &ino);
+		if (r == -ENOSPC) {
+			fails++;
+			continue;
+		}
+		CHECK_OK(r);
+		fails = 0;
+		if (!grow[CFS_INO_CHUNK(ino)])
+			grow[CFS_INO_CHUNK(ino)] = ino;
+	}
+	for (c = 0; c < 4; c++) {
+		ssize_t w;
+
+		CHECK(grow[c] != 0);
+		fixture_fill(buf, BS, c);
+		while ((w = cfs_write(fs, grow[c], buf, BS, size[c])) > 0)
+			size[c] += (uint64_t)w;
+		CHECK_EQ(w, -ENOSPC);
+	}
+	for (c = 0; c < 4; c++) {
+		struct cfs_chunk_info ci;
+
+		CHECK_OK(cfs_get_chunk_info(fs, c, &ci));
+		CHECK(ci.free_inodes <= CFS_REPAIR_INODES && ci.free_blocks <= CFS_REPAIR_BLOCKS);
+	}
 }
 
 static void build_pristine(void)
@@ -161,6 +213,8 @@ static void build_pristine(void)
 
 		CHECK(cfs_file_chunks(fs, big, chunks, 8) >= 2);
 	}
+	if (full)
+		fill_chunks(fs, (cfs_ino_t[]){ d1, d2, d3, many }, 4);
 	CHECK_EQ(cfs_check(fs, NULL, NULL), 0);
 	CHECK_OK(cfs_close(fs));
 	CHECK_OK(damage_img_take(&pr, dev));
@@ -635,7 +689,7 @@ static void test_random_damage(void)
 	const char *s = getenv("CHUNKFS_FSCK_SEED");
 	const char *rs = getenv("CHUNKFS_FSCK_ROUNDS");
 	uint64_t seed = s ? strtoull(s, NULL, 0) : 0xF5C4D00Dull;
-	long rounds = rs ? atol(rs) : 600, i, nfailed = 0;
+	long rounds = rs ? atol(rs) : full ? 150 : 450, i, nfailed = 0;
 	int keep_going = getenv("CHUNKFS_FSCK_KEEP_GOING") != NULL;
 	static uint8_t *img;
 	struct totals t = { 0 };
@@ -644,8 +698,9 @@ static void test_random_damage(void)
 	if (!img)
 		img = malloc(IMG_SIZE);
 	CHECK(img);
-	printf("    seed %llu (CHUNKFS_FSCK_SEED=%llu to replay), %ld rounds\n",
-	       (unsigned long long)seed, (unsigned long long)seed, rounds);
+	printf("    %s image, seed %llu (CHUNKFS_FSCK_IMAGE=%s CHUNKFS_FSCK_SEED=%llu to "
+	       "replay), %ld rounds\n", full ? "full" : "populated", (unsigned long long)seed,
+	       full ? "full" : "populated", (unsigned long long)seed, rounds);
 	signal(SIGALRM, damage_on_alarm);
 	for (i = 0; i < rounds; i++) {
 		cfs_ino_t lpf;
@@ -670,9 +725,10 @@ static void test_random_damage(void)
 			nfailed++;
 		} else if (fail_msg[0]) {
 			save(img, keep_path);
-			TEST_FAIL("round %ld (CHUNKFS_FSCK_SEED=%llu CHUNKFS_FSCK_ROUNDS=1 "
-				  "replays it): %s: %s; the damaged image is kept in %s",
-				  i, (unsigned long long)(seed + (uint64_t)i), desc, fail_msg,
+			TEST_FAIL("round %ld (CHUNKFS_FSCK_IMAGE=%s CHUNKFS_FSCK_SEED=%llu "
+				  "CHUNKFS_FSCK_ROUNDS=1 replays it): %s: %s; the damaged image "
+				  "is kept in %s", i, full ? "full" : "populated",
+				  (unsigned long long)(seed + (uint64_t)i), desc, fail_msg,
 				  keep_path);
 		}
 	}
@@ -702,9 +758,22 @@ static void test_build(void)
 	CHECK(meta.count[DK_EXT] > 0 && meta.count[DK_DIR] > 4 && meta.count[DK_XATTR] > 0);
 }
 
+/* The same tree with every chunk full but for the repair reserve: fsck
+ * must still reconnect whatever the damage orphans (FORMAT.md section 16.4). */
+static void test_build_full(void)
+{
+	test_build();
+}
+
+static void test_random_damage_full(void)
+{
+	test_random_damage();
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
+	const char *image = getenv("CHUNKFS_FSCK_IMAGE");
 
 	verbose = getenv("CHUNKFS_FSCK_VERBOSE") != NULL;
 	snprintf(path, sizeof(path), "%s/cfs_fsck_random_%d.img",
@@ -712,10 +781,20 @@ int main(void)
 		 (int)getpid());
 	snprintf(keep_path, sizeof(keep_path), "%s/fsck_random_fail.img",
 		 tmp && *tmp ? tmp : "/tmp");
-	TEST_RUN(test_build);
-	if (pr.p)
-		TEST_RUN(test_random_damage);
+	if (!image || !strcmp(image, "populated")) {
+		TEST_RUN(test_build);
+		if (pr.p)
+			TEST_RUN(test_random_damage);
+		free(pr.p);
+		pr.p = NULL;
+	}
+	if (!image || !strcmp(image, "full")) {
+		full = 1;
+		TEST_RUN(test_build_full);
+		if (pr.p)
+			TEST_RUN(test_random_damage_full);
+		free(pr.p);
+	}
 	unlink(path);
-	free(pr.p);
 	return TEST_DONE();
 }

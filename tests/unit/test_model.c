@@ -733,6 +733,18 @@ struct need {
 
 #define NEED(...) (&(struct need){ __VA_ARGS__ })
 
+/* What a normal allocation may take of a chunk: its free inodes and blocks
+ * less the repair reserve only fsck allocates. */
+static uint64_t avail_inodes(const struct cfs_chunk_info *ci)
+{
+	return ci->free_inodes > CFS_REPAIR_INODES ? ci->free_inodes - CFS_REPAIR_INODES : 0;
+}
+
+static uint64_t avail_blocks(const struct cfs_chunk_info *ci)
+{
+	return ci->free_blocks > CFS_REPAIR_BLOCKS ? ci->free_blocks - CFS_REPAIR_BLOCKS : 0;
+}
+
 /* Blocks a file or directory can still get: in a chunk it already lives
  * in (head or continuation) any free block; elsewhere a continuation needs
  * a free inode of the same chunk. */
@@ -748,8 +760,8 @@ static uint64_t usable_blocks(const struct mnode *n)
 
 		for (int i = 0; i < k && i < CFS_MAX_CHUNKS; i++)
 			in |= chain[i] == c;
-		if (!cfs_get_chunk_info(g.fs, c, &ci) && (in || ci.free_inodes))
-			sum += ci.free_blocks;
+		if (!cfs_get_chunk_info(g.fs, c, &ci) && (in || avail_inodes(&ci)))
+			sum += avail_blocks(&ci);
 	}
 	return sum;
 }
@@ -762,8 +774,8 @@ static int inode_home(const struct mnode *d, uint32_t blocks)
 	struct cfs_chunk_info ci;
 
 	for (uint32_t c = 0; c < g.cfg->chunks; c++)
-		if (!cfs_get_chunk_info(g.fs, c, &ci) && ci.free_blocks >= blocks &&
-		    ci.free_inodes >= (c == CFS_INO_CHUNK(d->ino) ? 1u : 2u))
+		if (!cfs_get_chunk_info(g.fs, c, &ci) && avail_blocks(&ci) >= blocks &&
+		    avail_inodes(&ci) >= (c == CFS_INO_CHUNK(d->ino) ? 1u : 2u))
 			return 1;
 	return 0;
 }
@@ -777,8 +789,8 @@ static int nospc_fair(const struct need *nd)
 	struct cfs_statfs st = get_statfs();
 	uint64_t want = nd->blocks + nd->blocks / 8;
 
-	if (st.bfree < want + g.cfg->chunks * 8ull + 32 ||
-	    st.ffree < g.cfg->chunks * 2ull + 8)
+	if (st.bavail < want + g.cfg->chunks * 8ull + 32 ||
+	    st.ffree < g.cfg->chunks * (2ull + CFS_REPAIR_INODES) + 8)
 		return 1;
 	if (nd->blocks && usable_blocks(nd->grow) < want + 8)
 		return 1;
@@ -809,7 +821,7 @@ static int chunk_nospc_fair(void)
 		if (g.hint.chunk[i] < 0 ||
 		    cfs_get_chunk_info(g.fs, (uint32_t)g.hint.chunk[i], &ci))
 			continue;
-		if (g.hint.inode ? ci.free_inodes < need : ci.free_blocks < 2)
+		if (g.hint.inode ? avail_inodes(&ci) < need : avail_blocks(&ci) < 2)
 			return 1;
 	}
 	return 0;
