@@ -616,32 +616,38 @@ void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta)
 	pthread_mutex_unlock(&ch->lock);
 }
 
+/* How many inodes chunk c can still give.  Every test of a chunk's free
+ * inodes goes through here, so that a chunk able to make inodes from its
+ * free blocks needs only this function to say so. */
+uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c)
+{
+	return chunk_of(fs, c)->hdr.free_inodes;
+}
+
 /* When the preferred chunk is full, spill into the next chunk that has
  * room, in a fixed order: a busy directory then keeps writing into one
- * overflow chunk at a time instead of dirtying every chunk. */
+ * overflow chunk at a time instead of dirtying every chunk.  Room outside
+ * the chunks' reserves (alloc.c) first, then any room at all, then (no
+ * chunk has the blocks) any inode. */
 int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t need_blocks,
 	       uint32_t *out)
 {
-	uint32_t i, n = fs->sb.nchunks;
+	uint32_t i, c, n = fs->sb.nchunks;
+	int pass;
 
 	if (want >= n)
 		want = 0;
-	for (i = 0; i < n; i++) {
-		uint32_t c = (want + i) % n;
-		struct chunk *ch = chunk_of(fs, c);
-
-		if (ch->hdr.free_inodes >= need_inodes && ch->hdr.free_blocks >= need_blocks) {
-			*out = c;
-			return 0;
-		}
-	}
-	/* no chunk has the blocks wanted: any inode will do */
-	for (i = 0; i < n; i++) {
-		uint32_t c = (want + i) % n;
-
-		if (chunk_of(fs, c)->hdr.free_inodes >= need_inodes) {
-			*out = c;
-			return 0;
+	for (pass = 0; pass < 3; pass++) {
+		for (i = 0; i < n; i++) {
+			c = (want + i) % n;
+			if (pass == 0 ? alloc_room_inodes(fs, c) >= need_inodes &&
+					alloc_room_blocks(fs, c) >= need_blocks :
+			    pass == 1 ? chunk_inodes_avail(fs, c) >= need_inodes &&
+					chunk_of(fs, c)->hdr.free_blocks >= need_blocks :
+			    chunk_inodes_avail(fs, c) >= need_inodes) {
+				*out = c;
+				return 0;
+			}
 		}
 	}
 	return -ENOSPC;
