@@ -27,12 +27,13 @@ uint32_t alloc_inode_reserve(const struct cfs_fs *fs)
 	return r < 2 ? 2 : r;
 }
 
-/* 1/128 of a chunk's data blocks, at least 4: for the growth of its own
+/* 1/256 of a chunk's data blocks, at least 4: for the growth of its own
  * directories, extent-tree nodes and xattr blocks, so a directory full of
- * small files does not continue in another chunk. */
+ * small files does not continue in another chunk.  Small, because once
+ * the chunk's inodes are gone only its own files can use it. */
 uint32_t alloc_block_reserve(const struct cfs_fs *fs)
 {
-	uint64_t r = data_blocks(fs) / 128;
+	uint64_t r = data_blocks(fs) / 256;
 
 	return r < 4 ? 4 : (uint32_t)r;
 }
@@ -63,32 +64,40 @@ static uint64_t balance(struct cfs_fs *fs, uint32_t c)
 }
 
 /* The chunk with the most room by balance, at least need_inodes inodes
- * and one block outside its reserves; ties go to the first from
+ * and one block outside its reserves; near-ties go to the first from
  * fs->spread_next, which a new top-level directory moves on, so
  * independent trees land in different chunks.  -ENOSPC if none. */
 static int best_chunk(struct cfs_fs *fs, uint32_t need_inodes, int rotate, uint32_t *out)
 {
-	uint32_t i, c, n = fs->sb.nchunks, best = 0;
+	uint32_t i, c, n = fs->sb.nchunks;
 	uint64_t best_bal = 0, b;
+	int ret = -ENOSPC;
 
+	for (c = 0; c < n; c++) {
+		b = balance(fs, c);
+		if (b > best_bal && alloc_room_inodes(fs, c) >= need_inodes &&
+		    alloc_room_blocks(fs, c))
+			best_bal = b;
+	}
+	if (!best_bal)
+		return -ENOSPC;
+	/* Within 1/8 of the best counts as as good: directories made one
+	 * after another, before any of them fills, must not all go to the
+	 * one chunk that is best by a hair. */
 	pthread_mutex_lock(&fs->spread_lock);
 	for (i = 0; i < n; i++) {
 		c = (fs->spread_next + i) % n;
-		if (alloc_room_inodes(fs, c) < need_inodes || !alloc_room_blocks(fs, c))
-			continue;
-		b = balance(fs, c);
-		if (b > best_bal) {
-			best_bal = b;
-			best = c;
+		if (balance(fs, c) * 8 >= best_bal * 7 &&
+		    alloc_room_inodes(fs, c) >= need_inodes && alloc_room_blocks(fs, c)) {
+			*out = c;
+			ret = 0;
+			break;
 		}
 	}
-	if (best_bal && rotate)
-		fs->spread_next = (best + 1) % n;
+	if (ret == 0 && rotate)
+		fs->spread_next = (*out + 1) % n;
 	pthread_mutex_unlock(&fs->spread_lock);
-	if (!best_bal)
-		return -ENOSPC;
-	*out = best;
-	return 0;
+	return ret;
 }
 
 /* Room for a new directory's children: 1/64 of a chunk's inodes and
@@ -123,6 +132,22 @@ static int last_resort(struct cfs_fs *fs, uint32_t c, uint32_t *out)
 	return -ENOSPC;
 }
 
+/* A chunk with inodes to spare but no block outside its reserve, the
+ * first after c. */
+static int inode_rich(struct cfs_fs *fs, uint32_t c, uint32_t *out)
+{
+	uint32_t i, k, n = fs->sb.nchunks;
+
+	for (i = 1; i < n; i++) {
+		k = (c + i) % n;
+		if (alloc_room_inodes(fs, k) >= 2 && !alloc_room_blocks(fs, k)) {
+			*out = k;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
 int alloc_new_inode_chunk(struct cfs_fs *fs, const struct inode *dp, uint32_t mode,
 			  uint32_t *out)
 {
@@ -145,7 +170,13 @@ int alloc_new_inode_chunk(struct cfs_fs *fs, const struct inode *dp, uint32_t mo
 		*out = c;
 		return 0;
 	}
-	/* elsewhere the entry needs a stub beside the inode: two inodes */
+	/* Elsewhere the entry needs a stub beside the inode: two inodes.  A
+	 * file takes them first from a chunk whose blocks are gone (big
+	 * files took them): those inodes could hold nothing else with data,
+	 * and its data continuing elsewhere costs one inode there, where a
+	 * file and its stub would cost two. */
+	if (!S_ISDIR(mode) && inode_rich(fs, c, out) == 0)
+		return 0;
 	if (best_chunk(fs, 2, top, out) == 0)
 		return 0;
 	return last_resort(fs, c, out);
@@ -181,14 +212,18 @@ uint32_t alloc_data_want(struct cfs_fs *fs, const struct inode *head, uint64_t l
 	return want > t ? (uint32_t)t : want;
 }
 
-/* Blocks of c a big file may take: those beyond 4 KiB (at least a
- * block) for each inode of its table still free, kept for the small files
- * those inodes will hold.  With inodes a fixed pool, blocks taken from a
- * chunk whose inodes are still free would strand those inodes. */
+/* Blocks of c a big file may take freely: those beyond the chunk's share
+ * of blocks per inode (the mkfs ratio: -N, or one inode per 16 KiB) for
+ * each inode of its table still free, kept for the small files those
+ * inodes will hold.  With inodes a fixed pool, blocks taken from a chunk
+ * whose inodes are still free would strand those inodes.  A chunk has a
+ * surplus once its own files have used more inodes than blocks by that
+ * ratio. */
 static uint64_t surplus(struct cfs_fs *fs, uint32_t c)
 {
-	uint64_t per = fs->bsize >= 4096 ? 1 : 4096 / fs->bsize;
-	uint64_t b = alloc_room_blocks(fs, c), keep = fs->chunks[c].hdr.free_inodes * per;
+	uint64_t b = alloc_room_blocks(fs, c);
+	uint64_t keep = (uint64_t)fs->chunks[c].hdr.free_inodes * data_blocks(fs) /
+			fs->sb.inodes_per_chunk;
 
 	return b > keep ? b - keep : 0;
 }

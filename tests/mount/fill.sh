@@ -83,7 +83,9 @@ else
 	else
 		fail df_promise_kept "df promised $bavail0 blocks and $ffree0 inodes; got $got_b and $got_i"
 	fi
-	"$CHUNKFS" info "$img" | grep -E 'Bookkeeping|Continuations|Cross-chunk' | sed 's/^/  /'
 fi
 unmount_checked
+# where the space was left, and what the bookkeeping cost
+"$CHUNKFS" info "$img" | grep -E 'Bookkeeping|Continuations|Cross-chunk' | sed 's/^/  /'
+[ -z "${FILL_VERBOSE:-}" ] || "$CHUNKFS" info "$img" | sed -n '/^chunk /,$p'
 finish

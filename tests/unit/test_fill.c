@@ -24,9 +24,9 @@
 
 #include "fixture.h"
 
-enum workload { W_TINY, W_BIG, W_MIX, W_DEEP, W_WIDE, W_LINKS, W_CHURN };
+enum workload { W_TINY, W_BIG, W_MIX, W_DEEP, W_WIDE, W_LINKS, W_CHURN, W_ISSUE };
 static const char *const wl_name[] = { "tiny", "big", "mix", "deep", "wide", "links",
-				       "churn" };
+				       "churn", "issue" };
 
 struct cfg {
 	uint64_t size;
@@ -49,6 +49,7 @@ struct run {
 	size_t bufsz;
 	struct cfs_statfs before;
 	const char *op;                 /* the call that failed */
+	int big_done;
 };
 
 static uint64_t rnd_next(struct run *r)
@@ -63,6 +64,9 @@ static uint64_t rnd_below(struct run *r, uint64_t n)
 {
 	return n ? rnd_next(r) % n : 0;
 }
+
+#define MB (1ull << 20)
+#define GB (1ull << 30)
 
 /* Size of a file of the 1M data set (bench/gen_dataset.py). */
 static uint64_t small_size(struct run *r)
@@ -187,6 +191,27 @@ static int step(struct run *r)
 		}
 		return add_file(r, r->ndirs - 1 - rnd_below(r, r->ndirs < 4 ? r->ndirs : 4),
 				small_size(r));
+	case W_ISSUE: { /* issue 11's mount case: 60% in 48 MiB files, then
+			 * files of 0-9,000 bytes in 300 directories, runs of 200 */
+		struct cfs_statfs st;
+
+		if (!r->ndirs) {   /* the root, for the big files */
+			if (r->ndirs == r->dcap) {
+				r->dcap = 256;
+				r->dirino = realloc(r->dirino, r->dcap * sizeof(*r->dirino));
+				CHECK(r->dirino);
+			}
+			r->dirino[r->ndirs++] = CFS_ROOT_INO;
+		}
+		CHECK_OK(cfs_statfs(r->fs, &st));
+		if (!r->big_done && (st.blocks - st.bfree) * 100 < st.blocks * 60)
+			return add_file(r, 0, 48 * MB);
+		r->big_done = 1;
+		while (r->ndirs < 301)
+			if ((ret = add_dir(r, CFS_ROOT_INO, &d)) < 0)
+				return ret;
+		return add_file(r, 1 + (r->files / 200) % 300, rnd_below(r, 9001));
+	}
 	case W_DEEP:   /* a chain of directories, a few files in each */
 		if (r->files % 8 == 0 &&
 		    (ret = add_dir(r, r->ndirs ? r->dirino[r->ndirs - 1] : CFS_ROOT_INO, &d)) < 0)
@@ -469,9 +494,6 @@ static int wanted(const struct cfg *c)
 	return strstr(name, only) != NULL;
 }
 
-#define MB (1ull << 20)
-#define GB (1ull << 30)
-
 /* make check: small images in memory, a minute in all under ASan */
 static const struct cfg quick[] = {
 	{ 64 * MB, 4096, 16, 0, W_TINY },
@@ -487,6 +509,7 @@ static const struct cfg quick[] = {
 
 /* make fill-long: the matrix, on sparse image files */
 static const struct cfg matrix[] = {
+	{ 2 * GB, 4096, 64, 0, W_ISSUE },
 	{ 1 * GB, 1024, 1, 0, W_MIX },
 	{ 1 * GB, 4096, 16, 0, W_TINY },
 	{ 1 * GB, 4096, 256, 0, W_MIX },
