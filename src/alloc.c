@@ -85,13 +85,16 @@ static int best_chunk(struct cfs_fs *fs, uint32_t need_inodes, int rotate, uint3
 	 * after another, before any of them fills, must not all go to the
 	 * one chunk that is best by a hair. */
 	pthread_mutex_lock(&fs->spread_lock);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < 2 * n && ret < 0; i++) {
 		c = (fs->spread_next + i) % n;
+		/* the root's chunk last: it holds the root and lost+found,
+		 * which every path crosses and the checker needs first */
+		if (i < n && c == CFS_INO_CHUNK(fs->sb.root_ino) && n > 1)
+			continue;
 		if (balance(fs, c) * 8 >= best_bal * 7 &&
 		    alloc_room_inodes(fs, c) >= need_inodes && alloc_room_blocks(fs, c)) {
 			*out = c;
 			ret = 0;
-			break;
 		}
 	}
 	if (ret == 0 && rotate)

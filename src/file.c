@@ -289,7 +289,9 @@ int file_punch(struct cfs_fs *fs, struct inode *head, uint64_t from, uint64_t to
 	for (i = 0; i < inode_chain_len(head); i++) {
 		struct inode *ip = inode_chain_at(head, i);
 
-		if (i > 0 && (to <= ip->d.lo || from >= ip->d.hi))
+		/* the whole file goes whatever a continuation's range says:
+		 * a range the checker let pass wrong must not leak its blocks */
+		if (i > 0 && (from || to != UINT64_MAX) && (to <= ip->d.lo || from >= ip->d.hi))
 			continue;
 		ret = ext_remove(fs, ip, from, to);
 		if (ret < 0)

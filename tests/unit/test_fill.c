@@ -80,6 +80,35 @@ static uint64_t small_size(struct run *r)
 	return 6145 + rnd_below(r, 2048);
 }
 
+/* Remember a directory files may go to. */
+static int dir_push(struct run *r, cfs_ino_t ino)
+{
+	if (r->ndirs == r->dcap) {
+		r->dcap = r->dcap ? r->dcap * 2 : 256;
+		r->dirino = realloc(r->dirino, r->dcap * sizeof(*r->dirino));
+		if (!r->dirino)
+			return -ENOMEM;
+	}
+	r->dirino[r->ndirs++] = ino;
+	return 0;
+}
+
+/* Remember a file made in directory index di. */
+static int made_push(struct run *r, cfs_ino_t ino, uint64_t di)
+{
+	if (r->nmade == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 1024;
+		r->made = realloc(r->made, r->cap * sizeof(*r->made));
+		r->made_dir = realloc(r->made_dir, r->cap * sizeof(*r->made_dir));
+		if (!r->made || !r->made_dir)
+			return -ENOMEM;
+	}
+	r->made[r->nmade] = ino;
+	snprintf(r->made_dir[r->nmade], sizeof(r->made_dir[0]), "%" PRIu64, di);
+	r->nmade++;
+	return 0;
+}
+
 static int add_dir(struct run *r, cfs_ino_t parent, cfs_ino_t *out)
 {
 	char name[32];
@@ -91,14 +120,7 @@ static int add_dir(struct run *r, cfs_ino_t parent, cfs_ino_t *out)
 	if (ret < 0)
 		return ret;
 	r->dirs++;
-	if (r->ndirs == r->dcap) {
-		r->dcap = r->dcap ? r->dcap * 2 : 256;
-		r->dirino = realloc(r->dirino, r->dcap * sizeof(*r->dirino));
-		if (!r->dirino)
-			return -ENOMEM;
-	}
-	r->dirino[r->ndirs++] = *out;
-	return 0;
+	return dir_push(r, *out);
 }
 
 /* Write size bytes in pieces of at most the buffer; -ENOSPC when space
@@ -134,17 +156,8 @@ static int add_file(struct run *r, uint64_t di, uint64_t size)
 	if (ret < 0)
 		return ret;
 	r->files++;
-	if (r->nmade == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 1024;
-		r->made = realloc(r->made, r->cap * sizeof(*r->made));
-		r->made_dir = realloc(r->made_dir, r->cap * sizeof(*r->made_dir));
-		if (!r->made || !r->made_dir)
-			return -ENOMEM;
-	}
-	r->made[r->nmade] = ino;
-	snprintf(r->made_dir[r->nmade], sizeof(r->made_dir[0]), "%" PRIu64, di);
-	r->nmade++;
-	return write_all(r, ino, size);
+	ret = made_push(r, ino, di);
+	return ret < 0 ? ret : write_all(r, ino, size);
 }
 
 static uint64_t chunk_size_bytes(struct run *r)
@@ -195,14 +208,8 @@ static int step(struct run *r)
 			 * files of 0-9,000 bytes in 300 directories, runs of 200 */
 		struct cfs_statfs st;
 
-		if (!r->ndirs) {   /* the root, for the big files */
-			if (r->ndirs == r->dcap) {
-				r->dcap = 256;
-				r->dirino = realloc(r->dirino, r->dcap * sizeof(*r->dirino));
-				CHECK(r->dirino);
-			}
-			r->dirino[r->ndirs++] = CFS_ROOT_INO;
-		}
+		if (!r->ndirs && (ret = dir_push(r, CFS_ROOT_INO)) < 0)
+			return ret;   /* the root, for the big files */
 		CHECK_OK(cfs_statfs(r->fs, &st));
 		if (!r->big_done && (st.blocks - st.bfree) * 100 < st.blocks * 60)
 			return add_file(r, 0, 48 * MB);
@@ -442,15 +449,7 @@ static void run_cfg(const struct cfg *cfg, const char *dir)
 				snprintf(name, sizeof(name), "i%" PRIu64, (uint64_t)ino);
 				CHECK_OK(cfs_rename(r.fs, r.dirino[di], "new", r.dirino[di], name, 0));
 				r.files++;
-				if (r.nmade == r.cap) {
-					r.cap = r.cap ? r.cap * 2 : 1024;
-					r.made = realloc(r.made, r.cap * sizeof(*r.made));
-					r.made_dir = realloc(r.made_dir, r.cap * sizeof(*r.made_dir));
-					CHECK(r.made && r.made_dir);
-				}
-				r.made[r.nmade] = ino;
-				snprintf(r.made_dir[r.nmade], sizeof(r.made_dir[0]), "%" PRIu64, di);
-				r.nmade++;
+				CHECK_OK(made_push(&r, ino, di));
 				ret = write_all(&r, ino, rnd_below(&r, 8) ? small_size(&r) :
 					  chunk_size_bytes(&r) / 4 + rnd_below(&r, chunk_size_bytes(&r)));
 				if (ret < 0)
@@ -505,6 +504,7 @@ static const struct cfg quick[] = {
 	{ 64 * MB, 4096, 16, 0, W_CHURN },
 	/* the issue's shape: chunks short of inodes, big files first */
 	{ 128 * MB, 4096, 32, 8192, W_MIX },
+	{ 256 * MB, 4096, 16, 0, W_ISSUE },
 };
 
 /* make fill-long: the matrix, on sparse image files */
