@@ -63,11 +63,43 @@ static uint64_t balance(struct cfs_fs *fs, uint32_t c)
 	return i < b ? i : b;
 }
 
+/* When the preferred chunk is full, spill into the next chunk that has
+ * room, in a fixed order: a busy directory then keeps writing into one
+ * overflow chunk at a time instead of dirtying every chunk.  Room outside
+ * the chunks' reserves (alloc.c) first, then any room at all, then (no
+ * chunk has the blocks) any inode. */
+int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t need_blocks,
+	       uint32_t *out)
+{
+	uint32_t i, c, n = fs->sb.nchunks;
+	int pass;
+
+	if (want >= n)
+		want = 0;
+	for (pass = 0; pass < 3; pass++) {
+		for (i = 0; i < n; i++) {
+			c = (want + i) % n;
+			if (pass == 0 ? alloc_room_inodes(fs, c) >= need_inodes &&
+					alloc_room_blocks(fs, c) >= need_blocks :
+			    pass == 1 ? chunk_inodes_avail(fs, c) >= need_inodes &&
+					fs->chunks[c].hdr.free_blocks >= need_blocks :
+			    chunk_inodes_avail(fs, c) >= need_inodes) {
+				*out = c;
+				return 0;
+			}
+		}
+	}
+	return -ENOSPC;
+}
+
 /* The chunk with the most room by balance, at least need_inodes inodes
- * and one block outside its reserves; near-ties go to the first from
- * fs->spread_next, which a new top-level directory moves on, so
- * independent trees land in different chunks.  -ENOSPC if none. */
-static int best_chunk(struct cfs_fs *fs, uint32_t need_inodes, int rotate, uint32_t *out)
+ * and one block outside its reserves.  Near-ties go to the first from
+ * fs->spread_next for a top-level directory (rotate), which moves it on,
+ * so independent trees land in different chunks; else to the first from
+ * chunk from, in a fixed order, so a growing tree spills into one chunk
+ * at a time and dirties few.  -ENOSPC if none. */
+static int best_chunk(struct cfs_fs *fs, uint32_t need_inodes, int rotate, uint32_t from,
+		      uint32_t *out)
 {
 	uint32_t i, c, n = fs->sb.nchunks;
 	uint64_t best_bal = 0, b;
@@ -85,8 +117,10 @@ static int best_chunk(struct cfs_fs *fs, uint32_t need_inodes, int rotate, uint3
 	 * after another, before any of them fills, must not all go to the
 	 * one chunk that is best by a hair. */
 	pthread_mutex_lock(&fs->spread_lock);
+	if (rotate)
+		from = fs->spread_next;
 	for (i = 0; i < 2 * n && ret < 0; i++) {
-		c = (fs->spread_next + i) % n;
+		c = (from + i) % n;
 		/* the root's chunk last: it holds the root and lost+found,
 		 * which every path crosses and the checker needs first */
 		if (i < n && c == CFS_INO_CHUNK(fs->sb.root_ino) && n > 1)
@@ -180,7 +214,7 @@ int alloc_new_inode_chunk(struct cfs_fs *fs, const struct inode *dp, uint32_t mo
 	 * file and its stub would cost two. */
 	if (!S_ISDIR(mode) && inode_rich(fs, c, out) == 0)
 		return 0;
-	if (best_chunk(fs, 2, top, out) == 0)
+	if (best_chunk(fs, 2, top, (c + 1) % fs->sb.nchunks, out) == 0)
 		return 0;
 	return last_resort(fs, c, out);
 }

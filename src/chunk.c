@@ -624,35 +624,6 @@ uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c)
 	return chunk_of(fs, c)->hdr.free_inodes;
 }
 
-/* When the preferred chunk is full, spill into the next chunk that has
- * room, in a fixed order: a busy directory then keeps writing into one
- * overflow chunk at a time instead of dirtying every chunk.  Room outside
- * the chunks' reserves (alloc.c) first, then any room at all, then (no
- * chunk has the blocks) any inode. */
-int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t need_blocks,
-	       uint32_t *out)
-{
-	uint32_t i, c, n = fs->sb.nchunks;
-	int pass;
-
-	if (want >= n)
-		want = 0;
-	for (pass = 0; pass < 3; pass++) {
-		for (i = 0; i < n; i++) {
-			c = (want + i) % n;
-			if (pass == 0 ? alloc_room_inodes(fs, c) >= need_inodes &&
-					alloc_room_blocks(fs, c) >= need_blocks :
-			    pass == 1 ? chunk_inodes_avail(fs, c) >= need_inodes &&
-					chunk_of(fs, c)->hdr.free_blocks >= need_blocks :
-			    chunk_inodes_avail(fs, c) >= need_inodes) {
-				*out = c;
-				return 0;
-			}
-		}
-	}
-	return -ENOSPC;
-}
-
 /* Make one bitmap block (have: nbits bits for items first...) equal to the
  * truth, where items at or past total count as in use.  Returns how many
  * bits differed and adds the free items to *nfree.  A bitmap block starts

@@ -123,10 +123,6 @@ void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta);
 #define CNT_DIRS  2
 int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *truth,
 		      int fix, uint64_t *diffs, uint64_t *truth_free);
-/* Pick a chunk with the inodes (and blocks) needed: want if it has them,
- * else the next one after it that does. */
-int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t need_blocks,
-	       uint32_t *c);
 /* Inodes chunk c can still give: the one test of a chunk's free inodes. */
 uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c);
 
@@ -136,6 +132,11 @@ uint32_t alloc_inode_reserve(const struct cfs_fs *fs);
 uint32_t alloc_block_reserve(const struct cfs_fs *fs);
 uint64_t alloc_room_inodes(struct cfs_fs *fs, uint32_t c);
 uint64_t alloc_room_blocks(struct cfs_fs *fs, uint32_t c);
+/* Pick a chunk with the inodes (and blocks) needed: want if it has them,
+ * else the next one after it that does (alloc.c, though named for what it
+ * picks). */
+int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t need_blocks,
+	       uint32_t *c);
 /* The chunk for a new inode of this mode named in directory dp, or
  * -ENOSPC when the filesystem has no inode to spare for one. */
 int alloc_new_inode_chunk(struct cfs_fs *fs, const struct inode *dp, uint32_t mode,
