@@ -169,6 +169,25 @@ static int last_resort(struct cfs_fs *fs, uint32_t c, uint32_t *out)
 	return -ENOSPC;
 }
 
+/* Where what does not fit with its parent goes: the first chunk after
+ * the parent's with room for it (a directory's children too), in a fixed
+ * order, so a growing tree spills into one chunk at a time and dirties
+ * few; a chunk without blocks to spare is passed over. */
+static int first_fit(struct cfs_fs *fs, uint32_t c, uint32_t mode, uint32_t *out)
+{
+	uint32_t i, k, n = fs->sb.nchunks;
+
+	for (i = 1; i < n; i++) {
+		k = (c + i) % n;
+		if (S_ISDIR(mode) ? dir_fits(fs, k) :
+		    alloc_room_inodes(fs, k) >= 2 && alloc_room_blocks(fs, k)) {
+			*out = k;
+			return 0;
+		}
+	}
+	return best_chunk(fs, 2, 0, (c + 1) % n, out);
+}
+
 /* A chunk with inodes to spare but no block outside its reserve, the
  * first after c. */
 static int inode_rich(struct cfs_fs *fs, uint32_t c, uint32_t *out)
@@ -214,7 +233,7 @@ int alloc_new_inode_chunk(struct cfs_fs *fs, const struct inode *dp, uint32_t mo
 	 * file and its stub would cost two. */
 	if (!S_ISDIR(mode) && inode_rich(fs, c, out) == 0)
 		return 0;
-	if (best_chunk(fs, 2, top, (c + 1) % fs->sb.nchunks, out) == 0)
+	if (top ? best_chunk(fs, 2, 1, 0, out) == 0 : first_fit(fs, c, mode, out) == 0)
 		return 0;
 	return last_resort(fs, c, out);
 }
