@@ -7,6 +7,9 @@
  *   metaops churn  DIR            create, write 4 KiB, rename and delete files in DIR
  *                                 forever (the crash workload; killed from outside)
  *
+ * METAOPS_PER_DIR=N puts N files in each dNNN directory instead of 1000
+ * (say 100000: one big directory, whose B+tree splits over and over).
+ *
  * Prints "OPS SECONDS" (operations, wall seconds measured inside the
  * process with CLOCK_MONOTONIC, so process start-up is not counted).
  * Exits 1 on the first failing system call, naming it.
@@ -21,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PER_DIR 1000
+static long PER_DIR = 1000;
 
 static double now(void)
 {
@@ -60,6 +63,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *op = argv[1], *dir = argv[2];
+	if (getenv("METAOPS_PER_DIR") && atol(getenv("METAOPS_PER_DIR")) > 0)
+		PER_DIR = atol(getenv("METAOPS_PER_DIR"));
 	long n = argc > 3 ? atol(argv[3]) : 0;
 	long size = argc > 4 ? atol(argv[4]) : 0;
 	if (size > (long)sizeof buf)

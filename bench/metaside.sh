@@ -7,13 +7,19 @@
 #
 # Environment: CHUNKFS (binary, default build/chunkfs), RUNS (default 3;
 # the median is reported), BENCH_DIR (scratch, default /var/tmp),
-# IMG_SIZE (default 2G).  The stat pass runs after the caches are dropped,
-# as in bench/run.sh section B.  Prints one line per N and operation:
+# IMG_SIZE (default 2G), CHUNKFS_BEFORE (another chunkfs binary, say the
+# build before a change: measured in the same runs, interleaved).  The stat
+# pass runs after the caches are dropped, as in bench/run.sh section B.
+# Prints one line per N and operation:
 #   N OP chunkfs_s fuse2fs_s ratio       (ratio = fuse2fs time / chunkfs time)
+# and with CHUNKFS_BEFORE one more, which bench/run.sh skips:
+#   # before N OP before_s ratio_before chunkfs_speedup
 set -eu
 cd "$(dirname "$0")/.."
 CHUNKFS=${CHUNKFS:-build/chunkfs}
 RUNS=${RUNS:-3}
+BEFORE=${CHUNKFS_BEFORE:-}
+FSS="chunkfs${BEFORE:+ before} fuse2fs"
 IMG_SIZE=${IMG_SIZE:-2G}
 [ $# -gt 0 ] || set -- 10000
 W=$(mktemp -d "${BENCH_DIR:-/var/tmp}/chunkfs-metaside.XXXXXX")
@@ -32,9 +38,11 @@ gcc -O2 -Wall -o "$W/metaops" bench/metaops.c
 mount_one() {
 	local fs=$1
 	rm -f "$W/img"
-	if [ "$fs" = chunkfs ]; then
-		"$CHUNKFS" mkfs -q "$W/img" "$IMG_SIZE"
-		"$CHUNKFS" mount -f "$W/img" "$M" >>"$W/log" 2>&1 &
+	if [ "$fs" != fuse2fs ]; then
+		local bin=$CHUNKFS
+		[ "$fs" = chunkfs ] || bin=$BEFORE
+		"$bin" mkfs -q "$W/img" "$IMG_SIZE"
+		"$bin" mount -f "$W/img" "$M" >>"$W/log" 2>&1 &
 	else
 		truncate -s "$IMG_SIZE" "$W/img"
 		mkfs.ext4 -q -F "$W/img"
@@ -64,7 +72,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 for n in "$@"; do
 	for r in $(seq "$RUNS"); do
-		for fs in chunkfs fuse2fs; do
+		for fs in $FSS; do
 			mount_one "$fs"
 			one create "$n" >>"$W/$fs.$n.create"
 			sync
@@ -79,5 +87,9 @@ for n in "$@"; do
 		f=$(median <"$W/fuse2fs.$n.$op")
 		awk -v n="$n" -v op="$op" -v c="$c" -v f="$f" \
 			'BEGIN { printf "%d %s %.3f %.3f %.2f\n", n, op, c, f, f / c }'
+		[ -n "$BEFORE" ] || continue
+		b=$(median <"$W/before.$n.$op")
+		awk -v n="$n" -v op="$op" -v c="$c" -v f="$f" -v b="$b" \
+			'BEGIN { printf "# before %d %s %.3f %.2f %.2f\n", n, op, b, f / b, b / c }'
 	done
 done

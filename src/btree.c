@@ -317,7 +317,7 @@ static int grow_root(struct bt_cur *c)
 	 * records: a crash in between leaves them in the root */
 	ret = t->ops->dirty(t->ctx, &m);
 	if (ret == 0 && t->ops->persist)
-		ret = t->ops->persist(t->ctx, &m);
+		ret = t->ops->persist(t->ctx, &m, NULL);
 	if (ret < 0) {
 		t->ops->release(t->ctx, &m);
 		return ret;
@@ -414,7 +414,7 @@ static int split_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t le
 	 * records: a crash in between leaves them in n, or in both (which
 	 * the checker tells apart), never in neither. */
 	if (t->ops->persist) {
-		r = t->ops->persist(t->ctx, &m);
+		r = t->ops->persist(t->ctx, &m, n);
 		if (!ret)
 			ret = r;
 	}

@@ -34,9 +34,11 @@ struct bt_ops {
 	int (*alloc)(void *ctx, int level, struct bt_node *n);
 	int (*release)(void *ctx, struct bt_node *n);
 	int (*dirty)(void *ctx, struct bt_node *n);
-	/* a new node, and the index naming it, on stable storage now, before
-	 * the node that gives up records to it is rewritten (may be NULL) */
-	int (*persist)(void *ctx, struct bt_node *n);
+	/* the new node m, and the index naming it, reach stable storage
+	 * before the node that gives up records to it is rewritten: the
+	 * leaf or index node n when it splits, the root (n NULL) when it
+	 * moves down into m (may be NULL) */
+	int (*persist)(void *ctx, struct bt_node *m, struct bt_node *n);
 	void (*put)(void *ctx, struct bt_node *n);
 };
 

@@ -38,6 +38,7 @@ int cache_init(struct cache *c, struct cfs_bdev *bd, size_t max_bytes, uint32_t 
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
 	pthread_mutex_init(&c->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
+	pthread_mutex_init(&c->flush_lock, NULL);
 	pthread_cond_init(&c->loaded, NULL);
 	return 0;
 }
@@ -92,6 +93,7 @@ void cache_destroy(struct cache *c)
 	free(c->hash);
 	c->hash = NULL;
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->flush_lock);
 	pthread_cond_destroy(&c->loaded);
 }
 
@@ -420,32 +422,135 @@ int buf_dirty(struct cache *c, struct buf *b)
 	return 0;
 }
 
-int cache_flush(struct cache *c, uint64_t lo, uint64_t hi)
+/* b is no longer ordered: drop the reference the ordering held. */
+static void buf_unorder(struct cache *c, struct buf *b)
 {
-	uint8_t *bounce = malloc(c->bsize);
+	b->flags &= ~BF_ORDERED;
+	c->nordered--;
+	if (--b->ref == 0)
+		lru_add(c, b);
+}
+
+/* Write the dirty buffers in [lo, hi), the ordered ones (ordered: 1) or
+ * the others (0).  Called with the lock held. */
+static int flush_stage(struct cache *c, uint64_t lo, uint64_t hi, int ordered,
+		       uint8_t *bounce)
+{
 	size_t i;
-	struct buf *b;
+	struct buf *b, *next;
 	int ret = 0, r;
 
-	if (!bounce)
-		return -ENOMEM;
-	pthread_mutex_lock(&c->lock);
 	for (i = 0; i <= c->hmask && c->ndirty; i++) {
-		for (b = c->hash[i]; b; b = b->hnext) {
-			if (!(b->flags & BF_DIRTY) || b->blk < lo || b->blk >= hi)
+		for (b = c->hash[i]; b; b = next) {
+			next = b->hnext;
+			if (!(b->flags & BF_DIRTY) || b->blk < lo || b->blk >= hi ||
+			    !(b->flags & BF_ORDERED) != !ordered)
 				continue;
 			r = buf_writeback(c, b, bounce);
 			if (r < 0 && !ret)
 				ret = r;
+			if (r == 0 && ordered)
+				buf_unorder(c, b);
 		}
 	}
+	return ret;
+}
+
+/* Ordered buffers that are clean (written, or forgotten) need nothing. */
+static void unorder_clean(struct cache *c)
+{
+	size_t i;
+	struct buf *b;
+
+	for (i = 0; i <= c->hmask && c->nordered; i++)
+		for (b = c->hash[i]; b; b = b->hnext)
+			if ((b->flags & (BF_ORDERED | BF_DIRTY)) == BF_ORDERED)
+				buf_unorder(c, b);
+}
+
+/* cache_flush with flush_lock held: the unordered buffers, a device
+ * flush, then (when any are ordered) the ordered ones and another. */
+static int flush_locked(struct cache *c, uint64_t lo, uint64_t hi)
+{
+	uint8_t *bounce = malloc(c->bsize);
+	int ret, r, ordered;
+
+	if (!bounce)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	ordered = c->nordered > 0;
+	/* an ordered buffer may rely on unordered ones outside [lo, hi) */
+	ret = flush_stage(c, ordered ? 0 : lo, ordered ? UINT64_MAX : hi, 0, bounce);
+	pthread_mutex_unlock(&c->lock);
+	if (ordered) {
+		r = cfs_bdev_flush(c->bd);
+		if (!ret)
+			ret = r;
+		pthread_mutex_lock(&c->lock);
+		/* nothing of the ordered ones goes out unless all the rest is
+		 * on disk */
+		if (!ret)
+			ret = flush_stage(c, lo, hi, 1, bounce);
+		unorder_clean(c);
+		pthread_mutex_unlock(&c->lock);
+	}
+	free(bounce);
+	pthread_mutex_lock(&c->lock);
 	if (!ret && c->io_error)
 		ret = c->io_error;
 	c->io_error = 0;
 	pthread_mutex_unlock(&c->lock);
-	free(bounce);
 	r = cfs_bdev_flush(c->bd);
 	return ret ? ret : r;
+}
+
+int cache_flush(struct cache *c, uint64_t lo, uint64_t hi)
+{
+	int ret;
+
+	pthread_mutex_lock(&c->flush_lock);
+	ret = flush_locked(c, lo, hi);
+	pthread_mutex_unlock(&c->flush_lock);
+	return ret;
+}
+
+/* Ordered buffers are held in memory until a flush: past this many, an
+ * ordering is a flush made at once, as if unordered. */
+#define ORDER_MAX 64
+
+int cache_order(struct cache *c, struct buf *b)
+{
+	uint8_t *bounce = NULL;
+	int ret = 0;
+
+	pthread_mutex_lock(&c->flush_lock);
+	if (c->nordered >= ORDER_MAX) {
+		ret = flush_locked(c, 0, UINT64_MAX);
+		goto out;
+	}
+	if (c->nordered && (b->flags & BF_DIRTY) && !(b->flags & BF_ORDERED) &&
+	    !(bounce = malloc(c->bsize))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (!(b->flags & BF_ORDERED)) {
+		/* another ordered buffer may need what b holds now (b may
+		 * be the node that took its records): write it before b
+		 * changes, to be flushed before any ordered one is written */
+		if (bounce && (b->flags & BF_DIRTY))
+			ret = buf_writeback(c, b, bounce);
+		if (ret == 0) {
+			b->flags |= BF_ORDERED;
+			b->ref++;
+			c->nordered++;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+out:
+	pthread_mutex_unlock(&c->flush_lock);
+	free(bounce);
+	return ret;
 }
 
 void cache_forget(struct cache *c, uint64_t blk)
@@ -458,6 +563,12 @@ void cache_forget(struct cache *c, uint64_t blk)
 		if (b->flags & BF_DIRTY) {
 			b->flags &= ~BF_DIRTY;
 			c->ndirty--;
+		}
+		/* a freed block needs no ordering */
+		if (b->flags & BF_ORDERED) {
+			b->flags &= ~BF_ORDERED;
+			c->nordered--;
+			b->ref--;
 		}
 		if (!b->ref)
 			buf_free(c, b);

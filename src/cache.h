@@ -26,6 +26,9 @@ struct buf {
 #define BF_META     0x4      /* has the common metadata header: csum at write */
 #define BF_LOADING  0x8
 #define BF_VERIFIED 0x10
+/* Written only by cache_flush, after every other dirty buffer and a
+ * device flush (cache_order); holds a reference meanwhile. */
+#define BF_ORDERED  0x20
 
 struct cache {
 	struct cfs_bdev *bd;
@@ -36,6 +39,10 @@ struct cache {
 	struct buf **hash;
 	size_t hmask;
 	size_t nbufs, max_bufs, ndirty;
+	size_t nordered;         /* buffers with BF_ORDERED */
+	/* held by cache_flush and cache_order throughout: an ordering never
+	 * starts between a flush's two stages */
+	pthread_mutex_t flush_lock;
 	struct buf lru;          /* sentinel: lru.next is the oldest */
 	int io_error;            /* a write-back failed: report at the next flush */
 	/* Called (without the cache lock) before a buffer first turns dirty,
@@ -64,8 +71,18 @@ int cache_get_meta(struct cache *c, uint64_t blk, uint32_t magic, struct buf **o
 int cache_new_meta(struct cache *c, uint64_t blk, uint32_t magic, struct buf **out);
 void buf_put(struct cache *c, struct buf *b);
 int buf_dirty(struct cache *c, struct buf *b);
-/* Write dirty buffers with lo <= blk < hi, then flush the device. */
+/* Write dirty buffers with lo <= blk < hi, then flush the device.  If any
+ * of them is ordered (cache_order), every other dirty buffer is written
+ * and flushed first, and the ordered ones after that. */
 int cache_flush(struct cache *c, uint64_t lo, uint64_t hi);
+/* b (referenced, about to change) must not reach the disk before what
+ * every other dirty buffer holds now: a cache_flush before the change,
+ * made lazily.  From now on b is written only by cache_flush, after the
+ * unordered buffers and a device flush, and what b holds now is written
+ * at once if other buffers are ordered (they may rely on it).  Ordered
+ * buffers are not ordered among themselves: one must never need another
+ * on disk first. */
+int cache_order(struct cache *c, struct buf *b);
 /* Read file data blocks straight into dst, preferring cached copies. */
 int cache_read_direct(struct cache *c, uint64_t blk, uint32_t count, uint8_t *dst);
 /* Write file data blocks straight from src with one device write.  A

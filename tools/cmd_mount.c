@@ -6,7 +6,8 @@
  *                                                `mount -t fuse.chunkfs`)
  *
  * Option parsing, the checks before mounting, and the daemon's start-up
- * and end; the FUSE operations are in tools/mount_ops.c.
+ * and end; the FUSE operations are in tools/mount_ops.c, the request
+ * loop in tools/mount_loop.c.
  *
  * Before mounting, chunks left dirty by a crash are checked and preened
  * (cfs_fsck, as `chunkfs fsck -p`); unmounting (or SIGTERM/SIGINT) ends
@@ -583,20 +584,16 @@ static struct fuse_session *session_new(struct mnt *m, struct mopts *o)
 
 static int serve(struct mnt *m, struct mopts *o)
 {
-	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	sigset_t old;
 	int ret;
 
-	if (!cfg)
-		return -ENOMEM;
-	fuse_loop_cfg_set_clone_fd(cfg, 1);
-	fuse_loop_cfg_set_max_threads(cfg, o->max_threads);
+	mount_loop_block_signals(&old);
 	ret = cleaner_start(m);
 	if (ret == 0)
-		ret = fuse_session_loop_mt(m->se, cfg);
+		ret = mount_loop(m->se, o->max_threads, &old);
 	cleaner_stop(m);
-	fuse_loop_cfg_destroy(cfg);
-	/* the loop returns the signal number when stopped by one */
-	return ret < 0 ? ret : 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
 }
 
 static int run_mount(struct mopts *o, const char *image)

@@ -10,6 +10,7 @@
 
 #include <fuse_lowlevel.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -100,6 +101,12 @@ int mount_resize_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in
 /* FUSE requests served, by opcode (counted always, a relaxed atomic add
  * each); written at unmount to the file named by CHUNKFS_REQUEST_COUNTS. */
 void req_counts_write(const char *path);
+
+/* The request loop (tools/mount_loop.c).  mount_loop_block_signals
+ * before starting any thread; mount_loop serves the session with nthreads
+ * workers until it ends (unmount, or a signal let through by *old). */
+void mount_loop_block_signals(sigset_t *old);
+int mount_loop(struct fuse_session *se, unsigned nthreads, const sigset_t *old);
 
 /* The thread that marks idle chunks clean (not started read-only). */
 int cleaner_start(struct mnt *m);

@@ -93,19 +93,23 @@ else
 fi
 
 # ---- foreground, SIGTERM and SIGINT ---------------------------------------------
+# rc: the daemon's exit status once it is gone (255: still there after 10 s)
+daemon_wait() {
+	rc=255
+	for _ in $(seq 200); do
+		if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+			wait "$DAEMON_PID"
+			rc=$?
+			return
+		fi
+		sleep 0.05
+	done
+}
 for sig in TERM INT; do
 	if mount_fs "$img" "$mnt" -o clean_after=60; then
 		echo "$sig" >"$mnt/top/sig-$sig"
 		kill -"$sig" "$DAEMON_PID"
-		rc=255
-		for _ in $(seq 200); do
-			if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
-				wait "$DAEMON_PID"
-				rc=$?
-				break
-			fi
-			sleep 0.05
-		done
+		daemon_wait
 		if [ "$rc" = 0 ] && ! _m_is_mounted "$mnt" && [ -z "$(dirty_chunks "$img")" ] &&
 		   [ "$("$CHUNKFS" cat "$img" "/top/sig-$sig" 2>&1)" = "$sig" ]; then
 			forget_mount "$mnt"
@@ -119,6 +123,33 @@ for sig in TERM INT; do
 		fail "sig${sig}_unmounts_cleanly" "mount failed"
 	fi
 done
+
+# ---- one worker: the reader serves every request itself -------------------------
+# (tools/mount_loop.c: with no idle worker to hand the reader role to, an
+# fsync and the requests after it are served by the same thread)
+if mount_fs "$img" "$mnt" -o max_threads=1; then
+	head -c 300000 /dev/urandom >"$TESTDIR/one.src"
+	ok=1
+	for i in 1 2 3; do
+		cp "$TESTDIR/one.src" "$mnt/top/one$i" && sync "$mnt/top/one$i" || ok=0
+		stat "$mnt/top/one$i" >/dev/null || ok=0
+	done
+	mv "$mnt/top/one3" "$mnt/top/one3r" && rm "$mnt/top/one2" || ok=0
+	kill -TERM "$DAEMON_PID"
+	daemon_wait
+	if [ "$ok" = 1 ] && [ "$rc" = 0 ] && ! _m_is_mounted "$mnt" &&
+	   "$CHUNKFS" cat "$img" /top/one3r | cmp -s - "$TESTDIR/one.src" &&
+	   ! "$CHUNKFS" cat "$img" /top/one2 >/dev/null 2>&1; then
+		forget_mount "$mnt"
+		pass one_worker_serves_and_unmounts
+	else
+		fail one_worker_serves_and_unmounts "ok $ok, exit $rc: $(tail -3 "$DAEMON_LOG")"
+		unmount_fs "$mnt"
+	fi
+	log_clean one_worker_daemon_log "$DAEMON_LOG"
+else
+	fail one_worker_serves_and_unmounts "mount failed"
+fi
 
 # ---- read-only --------------------------------------------------------------------
 if mount_fs "$img" "$mnt" -o ro; then
