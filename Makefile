@@ -8,6 +8,8 @@
 #   make fuzz         libFuzzer over image open + fsck (FUZZ_SECONDS, default 300)
 #   make crash-long   test_crash, test_fsck_random and tests/mount/kill_stress.sh
 #                     (kill -9 of the mount daemon) with many more rounds
+#   make fill-long    test_fill over the whole matrix: 1, 4 and 16 GiB image
+#                     files in $TMPDIR (up to 16 GiB of disk at a time)
 #   make install      PREFIX (default /usr/local) and DESTDIR are honoured
 #   make uninstall, make clean
 #
@@ -198,7 +200,10 @@ CHUNKFS_FSCK_ROUNDS ?= 10000
 CHUNKFS_KILL_ROUNDS ?= 300
 INJECT_ROUNDS ?= 200
 FUZZ_SECONDS ?= 300
-.PHONY: crash-long fuzz
+.PHONY: crash-long fill-long fuzz
+fill-long: $(B)/tests/test_fill
+	CHUNKFS_FILL_LONG=1 $(B)/tests/test_fill
+
 crash-long: $(SAN)/tests/test_crash $(SAN)/tests/test_fsck_random $(SAN_PROG)
 	CHUNKFS_CRASH_ROUNDS=$(CHUNKFS_CRASH_ROUNDS) $(SAN)/tests/test_crash
 	CHUNKFS_FSCK_ROUNDS=$(CHUNKFS_FSCK_ROUNDS) $(SAN)/tests/test_fsck_random

@@ -617,36 +617,12 @@ void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta)
 	pthread_mutex_unlock(&ch->lock);
 }
 
-/* When the preferred chunk is full, spill into the next chunk that has
- * room, in a fixed order: a busy directory then keeps writing into one
- * overflow chunk at a time instead of dirtying every chunk. */
-int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t need_blocks,
-	       uint32_t *out)
+/* How many inodes chunk c can still give.  Every test of a chunk's free
+ * inodes goes through here, so that a chunk able to make inodes from its
+ * free blocks needs only this function to say so. */
+uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c)
 {
-	uint32_t i, n = fs->sb.nchunks;
-
-	if (want >= n)
-		want = 0;
-	for (i = 0; i < n; i++) {
-		uint32_t c = (want + i) % n;
-		struct chunk *ch = chunk_of(fs, c);
-
-		if (chunk_avail_inodes(fs, ch) >= need_inodes &&
-		    chunk_avail_blocks(fs, ch) >= need_blocks) {
-			*out = c;
-			return 0;
-		}
-	}
-	/* no chunk has the blocks wanted: any inode will do */
-	for (i = 0; i < n; i++) {
-		uint32_t c = (want + i) % n;
-
-		if (chunk_avail_inodes(fs, chunk_of(fs, c)) >= need_inodes) {
-			*out = c;
-			return 0;
-		}
-	}
-	return -ENOSPC;
+	return chunk_avail_inodes(fs, chunk_of(fs, c));
 }
 
 /* Make one bitmap block (have: nbits bits for items first...) equal to the

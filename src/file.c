@@ -156,6 +156,21 @@ static int alloc_in(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t
 	return 0;
 }
 
+/* A new continuation of head in chunk c, with blocks for lblk. */
+static int cont_alloc(struct cfs_fs *fs, struct inode *head, uint32_t c, uint64_t lblk,
+		      uint32_t want, uint64_t *abs, uint32_t *got)
+{
+	struct inode *ip;
+	int ret = cont_create(fs, head, c, lblk, &ip);
+
+	if (ret == 0) {
+		ret = alloc_in(fs, ip, lblk, want, 0, abs, got);
+		if (ret < 0)
+			chain_prune(fs, head);   /* the new continuation maps nothing */
+	}
+	return ret;
+}
+
 /* The inode that maps lblk-1, so the new block can follow it on disk. */
 static struct inode *neighbour(struct cfs_fs *fs, struct inode *head, uint64_t lblk,
 			       uint32_t *goal)
@@ -178,49 +193,55 @@ static struct inode *neighbour(struct cfs_fs *fs, struct inode *head, uint64_t l
 	return NULL;
 }
 
-static int chunk_has_room(struct cfs_fs *fs, uint32_t c)
-{
-	return chunk_avail_blocks(fs, &fs->chunks[c]) > 0;
-}
-
+/* Blocks for lblk: from the chunk of the inode mapping lblk-1 (so the file
+ * stays contiguous), else from any chunk the file lives in, else in a new
+ * continuation, as the placement policy (alloc.c) prefers; when no chunk
+ * has room the policy likes, anywhere with a free block. */
 int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
 	       uint64_t *abs, uint32_t *got)
 {
 	struct inode *ip, *nb;
 	uint32_t goal = 0, c;
-	int i, ret;
+	int i, pass, ret;
 
 	ret = inode_chain_load(fs, head);
 	if (ret < 0)
 		return ret;
+	want = alloc_data_want(fs, head, lblk, want);
 	nb = neighbour(fs, head, lblk, &goal);
-	if (nb && chunk_has_room(fs, CFS_INO_CHUNK(nb->ino))) {
-		ret = alloc_in(fs, nb, lblk, want, goal, abs, got);
-		if (ret != -ENOSPC)
-			return ret;
+	for (pass = 0; pass < 2; pass++) {
+		if (nb && (pass ? chunk_avail_blocks(fs, &fs->chunks[CFS_INO_CHUNK(nb->ino)]) > 0 :
+			   alloc_data_fits(fs, head, CFS_INO_CHUNK(nb->ino), lblk))) {
+			ret = alloc_in(fs, nb, lblk, want, goal, abs, got);
+			if (ret != -ENOSPC)
+				return ret;
+		}
+		for (i = 0; i < inode_chain_len(head); i++) {
+			ip = inode_chain_at(head, i);
+			c = CFS_INO_CHUNK(ip->ino);
+			if (ip == nb || !(pass ? chunk_avail_blocks(fs, &fs->chunks[c]) > 0 :
+					  alloc_data_fits(fs, head, c, lblk)))
+				continue;
+			ret = alloc_in(fs, ip, lblk, want, 0, abs, got);
+			if (ret != -ENOSPC)
+				return ret;
+		}
+		if (pass == 0 && alloc_data_chunk(fs, head, lblk, &c) == 0 &&
+		    alloc_room_blocks(fs, c) > 0) {
+			ret = cont_alloc(fs, head, c, lblk, want, abs, got);
+			if (ret != -ENOSPC)
+				return ret;
+		}
 	}
-	for (i = 0; i < inode_chain_len(head); i++) {
-		ip = inode_chain_at(head, i);
-		if (ip == nb || !chunk_has_room(fs, CFS_INO_CHUNK(ip->ino)))
-			continue;
-		ret = alloc_in(fs, ip, lblk, want, 0, abs, got);
-		if (ret != -ENOSPC)
-			return ret;
-	}
-	/* Every chunk the file lives in is full: continue elsewhere.  Other
-	 * files allocate meanwhile, so the chunk picked for having room can
-	 * be full by the time the continuation is made in it: then the next. */
+	/* Other files allocate meanwhile, so the chunk picked for having
+	 * room can be full by the time the continuation is made in it: then
+	 * the next. */
 	c = CFS_INO_CHUNK(head->ino);
 	for (i = 0; i < (int)fs->sb.nchunks; i++) {
 		ret = chunk_pick(fs, (c + 1) % fs->sb.nchunks, 1, 2, &c);
 		if (ret < 0)
 			return ret;
-		ret = cont_create(fs, head, c, lblk, &ip);
-		if (ret == 0) {
-			ret = alloc_in(fs, ip, lblk, want, 0, abs, got);
-			if (ret < 0)
-				chain_prune(fs, head);   /* the new continuation maps nothing */
-		}
+		ret = cont_alloc(fs, head, c, lblk, want, abs, got);
 		if (ret != -ENOSPC)
 			return ret;
 	}
@@ -269,7 +290,9 @@ int file_punch(struct cfs_fs *fs, struct inode *head, uint64_t from, uint64_t to
 	for (i = 0; i < inode_chain_len(head); i++) {
 		struct inode *ip = inode_chain_at(head, i);
 
-		if (i > 0 && (to <= ip->d.lo || from >= ip->d.hi))
+		/* the whole file goes whatever a continuation's range says:
+		 * a range the checker let pass wrong must not leak its blocks */
+		if (i > 0 && (from || to != UINT64_MAX) && (to <= ip->d.lo || from >= ip->d.hi))
 			continue;
 		ret = ext_remove(fs, ip, from, to);
 		if (ret < 0)

@@ -159,10 +159,32 @@ static inline uint32_t chunk_repair_blocks(const struct cfs_fs *fs)
 }
 #define chunk_avail_inodes(fs, ch) chunk_avail((fs), (ch)->hdr.free_inodes, CFS_REPAIR_INODES)
 #define chunk_avail_blocks(fs, ch) chunk_avail((fs), (ch)->hdr.free_blocks, chunk_repair_blocks(fs))
+/* Inodes chunk c can still give: the one test of a chunk's free inodes. */
+uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c);
+
+/* alloc.c: placement policy (docs/ALLOCATION.md).  Reserves are soft:
+ * room_* count what a chunk has outside them. */
+uint32_t alloc_inode_reserve(const struct cfs_fs *fs);
+uint32_t alloc_block_reserve(const struct cfs_fs *fs);
+uint64_t alloc_room_inodes(struct cfs_fs *fs, uint32_t c);
+uint64_t alloc_room_blocks(struct cfs_fs *fs, uint32_t c);
 /* Pick a chunk with the inodes (and blocks) needed: want if it has them,
- * else the next one after it that does. */
+ * else the next one after it that does (alloc.c, though named for what it
+ * picks). */
 int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t need_blocks,
 	       uint32_t *c);
+/* The chunk for a new inode of this mode named in directory dp, or
+ * -ENOSPC when the filesystem has no inode to spare for one. */
+int alloc_new_inode_chunk(struct cfs_fs *fs, const struct inode *dp, uint32_t mode,
+			  uint32_t *c);
+/* How many of the want blocks from lblk on one allocation may take. */
+uint32_t alloc_data_want(struct cfs_fs *fs, const struct inode *head, uint64_t lblk,
+			 uint32_t want);
+/* Whether the file head may take its block lblk from chunk c. */
+int alloc_data_fits(struct cfs_fs *fs, const struct inode *head, uint32_t c, uint64_t lblk);
+/* The chunk for a new continuation of head holding lblk. */
+int alloc_data_chunk(struct cfs_fs *fs, const struct inode *head, uint64_t lblk,
+		     uint32_t *c);
 
 /* inode.c */
 uint64_t inode_location(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *off);

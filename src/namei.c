@@ -106,28 +106,6 @@ static int link_remove(struct cfs_fs *fs, struct inode *dp, const struct dirent_
 	return ret;
 }
 
-/* New top-level directories go to the chunk with the most free space, so
- * independent trees land in different chunks. */
-static uint32_t spread_pick(struct cfs_fs *fs)
-{
-	uint32_t i, c, best = 0, n = fs->sb.nchunks;
-	uint64_t best_free = 0;
-
-	pthread_mutex_lock(&fs->spread_lock);
-	for (i = 0; i < n; i++) {
-		c = (fs->spread_next + i) % n;
-		if (chunk_avail_inodes(fs, &fs->chunks[c]) < 2)
-			continue;
-		if (chunk_avail_blocks(fs, &fs->chunks[c]) > best_free) {
-			best_free = chunk_avail_blocks(fs, &fs->chunks[c]);
-			best = c;
-		}
-	}
-	fs->spread_next = (best + 1) % n;
-	pthread_mutex_unlock(&fs->spread_lock);
-	return best;
-}
-
 int cfs_lookup(struct cfs_fs *fs, cfs_ino_t dir, const char *name, cfs_ino_t *ino)
 {
 	struct inode *dp;
@@ -185,12 +163,27 @@ static int init_new(struct cfs_fs *fs, struct inode *dp, struct inode *ip, uint6
 	return inode_write(fs, ip);
 }
 
+/* A new inode where the placement policy puts it.  Others allocate
+ * meanwhile, so the chunk chosen can be full when its inode is taken:
+ * then choose again. */
+static int new_inode(struct cfs_fs *fs, struct inode *dp, uint32_t mode, struct inode **ip)
+{
+	uint32_t c, tries;
+	int ret = -ENOSPC;
+
+	for (tries = 0; tries < fs->sb.nchunks && ret == -ENOSPC; tries++) {
+		ret = alloc_new_inode_chunk(fs, dp, mode, &c);
+		if (ret == 0)
+			ret = inode_alloc(fs, c, 1, (uint16_t)mode, ip);
+	}
+	return ret;
+}
+
 static int do_create(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
 		     uint64_t rdev, uint32_t uid, uint32_t gid, const char *target,
 		     cfs_ino_t *out)
 {
 	struct inode *dp, *ip = NULL;
-	uint32_t c;
 	int ret = new_name_check(name);
 
 	if (ret < 0)
@@ -205,10 +198,7 @@ static int do_create(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_
 	ret = name_free(fs, dp, name);
 	if (ret < 0)
 		goto out;
-	c = CFS_INO_CHUNK(dp->ino);
-	if (S_ISDIR(mode) && dp->ino == fs->sb.root_ino)
-		c = spread_pick(fs);
-	ret = inode_alloc(fs, c, 0, (uint16_t)mode, &ip);
+	ret = new_inode(fs, dp, mode, &ip);
 	if (ret < 0)
 		goto out;
 	/* counted now, so that the release below on failure balances it */

@@ -764,6 +764,13 @@ int cfs_close(struct cfs_fs *fs)
 
 /* ---- information ---- */
 
+/* Available is what a user can still get.  Free blocks of a chunk that
+ * cannot give an inode count as free but not available: only files that
+ * already live in that chunk can reach them, no new file and no
+ * continuation.  Every free inode is available: one in a chunk without
+ * free blocks still holds an empty or inline file, or a file whose data
+ * continues elsewhere.  The allocator's reserves are not subtracted: they
+ * are soft (alloc.c), given out when nothing else is left. */
 int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st)
 {
 	uint32_t c;
@@ -773,13 +780,15 @@ int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st)
 	st->namemax = CFS_NAME_MAX;
 	for (c = 0; c < fs->sb.nchunks; c++) {
 		struct chunk *ch = &fs->chunks[c];
+		uint64_t fi;
 
 		pthread_mutex_lock(&ch->lock);
+		fi = chunk_inodes_avail(fs, c);
 		st->blocks += fs->sb.chunk_blocks - fs->sb.data_start;
 		st->bfree += ch->hdr.free_blocks;
-		st->bavail += chunk_avail_blocks(fs, ch);   /* the repair reserve is not */
+		st->bavail += fi ? chunk_avail_blocks(fs, ch) : 0;   /* nor the repair reserve */
 		st->files += fs->sb.inodes_per_chunk;
-		st->ffree += ch->hdr.free_inodes;
+		st->ffree += fi;
 		pthread_mutex_unlock(&ch->lock);
 	}
 	return 0;

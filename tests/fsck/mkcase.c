@@ -1176,19 +1176,26 @@ static void d_xattr_name_nul(const char *img)
  * there): mode 0 like a free inode, but xattr_len 0xFFFF, resealed */
 static void d_free_slot_garbage(const char *img)
 {
-	uint32_t c = chunk_of_path(img, "/d1"), l;
+	uint32_t c0 = chunk_of_path(img, "/d1"), c = c0, k, l = 0;
 	struct cfs_chunk_hdr h;
 	struct cfs_dinode d;
 	struct img m;
 	uint8_t *bm;
 
 	img_load(&m, img);
-	hdr_get(&m, c, &h);
-	bm = blk(&m, damage_cbase(&m.d, c) + 1 + m.d.sb.bbm_blocks);
-	for (l = 0; l < m.d.sb.inodes_per_chunk && cfs_bitmap_get(bm, l); l++)
-		;
-	if ((l / m.d.ipb) >= h.itable_init)
-		die("no free slot below the inode table watermark in chunk %u", c);
+	/* /d1's chunk, else the first after it with such a slot: where
+	 * files land depends on the allocation policy */
+	for (k = 0; k < m.d.sb.nchunks; k++) {
+		c = (c0 + k) % m.d.sb.nchunks;
+		hdr_get(&m, c, &h);
+		bm = blk(&m, damage_cbase(&m.d, c) + 1 + m.d.sb.bbm_blocks);
+		for (l = 0; l < m.d.sb.inodes_per_chunk && cfs_bitmap_get(bm, l); l++)
+			;
+		if ((l / m.d.ipb) < h.itable_init)
+			break;
+	}
+	if (k == m.d.sb.nchunks)
+		die("no free slot below an inode table watermark in any chunk");
 	memset(&d, 0, sizeof(d));
 	d.generation = 7;
 	d.xattr_len = 0xFFFF;

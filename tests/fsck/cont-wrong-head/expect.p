@@ -1,4 +1,4 @@
-chunk 0: continuation [cont:/d3/big:1]: names head [/d1/multi], its chain belongs to [/d3/big] [CONT_HEAD]; correct the head: fixed
+chunk 2: continuation [cont:/d3/big:1]: names head [/d1/multi], its chain belongs to [/d3/big] [CONT_HEAD]; correct the head: fixed
 checked 1 of 4 chunks (3 clean, skipped)
-2 inodes, 2 directories in the checked chunks; 1 problems, 1 fixed, 0 left
+77 inodes, 4 directories in the checked chunks; 1 problems, 1 fixed, 0 left
 exit 1
