@@ -788,7 +788,7 @@ int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st)
 		st->bfree += ch->hdr.free_blocks;
 		st->bavail += fi ? chunk_avail_blocks(fs, ch) : 0;   /* nor the repair reserve */
 		st->files += fs->sb.inodes_per_chunk;
-		st->ffree += fi;
+		st->ffree += fi;   /* what a user can make: not the repair reserve */
 		pthread_mutex_unlock(&ch->lock);
 	}
 	return 0;

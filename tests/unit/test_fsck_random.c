@@ -139,6 +139,8 @@ static void fill_chunks(struct cfs_fs *fs, const cfs_ino_t *dirs, int ndirs)
 		struct cfs_chunk_info ci;
 
 		CHECK_OK(cfs_get_chunk_info(fs, c, &ci));
+		printf("full image: chunk %u: %llu inodes %llu blocks free\n", c,
+		       (unsigned long long)ci.free_inodes, (unsigned long long)ci.free_blocks);
 		CHECK(ci.free_inodes <= CFS_REPAIR_INODES && ci.free_blocks <= CFS_REPAIR_BLOCKS);
 	}
 }

@@ -1331,7 +1331,8 @@ static void check_statfs(void)
 		blocks += ci.blocks;
 		bfree += ci.free_blocks;
 		files += ci.inodes;
-		ffree += ci.free_inodes;
+		/* statfs leaves out the repair reserve (FORMAT.md 16.4) */
+		ffree += ci.free_inodes > CFS_REPAIR_INODES ? ci.free_inodes - CFS_REPAIR_INODES : 0;
 	}
 	if (blocks != st.blocks || bfree != st.bfree || files != st.files ||
 	    ffree != st.ffree)
