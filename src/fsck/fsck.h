@@ -60,7 +60,15 @@ struct ck {
 	/* step B: inodes in use, loaded once for all its passes (or NULL) */
 	struct inode **held;
 	uint32_t *used, nused;          /* step B: the slots in use, in order */
+	/* step B: per slot, from the inode table, so that the inodes that
+	 * need nothing more are never loaded: link count, parent (back
+	 * pointer), file type (mode >> 12) with SLOT_CONTS if any forward
+	 * pointer is set */
+	uint32_t *nlink, *back;
+	uint8_t *ftype;
 };
+
+#define SLOT_CONTS 0x80
 
 /* ---- the problem table (problem.c) ---- */
 
@@ -154,6 +162,7 @@ static inline uint64_t itable_limit(struct ck *x)
 }
 
 int is_head(struct inode *ip);
+int dinode_plausible(struct cfs_fs *fs, const struct cfs_dinode *d);
 void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit);
 void itable_ahead(struct ck *x, uint32_t l, uint64_t limit);
 uint8_t *itable_slot(struct ck *x, uint32_t l, struct buf **b);

@@ -27,7 +27,7 @@ static int type_ok(uint16_t mode)
 	return 0;
 }
 
-static int dinode_plausible(struct cfs_fs *fs, const struct cfs_dinode *d)
+int dinode_plausible(struct cfs_fs *fs, const struct cfs_dinode *d)
 {
 	if (!type_ok(d->mode) || (d->flags & ~0xFu) ||
 	    ((d->flags & CFS_IFL_CONT) && (d->flags & CFS_IFL_STUB)) ||
@@ -67,65 +67,59 @@ static void free_slot_check(struct ck *x, cfs_ino_t ino, uint8_t *raw,
 	free(want);
 }
 
-static void scan_inode_slot(struct ck *x, uint32_t l)
+/* Slot l's bytes (raw, in table block b) as the inode table holds them:
+ * a sound inode is left for the block pass (its kind set, *d decoded), a
+ * damaged one is fixed or reported.  Returns 1 for an inode in use. */
+static int scan_inode_slot(struct ck *x, uint32_t l, uint8_t *raw, struct buf *b,
+			   struct cfs_dinode *d)
 {
 	struct cfs_fs *fs = x->fs;
 	cfs_ino_t ino = CFS_INO_MAKE(x->c, l);
-	struct cfs_dinode d;
-	struct buf *b;
-	uint32_t off;
-	uint8_t *raw;
 
-	if (cache_get(&fs->cache, inode_location(fs, ino, &off), 0, &b) < 0) {
-		pr_fix(x, PR_INODE_UNREADABLE, &(struct pctx){ .ino = ino });
-		return;
-	}
-	raw = b->data + off;
 	if (cfs_dinode_is_zero(raw, fs->isz))
-		goto out;
-	cfs_dinode_decode(raw, &d);
+		return 0;
+	cfs_dinode_decode(raw, d);
 	if (!cfs_dinode_csum_ok(raw, fs->isz, fs->seed, ino)) {
-		int ok = d.mode && dinode_plausible(fs, &d);
+		int ok = d->mode && dinode_plausible(fs, d);
 
 		if (!pr_fix(x, ok ? PR_INODE_CSUM_PLAUSIBLE : PR_INODE_CSUM,
 			    &(struct pctx){ .ino = ino })) {
 			bset(x->ibits, l - 1);   /* left for a person: keep it */
-			goto out;
+			return 0;
 		}
 		if (ok)
 			cfs_dinode_csum_set(raw, fs->isz, fs->seed, ino);
 		else
 			memset(raw, 0, fs->isz);
 		if (buf_dirty(&fs->cache, b) < 0 || !ok)
-			goto out;
-	} else if (d.mode && !dinode_plausible(fs, &d)) {
+			return 0;
+	} else if (d->mode && !dinode_plausible(fs, d)) {
 		if (pr_fix(x, PR_INODE_MODE, &(struct pctx){ .ino = ino,
-							     .num = { d.mode, d.flags } })) {
+							     .num = { d->mode, d->flags } })) {
 			memset(raw, 0, fs->isz);
 			buf_dirty(&fs->cache, b);
 		} else {
 			bset(x->ibits, l - 1);
 		}
-		goto out;
+		return 0;
 	}
-	if (!d.mode) {
-		free_slot_check(x, ino, raw, &d, b);
-		goto out;
+	if (!d->mode) {
+		free_slot_check(x, ino, raw, d, b);
+		return 0;
 	}
-	if ((d.flags & CFS_IFL_STUB) && d.head == ino &&
+	if ((d->flags & CFS_IFL_STUB) && d->head == ino &&
 	    pr_fix(x, PR_STUB_FLAG_ON_HEAD, &(struct pctx){ .ino = ino })) {
 		/* a stub names another inode: one naming itself is a file or
 		 * directory that got the flag, with its data and names intact */
-		d.flags &= (uint16_t)~CFS_IFL_STUB;
-		cfs_dinode_encode(&d, raw);
+		d->flags &= (uint16_t)~CFS_IFL_STUB;
+		cfs_dinode_encode(d, raw);
 		cfs_dinode_csum_set(raw, fs->isz, fs->seed, ino);
 		buf_dirty(&fs->cache, b);
 	}
-	x->kind[l - 1] = (d.flags & CFS_IFL_CONT) ? K_CONT :
-			 (d.flags & CFS_IFL_STUB) ? K_STUB : K_HEAD;
-	x->isdir[l - 1] = S_ISDIR(d.mode);
-out:
-	buf_put(&fs->cache, b);
+	x->kind[l - 1] = (d->flags & CFS_IFL_CONT) ? K_CONT :
+			 (d->flags & CFS_IFL_STUB) ? K_STUB : K_HEAD;
+	x->isdir[l - 1] = S_ISDIR(d->mode);
+	return 1;
 }
 
 struct claims {
@@ -457,6 +451,18 @@ static void clear_raw(struct ck *x, cfs_ino_t ino)
 	buf_put(&x->fs->cache, b);
 }
 
+/* The header's counts, and the directories step B cannot walk. */
+static void count_inode(struct ck *x, uint32_t l, const struct cfs_dinode *d)
+{
+	if (x->kind[l - 1] == K_HEAD && x->isdir[l - 1]) {
+		x->ndirs++;
+		if (!(d->flags & CFS_IFL_EXTENTS) || d->size < x->fs->bsize)
+			x->dirbad[l - 1] = 1;
+	}
+	x->nconts += x->kind[l - 1] == K_CONT;
+	x->nstubs += x->kind[l - 1] == K_STUB;
+}
+
 static void scan_inode_blocks(struct ck *x, uint32_t l)
 {
 	struct cfs_fs *fs = x->fs;
@@ -486,13 +492,7 @@ static void scan_inode_blocks(struct ck *x, uint32_t l)
 		ip->d.size = file_inline_max(fs, ip);
 		changed = 1;
 	}
-	if (x->kind[l - 1] == K_HEAD && x->isdir[l - 1]) {
-		x->ndirs++;
-		if (!(ip->d.flags & CFS_IFL_EXTENTS) || ip->d.size < fs->bsize)
-			x->dirbad[l - 1] = 1;
-	}
-	x->nconts += x->kind[l - 1] == K_CONT;
-	x->nstubs += x->kind[l - 1] == K_STUB;
+	count_inode(x, l, &ip->d);
 	if (changed)
 		inode_write(fs, ip);
 	inode_put(fs, ip);
@@ -541,26 +541,131 @@ static void sync_bitmaps(struct ck *x)
 	}
 }
 
+/* ---- the quick block pass ----
+ * A sound chunk needs none of the full block pass's care: no map overlaps
+ * another, so there is no loser to find, and no inode needs loading to be
+ * fixed.  So each inode's blocks are claimed straight from its table slot
+ * in the same sweep that checks the slots, with nothing loaded, allocated
+ * or reported.  The first thing that is not as it should be (a block
+ * claimed twice, a map out of range or unreadable, attributes, a block
+ * count or an inline size wrong) ends the quick pass: the chunk's claims
+ * are dropped and the full pass (find_losers, then scan_inode_blocks for
+ * every inode) judges and reports everything as if it had not run. */
+
+struct quick {
+	struct ck *x;
+	uint64_t owned;
+	int dir, bad;
+};
+
+static int quick_claim_cb(void *vq, const struct extent *e, int is_node, uint32_t node)
+{
+	struct quick *q = vq;
+	struct ck *x = q->x;
+	struct cfs_fs *fs = x->fs;
+	uint32_t start = is_node ? node : e->pblk, n = is_node ? 1 : e->len, i;
+
+	if (start < fs->sb.data_start || (uint64_t)start + n > fs->sb.chunk_blocks || !n) {
+		q->bad = 1;
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		if (bget(x->bbits, (uint64_t)start + i)) {
+			q->bad = 1;
+			return 1;
+		}
+	for (i = 0; i < n; i++)
+		bset(x->bbits, (uint64_t)start + i);
+	q->owned += n;
+	/* as scan_block_map: step B's directory reads start now */
+	if (q->dir)
+		cfs_bdev_prefetch(fs->bd, chunk_base(fs, x->c) + start, n);
+	return 0;
+}
+
+/* 0 if inode l (raw in the table, decoded in *d) is sound, its blocks
+ * claimed and counted; -1 if the full pass must judge the chunk. */
+static int quick_scan(struct ck *x, uint32_t l, uint8_t *raw, const struct cfs_dinode *d)
+{
+	struct cfs_fs *fs = x->fs;
+	struct quick q = { x, 0, S_ISDIR(d->mode), 0 };
+	uint32_t xb = d->xattr_block;
+	struct inode tmp;
+
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.ino = CFS_INO_MAKE(x->c, l);
+	tmp.d = *d;
+	tmp.var = raw + CFS_INODE_FIXED;
+	if (ext_walk(fs, &tmp, quick_claim_cb, &q) != 0 || q.bad)
+		return -1;
+	if (d->xattr_len || xb) {
+		if (d->xattr_len > fs->varsz - xattr_floor(fs, &tmp) ||
+		    (xb && (xb < fs->sb.data_start || xb >= fs->sb.chunk_blocks ||
+			    bget(x->bbits, xb))) ||
+		    !xattrs_readable(fs, &tmp))
+			return -1;
+		if (xb) {
+			bset(x->bbits, xb);
+			q.owned++;
+		}
+	}
+	if (q.owned != d->nblocks ||
+	    ((d->flags & CFS_IFL_INLINE) && d->size > file_inline_max(fs, &tmp)))
+		return -1;
+	count_inode(x, l, d);
+	return 0;
+}
+
+/* Back to the state before any block was claimed, for the full pass. */
+static void quick_undo(struct ck *x)
+{
+	uint64_t b;
+
+	memset(x->bbits, 0, (x->fs->sb.chunk_blocks + 7) / 8);
+	for (b = 0; b < x->fs->sb.data_start; b++)
+		bset(x->bbits, b);
+	memset(x->dirbad, 0, x->ipc);
+	x->ndirs = x->nconts = x->nstubs = 0;
+}
+
 void step_a(struct ck *x)
 {
 	struct cfs_fs *fs = x->fs;
-	uint64_t limit = (uint64_t)fs->chunks[x->c].hdr.itable_init * fs->ipb, b;
+	uint64_t limit = itable_limit(x), b;
+	struct buf *tb = NULL;
+	struct cfs_dinode d;
 	uint32_t l;
+	int quick = 1;
 
 	if (fs->chunks[x->c].hdr_bad)
 		pr_fix(x, PR_CHUNK_HEADER, &(struct pctx){ 0 });
-	for (l = 1; l <= x->ipc && l <= limit; l++) {
-		itable_ahead(x, l, limit);
-		scan_inode_slot(x, l);
-	}
 	for (b = 0; b < fs->sb.data_start; b++)
 		bset(x->bbits, b);
-	find_losers(x, limit);
 	for (l = 1; l <= x->ipc && l <= limit; l++) {
+		uint8_t *raw;
+
 		itable_ahead(x, l, limit);
-		if (x->kind[l - 1] != K_FREE)
-			scan_inode_blocks(x, l);
+		raw = itable_slot(x, l, &tb);
+		if (!raw)
+			pr_fix(x, PR_INODE_UNREADABLE,
+			       &(struct pctx){ .ino = CFS_INO_MAKE(x->c, l) });
+		else if (scan_inode_slot(x, l, raw, tb, &d) && quick &&
+			 quick_scan(x, l, raw, &d) < 0)
+			quick = 0;
+	}
+	buf_put(&fs->cache, tb);
+	if (quick) {
+		for (l = 1; l <= x->ipc && l <= limit; l++)
+			if (x->kind[l - 1] != K_FREE)
+				bset(x->ibits, l - 1);
+	} else {
+		quick_undo(x);
+		find_losers(x, limit);
+		for (l = 1; l <= x->ipc && l <= limit; l++) {
+			itable_ahead(x, l, limit);
+			if (x->kind[l - 1] != K_FREE)
+				scan_inode_blocks(x, l);
+		}
 	}
 	sync_bitmaps(x);
 }
-

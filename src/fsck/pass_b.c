@@ -183,11 +183,7 @@ static int entry_target_ok(struct ck *x, struct inode *dp, const struct dirent_r
 			return 0;
 		if (x->isdir[l] && x->refs[l])
 			return 0;   /* a second name for a directory */
-		if (inode_get(fs, r->ino, &t) < 0)
-			return 0;
-		ok = ((t->d.mode & S_IFMT) >> 12) == r->type;
-		inode_put(fs, t);
-		return ok;
+		return (x->ftype[l] & ~SLOT_CONTS) == r->type;
 	}
 	ok = inode_get(fs, r->ino, &t) == 0 && is_head(t) &&
 	     ((t->d.mode & S_IFMT) >> 12) == r->type && ino_valid(fs, r->stub) &&
@@ -268,11 +264,13 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 	return 0;
 }
 
+/* A directory child of this chunk names its parent. */
 static void fix_parent(struct ck *x, cfs_ino_t child, cfs_ino_t parent)
 {
+	uint32_t l = CFS_INO_LOCAL(child) - 1;
 	struct inode *t;
 
-	if (inode_get(x->fs, child, &t) < 0)
+	if (x->back[l] == parent || inode_get(x->fs, child, &t) < 0)
 		return;
 	if (t->d.back != parent &&
 	    pr_fix(x, PR_DIR_PARENT, &(struct pctx){ .ino = child,
@@ -280,6 +278,7 @@ static void fix_parent(struct ck *x, cfs_ino_t child, cfs_ino_t parent)
 		t->d.back = parent;
 		inode_write(x->fs, t);
 	}
+	x->back[l] = t->d.back;
 	inode_put(x->fs, t);
 }
 
@@ -479,17 +478,41 @@ static void check_links(struct ck *x, struct inode *ip)
 	}
 }
 
-static void each_inode(struct ck *x, int kind, int dirs_only,
+/* Whether check_links must look at head l - 1: its entries and stubs
+ * counted, or its subdirectories, disagree with the link count it was
+ * loaded with, or nothing names it. */
+static int links_wrong(struct ck *x, uint32_t l)
+{
+	uint32_t want = x->isdir[l] ? 2 + x->subdirs[l] : x->refs[l];
+
+	if (!x->refs[l] && CFS_INO_MAKE(x->c, l + 1) != x->fs->sb.root_ino)
+		return 1;
+	return (x->isdir[l] && x->refs[l] > 1) || x->nlink[l] != want;
+}
+
+static int has_conts(struct ck *x, uint32_t l)
+{
+	return x->ftype[l] & SLOT_CONTS;
+}
+
+static int is_dir(struct ck *x, uint32_t l)
+{
+	return x->isdir[l];
+}
+
+/* fn for each inode of this kind in use for which need (NULL: all) says
+ * there is something to look at. */
+static void each_inode(struct ck *x, int kind, int (*need)(struct ck *x, uint32_t l),
 		       void (*fn)(struct ck *x, struct inode *ip))
 {
-	uint64_t limit = (uint64_t)x->fs->chunks[x->c].hdr.itable_init * x->fs->ipb;
+	uint64_t limit = itable_limit(x);
 	uint32_t i, l;
 
 	for (i = 0; i < x->nused; i++) {
 		struct inode *ip;
 
 		l = x->used[i];
-		if (x->kind[l - 1] != kind || (dirs_only && !x->isdir[l - 1]))
+		if (x->kind[l - 1] != kind || (need && !need(x, l - 1)))
 			continue;
 		ip = x->held[l - 1];
 		if (!ip)
@@ -508,18 +531,46 @@ static void slots_of(struct ck *x, struct inode *ip)
 	check_cont_slots(x, ip);
 }
 
-/* Step B starts from the inodes as step A left them.  Free slots are
- * told apart in the inode table itself; the others are loaded once and
- * held until the chunk's step B is over, for all of its passes: up to
- * k->held_max of them, so that memory stays bounded; the rest are loaded
- * again by each pass.  All workers together hold at most FSCK_HELD_TOTAL
- * (about 370 KiB, fsck.h): a check of one dirty chunk may hold that
- * many. */
+/* Record slot l in use, as *d has it (ip: loaded already, or NULL).  The
+ * inodes step B's passes load anyway -- directories, continuations and
+ * stubs -- are held until the chunk's step B is over: up to k->held_max
+ * of them, so that memory stays bounded; the rest are loaded again by
+ * each pass that needs them.  All workers together hold at most
+ * FSCK_HELD_TOTAL (about 370 KiB, fsck.h). */
+static void slot_record(struct ck *x, uint32_t l, const struct cfs_dinode *d,
+			struct inode *ip, uint32_t *nheld)
+{
+	int s, conts = 0;
+
+	x->kind[l - 1] = (d->flags & CFS_IFL_CONT) ? K_CONT :
+			 (d->flags & CFS_IFL_STUB) ? K_STUB : K_HEAD;
+	x->isdir[l - 1] = S_ISDIR(d->mode);
+	x->dirbad[l - 1] = x->isdir[l - 1] &&
+			   (!(d->flags & CFS_IFL_EXTENTS) || d->size < x->fs->bsize);
+	for (s = 0; s < CFS_NCONT; s++)
+		conts |= d->cont[s] != 0;
+	x->nlink[l - 1] = d->nlink;
+	x->back[l - 1] = d->back;
+	x->ftype[l - 1] = (uint8_t)((d->mode & S_IFMT) >> 12) | (conts ? SLOT_CONTS : 0);
+	x->used[x->nused++] = l;
+	if ((x->kind[l - 1] != K_HEAD || x->isdir[l - 1]) && *nheld < x->k->held_max &&
+	    (ip || inode_get(x->fs, CFS_INO_MAKE(x->c, l), &ip) == 0)) {
+		x->held[l - 1] = ip;
+		(*nheld)++;
+		return;
+	}
+	inode_put(x->fs, ip);
+}
+
+/* Step B starts from the inodes as step A left them, read from the inode
+ * table.  A slot that is not sound as it stands (a checksum, a size) is
+ * loaded, so that the library judges it as it always does. */
 static void load_kinds(struct ck *x)
 {
 	struct cfs_fs *fs = x->fs;
-	uint64_t limit = (uint64_t)fs->chunks[x->c].hdr.itable_init * fs->ipb;
+	uint64_t limit = itable_limit(x);
 	uint32_t l, nheld = 0;
+	struct cfs_dinode d;
 	struct buf *b = NULL;
 
 	for (l = 1; l <= x->ipc && l <= limit; l++) {
@@ -530,35 +581,46 @@ static void load_kinds(struct ck *x)
 		raw = itable_slot(x, l, &b);
 		if (raw && cfs_dinode_is_zero(raw, fs->isz))
 			continue;
+		if (raw && cfs_dinode_csum_ok(raw, fs->isz, fs->seed, CFS_INO_MAKE(x->c, l))) {
+			cfs_dinode_decode(raw, &d);
+			if (!d.mode)
+				continue;
+			if (dinode_plausible(fs, &d)) {
+				slot_record(x, l, &d, NULL, &nheld);
+				continue;
+			}
+		}
 		if (inode_get(fs, CFS_INO_MAKE(x->c, l), &ip) < 0)
 			continue;
 		if (!ip->d.mode || ip->deleted) {
 			inode_put(fs, ip);
 			continue;
 		}
-		x->kind[l - 1] = (ip->d.flags & CFS_IFL_CONT) ? K_CONT :
-				 (ip->d.flags & CFS_IFL_STUB) ? K_STUB : K_HEAD;
-		x->isdir[l - 1] = S_ISDIR(ip->d.mode);
-		x->dirbad[l - 1] = x->isdir[l - 1] &&
-				   (!(ip->d.flags & CFS_IFL_EXTENTS) || ip->d.size < fs->bsize);
-		x->used[x->nused++] = l;
-		if (nheld < x->k->held_max) {
-			x->held[l - 1] = ip;
-			nheld++;
-		} else {
-			inode_put(fs, ip);
-		}
+		slot_record(x, l, &ip->d, ip, &nheld);
 	}
 	buf_put(&fs->cache, b);
 }
 
 void step_b(struct ck *x)
 {
+	x->nlink = malloc(sizeof(*x->nlink) * x->ipc);
+	x->back = malloc(sizeof(*x->back) * x->ipc);
+	x->ftype = malloc(x->ipc);
+	if (!x->nlink || !x->back || !x->ftype) {
+		pr_fix(x, PR_NO_MEMORY, &(struct pctx){ 0 });
+		goto out;
+	}
 	load_kinds(x);
-	each_inode(x, K_HEAD, 0, slots_of);
-	each_inode(x, K_CONT, 0, slots_of);
-	each_inode(x, K_CONT, 0, check_cont);
-	each_inode(x, K_HEAD, 1, check_dir);
-	each_inode(x, K_STUB, 0, check_stub);
-	each_inode(x, K_HEAD, 0, check_links);
+	each_inode(x, K_HEAD, has_conts, slots_of);
+	each_inode(x, K_CONT, has_conts, slots_of);
+	each_inode(x, K_CONT, NULL, check_cont);
+	each_inode(x, K_HEAD, is_dir, check_dir);
+	each_inode(x, K_STUB, NULL, check_stub);
+	each_inode(x, K_HEAD, links_wrong, check_links);
+out:
+	free(x->nlink);
+	free(x->back);
+	free(x->ftype);
+	x->nlink = x->back = NULL;
+	x->ftype = NULL;
 }

@@ -94,8 +94,9 @@ static void test_chaining(void)
 	CHECK_EQ(c, whole);
 }
 
-/* Every length 0..300 at every alignment 0..15, plus a few large runs,
- * against the bit-wise reference and between the two paths. */
+/* Every length 0..300 at every alignment 0..15 (the short three-way
+ * rounds start at 240 bytes), plus large runs, against the bit-wise
+ * reference and between the two paths. */
 static void test_hw_matches_sw(void)
 {
 	static uint8_t buf[70000 + 16];
@@ -111,6 +112,14 @@ static void test_hw_matches_sw(void)
 			CHECK_EQ(crc32c_sw(seed, p, len), want);
 			CHECK_EQ(crc32c(seed, p, len), want);
 		}
+	}
+	/* round the length at which the three-way rounds of long blocks
+	 * start (3 x 1024 bytes) and a second one fits, and 4 KiB blocks */
+	for (size_t len = 3000; len <= 6300; len += len < 3200 || len > 6100 ? 1 : 97) {
+		uint32_t want = crc32c_ref(7, buf + 5, len);
+
+		CHECK_EQ(crc32c_sw(7, buf + 5, len), want);
+		CHECK_EQ(crc32c(7, buf + 5, len), want);
 	}
 	for (size_t len = 4096; len <= 70000; len += 4093) {
 		uint32_t want = crc32c_ref(0, buf + 3, len);
