@@ -122,6 +122,7 @@ d_round() {
 	rec "$key.crash.checked" "$(sed -n 's/.*"checked":\([0-9]*\).*/\1/p' "$RAW/last.out")"
 	rec "$key.crash.inodes" "$(sed -n 's/.*"inodes":\([0-9]*\).*/\1/p' "$RAW/last.out")"
 	rec "$key.crash.internal" "$(sed -n 's/.*"seconds":\([0-9.]*\).*/\1/p' "$RAW/last.out")"
+	grep -q '"escalated":true' "$RAW/last.out" && rec "$key.crash.escalated" 1
 	printf '  %s clean_after=%s round %d: %s dirty at the crash, fsck -n checked %s in %.3f s\n' \
 		"$w" "$ca" "$r" "$(dirty_count "$img")" \
 		"$(sed -n 's/.*"checked":\([0-9]*\).*/\1/p' "$RAW/last.out")" "${T_WALL:-0}"
