@@ -338,7 +338,6 @@ make_images() {
 	meta "A.$n.files" "$DS_FILES"; meta "A.$n.dirs" "$DS_DIRS"; meta "A.$n.bytes" "$DS_BYTES"
 	meta "A.$n.img" "${A_IMG[$i]}"
 	[ "$DS_OWN" = 1 ] || meta "A.$n.dataset" "$DS (BENCH_DATASET)"
-	warm_tree "$DS"
 	say "A $n/3: ext4 image (${A_IMG[$i]}, mkfs.ext4 -d) and 64-chunk chunkfs image (copied in)"
 	rm -f "$ie" "$ic"
 	if [ "$n" = "${#A_FILES[@]}" ] && [ -n "${BENCH_LARGEST_IMAGES:-}" ]; then
@@ -348,6 +347,7 @@ make_images() {
 			ln -s "${BENCH_LARGEST_IMAGES#*,}" "$ie" || die "cannot use BENCH_LARGEST_IMAGES"
 		meta "A.$n.populate" "a copy of ${BENCH_LARGEST_IMAGES%,*} (chunkfs put -r) and ${BENCH_LARGEST_IMAGES#*,} (mkfs.ext4 -d, read only) (BENCH_LARGEST_IMAGES)"
 	else
+		warm_tree "$DS"
 		truncate -s "${A_IMG[$i]}" "$ie"
 		wall "A.$n.populate.ext4" mkfs.ext4 -q -F -d "$DS" "$ie"
 		[ "$T_RC" = 0 ] || die "mkfs.ext4 -d failed"
