@@ -169,7 +169,7 @@ uint8_t *itable_slot(struct ck *x, uint32_t l, struct buf **b);
 /* Free what a continuation owns, and the continuation. */
 int cont_release(struct cfs_fs *fs, struct inode *ci);
 
-/* Inodes step B may hold loaded, over all workers (see load_kinds()). */
+/* Inodes step B may hold loaded, over all workers (see slot_record()). */
 #define FSCK_HELD_TOTAL 1024
 
 void step_a(struct ck *x);

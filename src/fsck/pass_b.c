@@ -3,6 +3,7 @@
  * chunk is verified by reading just the partner inode (or, for a stub, one
  * lookup in its directory). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -257,7 +258,8 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 		d->ok = n;
 		d->cap = nc;
 	}
-	d->ok[d->nok++] = *r;
+	/* the name's bytes only: a record is mostly unused name buffer */
+	memcpy(&d->ok[d->nok++], r, offsetof(struct dirent_rec, name) + r->namelen + 1);
 	d->remote_ok += r->stub != 0;
 	if (CFS_INO_CHUNK(r->ino) == x->c)
 		x->refs[CFS_INO_LOCAL(r->ino) - 1]++;
