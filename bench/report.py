@@ -114,7 +114,7 @@ for k, label in [("date", "date"), ("cpu", "CPU"), ("mem", "memory"), ("kernel",
     if k == "loadavg_start":
         v = "%s / %s" % (v, meta.get("loadavg_end", "?"))
     w("| %s | %s |" % (label, v.replace("|", "\\|")))
-secs = [(x, meta.get("section_%s_seconds" % x)) for x in "ABCPMD"]
+secs = sorted((k[8:-8], v) for k, v in meta.items() if k.startswith("section_") and k.endswith("_seconds"))
 if any(v for _, v in secs):
     w("| time per section (s) | %s |" % ", ".join("%s %s" % (x, v) for x, v in secs if v))
 if meta.get("A.3.dataset"):
@@ -132,10 +132,14 @@ if meta.get("mount_ok") == "0":
 else:
     pops = {meta.get("A.%d.populate" % i) for i in sizes}
     crs = {meta.get("A.%d.cfs_crash.method" % i) for i in sizes}
-    notes.append("Data sets were copied into chunkfs with `cp -a` **through the FUSE mount** "
-                 "(%s) and crashes are real: `kill -9` of the mount daemon during a "
-                 "workload (%s)." % (", ".join(sorted(p for p in pops if p)),
-                                     ", ".join(sorted(c for c in crs if c))))
+    made = sorted(p for p in pops if p and p not in ("mount", "put"))
+    if made:
+        notes.append("The images of the data set were not made in this run: %s." % "; ".join(made))
+    else:
+        notes.append("Data sets were copied into chunkfs with `cp -a` **through the FUSE mount** "
+                     "(%s)." % ", ".join(sorted(p for p in pops if p)))
+    notes.append("Crashes are real: `kill -9` of the mount daemon during a workload (%s)." %
+                 ", ".join(sorted(c for c in crs if c)))
 w("How the numbers were made: " + " ".join(notes) + " Cold runs follow "
   "`sync; echo 3 > /proc/sys/vm/drop_caches`; warm runs follow a run of the same "
   "command. Times are wall-clock from fork to exit (bench/timeit.c, microsecond "
@@ -229,7 +233,7 @@ if "mail" in D_W:
         "checks ≤ 1/10 of the chunks (≤ %.1f of %d), clean_after = %s s" % (
             D_CHUNKS / 10, D_CHUNKS, ", ".join(D_CA)),
         ", ".join("%s s: %s" % (ca, "n/a" if m is None else "%g" % m) for ca, m in ms),
-        verdict(all_ok([m is not None and m <= D_CHUNKS / 10 for _, m in ms]))))
+        verdict(None if any(m is None for _, m in ms) else all(m <= D_CHUNKS / 10 for _, m in ms))))
 
 # B: rates.  (key, label, unit, amount-per-run function)
 bseq = float(meta.get("b_seq_mib", 0) or 0)
