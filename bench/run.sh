@@ -15,9 +15,10 @@
 #   BENCH_DIR=DIR    where images and data sets go (default /var/tmp; must be
 #                    a disk, not tmpfs, for cold-cache runs to mean anything)
 #   BENCH_KEEP=1     keep the scratch directory at the end
-#   BENCH_ONLY=ABCPMD run only these sections (A recovery, B I/O, C mkfs, P profiles,
+#   BENCH_ONLY=ABCPMDS run only these sections (A recovery, B I/O, C mkfs, P profiles,
 #                    M metadata ops side by side with fuse2fs and FUSE requests per op,
-#                    D dirty chunks under three workloads, bench/dirty.sh)
+#                    D dirty chunks under three workloads, bench/dirty.sh,
+#                    S online scrub against a workload, bench/scrub.sh: raw/scrub.txt)
 #   BENCH_A_SETS="1 2 3"  which data sets section A measures (1: smallest)
 #   BENCH_LARGEST_IMAGES=CHUNKFS_IMG,EXT4_IMG  images of the largest data set
 #                    made elsewhere: a copy of the first is used, the second
@@ -40,7 +41,7 @@ SCALE=${1:-${SCALE:-small}}
 CHUNKFS=${CHUNKFS:-build/chunkfs}
 case $CHUNKFS in /*) ;; *) CHUNKFS=$ROOT/$CHUNKFS ;; esac
 RUNS=${RUNS:-}
-ONLY=${BENCH_ONLY:-ABCPMD}
+ONLY=${BENCH_ONLY:-ABCPMDS}
 RESULTS=${BENCH_RESULTS:-$BENCH/results}
 case $RESULTS in /*) ;; *) RESULTS=$ROOT/$RESULTS ;; esac
 RAW=$RESULTS/raw
@@ -770,6 +771,13 @@ section_d() {
 	rm -f "$ic"
 }
 
+# Scrub of the whole filesystem while a metadata workload runs in another
+# chunk (issue 12's benchmark); its own table goes to raw/scrub.txt.
+section_s() {
+	BENCH_DIR=$W CHUNKFS=$CHUNKFS bash "$BENCH/scrub.sh" >"$RAW/scrub.txt" 2>>"$RAW/daemon.log" ||
+		warn "bench/scrub.sh failed (see $RAW/scrub.txt)"
+}
+
 # section X FUNCTION: run it, recording how long it took (the report says)
 section() {
 	local t0=$EPOCHREALTIME
@@ -782,6 +790,7 @@ case $ONLY in *C*) section C section_c ;; esac
 case $ONLY in *P*) section P section_p ;; esac
 case $ONLY in *M*) section M section_m ;; esac
 case $ONLY in *D*) section D section_d ;; esac
+case $ONLY in *S*) section S section_s ;; esac
 
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta total_seconds "$(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')"
