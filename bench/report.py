@@ -91,7 +91,7 @@ def all_ok(xs):
     return all(xs)
 
 
-sizes = [i for i in (1, 2, 3) if med("A.%d.e2fsck.cold.time" % i) is not None]
+sizes = [i for i in (1, 2, 3) if med("A.%d.cfs_full.cold.time" % i) is not None]
 scale = meta.get("scale", "?")
 lines = []
 w = lines.append
@@ -114,6 +114,13 @@ for k, label in [("date", "date"), ("cpu", "CPU"), ("mem", "memory"), ("kernel",
     if k == "loadavg_start":
         v = "%s / %s" % (v, meta.get("loadavg_end", "?"))
     w("| %s | %s |" % (label, v.replace("|", "\\|")))
+secs = sorted((k[8:-8], v) for k, v in meta.items() if k.startswith("section_") and k.endswith("_seconds"))
+if any(v for _, v in secs):
+    w("| time per section (s) | %s |" % ", ".join("%s %s" % (x, v) for x, v in secs if v))
+if meta.get("A.3.dataset"):
+    w("| largest data set | %s |" % meta["A.3.dataset"])
+if meta.get("runs_note"):
+    w("| note | %s |" % meta["runs_note"].replace("|", "\\|"))
 w("")
 notes = []
 if meta.get("mount_ok") == "0":
@@ -124,11 +131,15 @@ if meta.get("mount_ok") == "0":
                  "chunkfs column." % meta.get("mount_why", "?"))
 else:
     pops = {meta.get("A.%d.populate" % i) for i in sizes}
-    crs = {meta.get("A.%d.crash_method" % i) for i in sizes}
-    notes.append("Data sets were copied into chunkfs with `cp -a` **through the FUSE mount** "
-                 "(%s) and crashes are real: `kill -9` of the mount daemon during a "
-                 "workload (%s)." % (", ".join(sorted(p for p in pops if p)),
-                                     ", ".join(sorted(c for c in crs if c))))
+    crs = {meta.get("A.%d.cfs_crash.method" % i) for i in sizes}
+    made = sorted(p for p in pops if p and p not in ("mount", "put"))
+    if made:
+        notes.append("The images of the data set were not made in this run: %s." % "; ".join(made))
+    else:
+        notes.append("Data sets were copied into chunkfs with `cp -a` **through the FUSE mount** "
+                     "(%s)." % ", ".join(sorted(p for p in pops if p)))
+    notes.append("Crashes are real: `kill -9` of the mount daemon during a workload (%s)." %
+                 ", ".join(sorted(c for c in crs if c)))
 w("How the numbers were made: " + " ".join(notes) + " Cold runs follow "
   "`sync; echo 3 > /proc/sys/vm/drop_caches`; warm runs follow a run of the same "
   "command. Times are wall-clock from fork to exit (bench/timeit.c, microsecond "
@@ -141,6 +152,23 @@ w("")
 # ---------------------------------------------------------------- targets
 targets = []   # (target, measured text, verdict)
 crash_r, flat_ok, full_r, mem_r = [], None, [], []
+CRASHES = [("cfs_crash", "new directory (nearly empty chunk)", 100),
+           ("cfs_crash_full1", "appends in 1 full chunk", 25),
+           ("cfs_crash_full2", "appends in 2 full chunks", 25)]
+
+
+def fill_pct(i, key):
+    """ "7:21000/21875 8:..." -> "96%, 91%" (inodes in use in the dirty chunks)"""
+    out = []
+    for part in (meta.get("A.%d.%s.fill" % (i, key)) or "").split():
+        try:
+            u, t = part.split(":")[1].split("/")
+            out.append("%.0f%%" % (100.0 * int(u) / int(t)))
+        except (IndexError, ValueError, ZeroDivisionError):
+            pass
+    return ", ".join(out) or "?"
+
+
 for i in sizes:
     e = med("A.%d.e2fsck.cold.time" % i)
     c = med("A.%d.cfs_crash.cold.time" % i)
@@ -148,10 +176,20 @@ for i in sizes:
     full_r.append(ratio(med("A.%d.cfs_full.cold.time" % i), e))
     mem_r.append(ratio(rss(i, "cfs_full"), rss(i, "e2fsck")))
 if sizes:
-    targets.append((
-        "Crash recovery: `chunkfs fsck -n` after a crash ≤ 1/20 of `e2fsck -f -n` (cold), every size",
-        "e2fsck / chunkfs = " + ", ".join(fmt_r(r) for r in crash_r) + " (sizes 1–%d)" % len(sizes),
-        verdict(all_ok([r is not None and r >= 20 for r in crash_r]))))
+    big = sizes[-1]
+    e = med("A.%d.e2fsck.cold.time" % big)
+    for key, what, want in CRASHES:
+        r = ratio(e, med("A.%d.%s.cold.time" % (big, key)))
+        dl = meta.get("A.%d.%s.dirty" % (big, key))
+        targets.append((
+            "Crash recovery at %s files, %s: `chunkfs fsck -n` cold ≤ 1/%d of `e2fsck -f -n` cold" % (
+                meta.get("A.%d.files" % big, "?"), what, want),
+            "e2fsck / chunkfs = %s (dirty chunk(s) %s, %s of their inodes in use; "
+            "all sizes: %s)" % (
+                fmt_r(r), dl or "none", fill_pct(big, key) if dl else "-",
+                ", ".join(fmt_r(ratio(med("A.%d.e2fsck.cold.time" % i),
+                                      med("A.%d.%s.cold.time" % (i, key)))) for i in sizes)),
+            verdict(None if r is None else r >= want)))
     c1 = med("A.%d.cfs_crash.cold.time" % sizes[0])
     c3 = med("A.%d.cfs_crash.cold.time" % sizes[-1])
     e1 = med("A.%d.e2fsck.cold.time" % sizes[0])
@@ -160,19 +198,42 @@ if sizes:
     f3 = float(meta.get("A.%d.files" % sizes[-1], 0) or 0)
     g = ratio(c3, c1)
     flat_ok = None if g is None else g <= 1.5
+    if len(sizes) > 1:
+        targets.append((
+            "Crash recovery flat with size (grows ≤ 1.5× from the smallest to the largest data set)",
+            "data set ×%.1f: chunkfs after crash ×%.2f, e2fsck -f ×%.2f" % (
+                (f3 / f1) if f1 else 0, g or 0, ratio(e3, e1) or 0),
+            verdict(flat_ok)))
+    fr = {(k, j): ratio(med("A.%d.%s.%s.time" % (big, k, j)), med("A.%d.e2fsck.%s.time" % (big, j)))
+          for k in ("cfs_full", "cfs_full_j1") for j in ("cold", "warm")}
     targets.append((
-        "Crash recovery flat with size (grows ≤ 1.5× from the smallest to the largest data set)",
-        "data set ×%.1f: chunkfs after crash ×%.2f, e2fsck -f ×%.2f" % (
-            (f3 / f1) if f1 else 0, g or 0, ratio(e3, e1) or 0),
-        verdict(flat_ok)))
-    targets.append((
-        "Full check time: `chunkfs fsck -f -n` (default threads, cold) ≤ `e2fsck -f -n`",
-        "chunkfs / e2fsck time = " + ", ".join(fmt_r(r) for r in full_r),
-        verdict(all_ok([r is not None and r <= 1.0 for r in full_r]))))
+        "Full check at %s files: `chunkfs fsck -f -n` ≤ 0.6× `e2fsck -f -n` cold and warm "
+        "(default workers), ≤ 1.0× with `-j 1`" % meta.get("A.%d.files" % big, "?"),
+        "default: cold %s, warm %s; -j 1: cold %s, warm %s (all sizes, default, cold: %s)" % (
+            fmt_r(fr[("cfs_full", "cold")]), fmt_r(fr[("cfs_full", "warm")]),
+            fmt_r(fr[("cfs_full_j1", "cold")]), fmt_r(fr[("cfs_full_j1", "warm")]),
+            ", ".join(fmt_r(r) for r in full_r)),
+        verdict(all_ok([fr[("cfs_full", "cold")] is not None and fr[("cfs_full", "cold")] <= 0.6,
+                        fr[("cfs_full", "warm")] is not None and fr[("cfs_full", "warm")] <= 0.6,
+                        fr[("cfs_full_j1", "cold")] is not None and fr[("cfs_full_j1", "cold")] <= 1.0,
+                        fr[("cfs_full_j1", "warm")] is not None and fr[("cfs_full_j1", "warm")] <= 1.0]))))
     targets.append((
         "Full check memory: `chunkfs fsck -f` peak RSS ≤ e2fsck's",
         "chunkfs / e2fsck RSS = " + ", ".join(fmt_r(r) for r in mem_r),
         verdict(all_ok([r is not None and r <= 1.0 for r in mem_r]))))
+
+# D: dirty chunks under load (bench/dirty.sh)
+D_W = [x for x in meta.get("D.workloads", "").split() if x]
+D_CA = [x for x in meta.get("D.clean_after", "").split() if x]
+D_CHUNKS = float(meta.get("D.chunks", 64) or 64)
+if "mail" in D_W:
+    ms = [(ca, med("D.mail.%s.crash.checked" % ca)) for ca in D_CA]
+    targets.append((
+        "Mail-spool workload (100 random existing directories, flat out): the median crash "
+        "checks ≤ 1/10 of the chunks (≤ %.1f of %d), clean_after = %s s" % (
+            D_CHUNKS / 10, D_CHUNKS, ", ".join(D_CA)),
+        ", ".join("%s s: %s" % (ca, "n/a" if m is None else "%g" % m) for ca, m in ms),
+        verdict(None if any(m is None for _, m in ms) else all(m <= D_CHUNKS / 10 for _, m in ms))))
 
 # B: rates.  (key, label, unit, amount-per-run function)
 bseq = float(meta.get("b_seq_mib", 0) or 0)
@@ -287,7 +348,7 @@ if sizes:
       "every chunk is allowed to go clean, a writer creates, writes, renames and "
       "deletes files inside one new top-level directory `/zz_crash`, and the mount "
       "daemon is killed with SIGKILL (%s)." % (
-          "a few", ", ".join(sorted({meta.get("A.%d.crash_method" % i, "?") for i in sizes}))))
+          "a few", ", ".join(sorted({meta.get("A.%d.cfs_crash.method" % i, "?") for i in sizes}))))
     w("")
     w("| data set | files | dirs | data | image | e2fsck -f -n | chunkfs fsck -f -n | "
       "chunkfs fsck -f -n -j 1 | chunkfs fsck -n after crash | dirty chunk(s) after crash (index) | "
@@ -302,7 +363,7 @@ if sizes:
                 fmt_t(med("A.%d.%s.cold.time" % (i, k))),
                 fmt_t(med("A.%d.%s.warm.time" % (i, k))),
                 fmt_mib(rss(i, k))))
-        row.append(meta.get("A.%d.crash_dirty" % i, "?") or "none")
+        row.append(meta.get("A.%d.cfs_crash.dirty" % i, "?") or "none")
         row.append("cold %s<br>warm %s" % (
             fmt_r(ratio(med("A.%d.e2fsck.cold.time" % i), med("A.%d.cfs_crash.cold.time" % i))),
             fmt_r(ratio(med("A.%d.e2fsck.warm.time" % i), med("A.%d.cfs_crash.warm.time" % i)))))
@@ -316,11 +377,33 @@ if sizes:
       "(per data set). Copying the data in took %s through chunkfs and %s with "
       "`mkfs.ext4 -d`." % (
           ", ".join(meta.get("A.%d.cfs_fsck_clean_rc" % i, "?") for i in sizes),
-          ", ".join(meta.get("A.%d.crash_preen_rc" % i, "?") for i in sizes),
-          "; ".join(meta.get("A.%d.crash_preen_msg" % i, "?") for i in sizes),
-          ", ".join(meta.get("A.%d.after_repair_rc" % i, "?") for i in sizes),
+          ", ".join(meta.get("A.%d.cfs_crash_preen_rc" % i, "?") for i in sizes),
+          "; ".join(meta.get("A.%d.cfs_crash_preen_msg" % i, "?") for i in sizes),
+          ", ".join(meta.get("A.%d.cfs_crash_after_repair_rc" % i, "?") for i in sizes),
           ", ".join(fmt_t(med("A.%d.populate.chunkfs.time" % i)) for i in sizes),
           ", ".join(fmt_t(med("A.%d.populate.ext4.time" % i)) for i in sizes)))
+    w("")
+    w("**Crashes that dirty full chunks** (issue 13 target 2). Besides the crash in a new "
+      "directory (whose inodes go to a nearly empty chunk), the mount is crashed during "
+      "appends of 64 bytes to 200 existing files of the fullest chunk (1 full chunk), and "
+      "of the two fullest chunks (2 writers), killed once that many chunks are dirty:")
+    w("")
+    w("| data set | crash | dirty chunk(s) | their inodes in use | inodes checked | "
+      "chunkfs fsck -n cold | warm | e2fsck -f -n cold | e2fsck / chunkfs (cold) |")
+    w("| --- | --- | --- | --- | ---: | --- | --- | --- | ---: |")
+    for i in sizes:
+        for key, what, want in CRASHES:
+            if med("A.%d.%s.cold.time" % (i, key)) is None:
+                continue
+            w("| %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                i, what, meta.get("A.%d.%s.dirty" % (i, key)) or "none",
+                (meta.get("A.%d.%s.fill" % (i, key)) or "-").replace(" ", ", ") +
+                (" (%s)" % fill_pct(i, key) if meta.get("A.%d.%s.fill" % (i, key)) else ""),
+                meta.get("A.%d.%s.checked_inodes" % (i, key), "?"),
+                fmt_t(med("A.%d.%s.cold.time" % (i, key))),
+                fmt_t(med("A.%d.%s.warm.time" % (i, key))),
+                fmt_t(med("A.%d.e2fsck.cold.time" % i)),
+                fmt_r(ratio(med("A.%d.e2fsck.cold.time" % i), med("A.%d.%s.cold.time" % (i, key))))))
     w("")
     w("Where the time of a check goes: the wall time of the whole `chunkfs fsck` process "
       "against the time the checker reports itself (`... in 0.012s`, from opening the "
@@ -487,6 +570,91 @@ if mk_sizes:
             "%.2f MiB" % (eb / 1048576) if eb is not None else "n/a",
             fmt_r(ratio(cb, eb))))
     w("")
+
+# ---------------------------------------------------------------- D
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else None
+
+
+D_LABEL = {"untar": "untar of a source tree into one directory",
+           "mail": "mail spool, 100 random existing dirs, flat out",
+           "db": "one big file, random 8 KiB rewrites + fsync"}
+
+
+def d_label(wl):
+    if wl.startswith("mail") and wl != "mail":
+        return "mail spool, 100 random existing dirs, %s messages/s" % wl[4:]
+    return D_LABEL.get(wl, wl)
+
+
+if D_W and any(vals.get("D.%s.%s.sample" % (wl, ca)) for wl in D_W for ca in D_CA):
+    # the largest data set: section A's, or made by section D alone
+    big = max(i for i in (1, 2, 3) if med("A.%d.e2fsck.cold.time" % i) is not None)
+    e = med("A.%d.e2fsck.cold.time" % big)
+    w("## D. Dirty chunks under load: what a crash at a random instant costs")
+    w("")
+    w("The critic's question of 2007 (\"the more write load, the more chunks are dirty\"), "
+      "answered on the largest data set's image (%s files, %d chunks). For each workload and "
+      "each `clean_after`, %s rounds of: mount with that `clean_after`, start the workload, "
+      "let it run `clean_after` + 2 s, count the dirty chunks on disk (`chunkfs info`, "
+      "read only, beside the live mount) at %s random instants 0.2–0.8 s apart, then "
+      "`kill -9` the daemon at one more random instant and time a cold `chunkfs fsck -n` "
+      "(chunks checked from its `--json`); the image is repaired between rounds. The "
+      "untar tarball: %s files, %.0f MiB; the mail spool's 100 directories live in %s "
+      "different chunks; the database file is %s MiB. For reference, `e2fsck -f -n` of the "
+      "same data takes %s cold and `chunkfs fsck -f -n` %s." % (
+          meta.get("A.%d.files" % big, "?"), D_CHUNKS, meta.get("runs", "?"),
+          meta.get("D.samples", "?"), meta.get("D.untar_files", "?"),
+          float(meta.get("D.untar_bytes", 0) or 0) / 1048576, meta.get("D.mail_dir_chunks", "?"),
+          meta.get("D.db_mib", "?"), fmt_t(e), fmt_t(med("A.%d.cfs_full.cold.time" % big))))
+    w("")
+    w("| workload | clean_after | dirty chunks sampled: median (10th–90th pct, max) | "
+      "at the crash: dirty / checked (median) | share of the chunks checked | "
+      "fsck -n cold: median (range) | e2fsck -f / crash check |")
+    w("| --- | ---: | --- | --- | ---: | --- | ---: |")
+    with open(os.path.join(RAW, "dirty.dat"), "w") as f:
+        for wl in D_W:
+            f.write("# %s\n" % wl)
+            for ca in D_CA:
+                k = "D.%s.%s" % (wl, ca)
+                sm = vals.get(k + ".sample", [])
+                if not sm:
+                    continue
+                ct = vals.get(k + ".crash.time", [])
+                chk = med(k + ".crash.checked")
+                w("| %s | %s s | %g (%g–%g, %g) | %s / %s | %s | %s (%s–%s) | %s |" % (
+                    d_label(wl), ca, statistics.median(sm), pct(sm, 0.1), pct(sm, 0.9), max(sm),
+                    "n/a" if med(k + ".crash.dirty") is None else "%g" % med(k + ".crash.dirty"),
+                    "n/a" if chk is None else "%g" % chk,
+                    "n/a" if chk is None else "%.0f%%" % (100 * chk / D_CHUNKS),
+                    fmt_t(med(k + ".crash.time")) + (" (escalated to a full check %d×)" % n(k + ".crash.escalated")
+                                                      if n(k + ".crash.escalated") else ""),
+                    fmt_t(min(ct) if ct else None),
+                    fmt_t(max(ct) if ct else None), fmt_r(ratio(e, med(k + ".crash.time")))))
+                f.write("%s %g %g %g %g %.6f\n" % (ca, statistics.median(sm), pct(sm, 0.1),
+                                                   pct(sm, 0.9), chk if chk is not None else -1,
+                                                   med(k + ".crash.time") or 0))
+            f.write("\n\n")
+    w("")
+    plots = []
+    for idx, wl in enumerate(D_W):
+        plots.append("'%s' index %d using 1:2:3:4 with yerrorlines lw 2 lc %d pt %d title '%s: sampled (median, 10th-90th)'" % (
+            os.path.join(RAW, "dirty.dat"), idx, idx + 1, 5 + 2 * idx, d_label(wl)))
+        plots.append("'' index %d using 1:5 with points lc %d pt %d ps 2 notitle" % (idx, idx + 1, 4 + 2 * idx))
+    if gnuplot("""set title 'Dirty chunks under load against clean_after (of %d; open points: median checked by fsck -n after the crash)' noenhanced
+set xlabel 'clean_after (s)' noenhanced
+set ylabel 'dirty chunks'
+set logscale x
+set xrange [0.7:45]
+set xtics (%s)
+set yrange [0:%d]
+set key below maxrows 4
+plot %s, %g with lines lw 2 dt 2 lc rgb '#d62728' title '1/10 of the chunks (target, mail spool)'
+""" % (D_CHUNKS, ", ".join("'%s' %s" % (c, c) for c in D_CA), D_CHUNKS + 2, ", ".join(plots), D_CHUNKS / 10),
+               "dirty_chunks_under_load.png"):
+        w("![dirty chunks under load](dirty_chunks_under_load.png)")
+        w("")
 
 # ---------------------------------------------------------------- profiles
 profs = [("profile-fsck.txt", "`chunkfs fsck -f -n -j 1`, warm, largest data set, 5 runs (perf record -g; self time by DSO and symbol)"),

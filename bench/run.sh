@@ -15,8 +15,18 @@
 #   BENCH_DIR=DIR    where images and data sets go (default /var/tmp; must be
 #                    a disk, not tmpfs, for cold-cache runs to mean anything)
 #   BENCH_KEEP=1     keep the scratch directory at the end
-#   BENCH_ONLY=ABCPM run only these sections (A recovery, B I/O, C mkfs, P profiles,
-#                    M metadata ops side by side with fuse2fs and FUSE requests per op)
+#   BENCH_ONLY=ABCPMDS run only these sections (A recovery, B I/O, C mkfs, P profiles,
+#                    M metadata ops side by side with fuse2fs and FUSE requests per op,
+#                    D dirty chunks under three workloads, bench/dirty.sh,
+#                    S online scrub against a workload, bench/scrub.sh: raw/scrub.txt)
+#   BENCH_A_SETS="1 2 3"  which data sets section A measures (1: smallest)
+#   BENCH_LARGEST_IMAGES=CHUNKFS_IMG,EXT4_IMG  images of the largest data set
+#                    made elsewhere: a copy of the first is used, the second
+#                    is only read (e2fsck -n), instead of making them
+#   BENCH_DATASET=DIR  use DIR (read only) as the largest data set instead of
+#                    generating it; it must be what gen_dataset.py makes for
+#                    this scale (at large: /work/data/ds1m-like, --top 1000
+#                    --big 8 --big-mib 64, 1,000,000 files)
 #   BENCH_NO_DEPS=1  do not try to install missing packages
 #   BENCH_RESULTS=DIR  write the report there instead of bench/results
 set -uo pipefail
@@ -31,7 +41,7 @@ SCALE=${1:-${SCALE:-small}}
 CHUNKFS=${CHUNKFS:-build/chunkfs}
 case $CHUNKFS in /*) ;; *) CHUNKFS=$ROOT/$CHUNKFS ;; esac
 RUNS=${RUNS:-}
-ONLY=${BENCH_ONLY:-ABCPM}
+ONLY=${BENCH_ONLY:-ABCPMDS}
 RESULTS=${BENCH_RESULTS:-$BENCH/results}
 case $RESULTS in /*) ;; *) RESULTS=$ROOT/$RESULTS ;; esac
 RAW=$RESULTS/raw
@@ -52,10 +62,16 @@ medium)
 	A_FILES=(25000 50000 100000); A_IMG=(4G 8G 16G); A_BIG=3; A_BIGMIB=32
 	B_IMG=4G; B_SEQ=1024; B_RAND=64; B_N=100000; B_WF=1000; M_N=(10000 100000) ;;
 large)
-	A_FILES=(250000 500000 1000000); A_IMG=(16G 32G 64G); A_BIG=4; A_BIGMIB=32
+	# the issue's data set: 1,000 files per top-level directory, 8 files of
+	# 64 MiB; the 1M one in 16 GiB with 1.4M inodes (the default 16 GiB
+	# image has 1,048,576, too few for the crash workloads on top)
+	A_FILES=(250000 500000 1000000); A_IMG=(8G 16G 16G); A_BIG=8; A_BIGMIB=64
+	A_TOP=(250 500 1000); A_INODES=(0 0 1400000)
 	B_IMG=8G; B_SEQ=1024; B_RAND=128; B_N=100000; B_WF=2000; M_N=(10000 100000) ;;
 *) die "SCALE must be small, medium or large (not $SCALE)" ;;
 esac
+[ -n "${A_TOP:-}" ] || A_TOP=(80 80 80)
+[ -n "${A_INODES:-}" ] || A_INODES=(0 0 0)
 [ -n "$RUNS" ] || { [ "$SCALE" = small ] && RUNS=5 || RUNS=3; }
 SWEEP=(1 2 4 8 16 32 64)
 MKFS_SIZES=(1G 64G 1T)
@@ -95,6 +111,7 @@ M=$W/mnt
 # when it has room (copies read them at memory speed, dropping caches does
 # not touch them, removing them is instant), else in the scratch directory.
 need_kib=$(( A_FILES[2] * 8 + A_BIG * A_BIGMIB * 1536 + 262144 ))
+[ -n "${BENCH_DATASET:-}" ] && need_kib=$(( A_FILES[1] * 8 + A_BIG * A_BIGMIB * 1536 + 262144 ))
 if [ "$SHM" != "$W/shm" ] && [ "$(df -k --output=avail "$SHM" | tail -1)" -gt $(( need_kib * 2 )) ]; then
 	DSDIR=$SHM
 else
@@ -160,42 +177,84 @@ meta mount_why "$MOUNT_WHY"
 # Warm the data set into the page cache (so copies measure the target).
 warm_tree() { find "$1" -type f -exec cat {} + >/dev/null 2>&1; }
 
-# populate_chunkfs IMG DS: the data set into a fresh image, through the mount
-# when it works (else put -r).  Sets POP_METHOD.
+# populate_chunkfs N IMG DS KEY: data set N (in DS) into a fresh image,
+# through the mount when it works (else put -r).  Sets POP_METHOD.
 populate_chunkfs() {
-	local img=$1 ds=$2 pid
+	local n=$1 img=$2 ds=$3 key=$4 pid
 	if [ "$MOUNT_OK" = 1 ] && mount_chunkfs "$img" "$M" clean_after=1; then
 		pid=$DAEMON_PID
-		wall "$3" cp -a "$ds/." "$M/"
+		wall "$key" cp -a "$ds/." "$M/"
 		local rc=$T_RC
 		umount_fs "$M" "$pid"
 		if [ "$rc" = 0 ]; then POP_METHOD=mount; return 0; fi
 		warn "cp -a through the mount failed; using chunkfs put -r"
-		"$CHUNKFS" mkfs -q -F -c "$CHUNKS" "$img" "$4" || return 1
+		mkfs_chunkfs "$n" "$img" || return 1
 	fi
 	# put -r SRC DIR copies SRC into DIR: one put per top-level entry
 	local t0=$EPOCHREALTIME e rc=0
 	for e in "$ds"/*; do
 		timeout -k 10 "$TO" "$CHUNKFS" put -r "$img" "$e" / >>"$RAW/put.log" 2>&1 || rc=1
 	done
-	[ -n "$3" ] && rec "$3.time" "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.6f", b - a }')"
+	[ -n "$key" ] && rec "$key.time" "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.6f", b - a }')"
 	POP_METHOD=put
 	[ "$rc" = 0 ]
 }
 
-# crash_workload IMG DIR... : start a writer in each DIR (paths inside the
-# image), kill -9 the daemon once as many chunks as DIRs are dirty (or after
-# a few seconds), leaving the image as after a crash.  Sets CRASH_METHOD.
+# dataset N: data set N (1..3) of this scale in $DSDIR/dsN, generated when
+# missing (the largest may be BENCH_DATASET, used in place, read only).
+# Sets DS, DS_FILES, DS_DIRS, DS_BYTES and DS_OWN (0: not ours to delete).
+dataset() {
+	local i=$(( $1 - 1 ))
+	DS=$DSDIR/ds$1
+	DS_OWN=1
+	if [ "$1" = "${#A_FILES[@]}" ] && [ -n "${BENCH_DATASET:-}" ]; then
+		DS=${BENCH_DATASET%/}
+		DS_OWN=0
+		[ -d "$DS" ] || die "BENCH_DATASET=$DS is not a directory"
+		# gen_dataset.py's own "files dirs bytes" line when it is beside it
+		if [ -s "$DS.stats" ]; then
+			cp "$DS.stats" "$DSDIR/ds$1.stats"
+		elif [ ! -s "$DSDIR/ds$1.stats" ]; then
+			find "$DS" -mindepth 1 -printf '%y %s\n' |
+				awk '$1 == "f" { f++; b += $2 } $1 == "d" { d++ } END { print f, d, b }' >"$DSDIR/ds$1.stats"
+		fi
+	elif [ ! -d "$DS" ]; then
+		python3 "$BENCH/gen_dataset.py" --top "${A_TOP[$i]}" --big "$A_BIG" --big-mib "$A_BIGMIB" \
+			"$DS" "${A_FILES[$i]}" >"$DSDIR/ds$1.stats" || die "gen_dataset failed"
+	fi
+	read -r DS_FILES DS_DIRS DS_BYTES <"$DSDIR/ds$1.stats"
+}
+
+# mkfs_chunkfs N IMG: a fresh image for data set N
+mkfs_chunkfs() {
+	local i=$(( $1 - 1 )) n=()
+	[ "${A_INODES[$i]}" = 0 ] || n=(-N "${A_INODES[$i]}")
+	"$CHUNKFS" mkfs -q -F -c "$CHUNKS" "${n[@]}" "$2" "${A_IMG[$i]}"
+}
+
+# crash_workload IMG MODE ARG...: mount IMG (clean_after=0.5), let every
+# chunk go clean, start one writer per ARG, and kill -9 the daemon once as
+# many chunks as writers are dirty (after at least 1 s, at most 10 s),
+# leaving the image as after a crash.  Sets CRASH_METHOD.
+#   fresh DIR...    metaops churn (create, write, rename, delete) in each new
+#                   directory DIR: the chunk where new directories go
+#   append LIST...  appends to the existing files named in each LIST (image
+#                   paths, all in one of the fullest chunks: full_chunk_lists)
 crash_workload() {
-	local img=$1 pid d i want=$(( $# - 1 )) n
-	shift
+	local img=$1 mode=$2 pid d i want=$(( $# - 2 )) n
+	shift 2
 	WORKERS=()
 	if [ "$MOUNT_OK" = 1 ] && mount_chunkfs "$img" "$M" clean_after=0.5; then
 		pid=$DAEMON_PID
-		for d in "$@"; do mkdir -p "$M$d"; done
+		[ "$mode" = fresh ] && for d in "$@"; do mkdir -p "$M$d"; done
 		wait_clean "$img" 30 || warn "chunks still dirty before the crash workload: $(dirty_list "$img")"
 		for d in "$@"; do
-			timeout -k 5 300 "$METAOPS" churn "$M$d/churn" >/dev/null 2>&1 &
+			if [ "$mode" = fresh ]; then
+				timeout -k 5 300 "$METAOPS" churn "$M$d/churn" >/dev/null 2>&1 &
+			else
+				sed "s|^|$M|" "$d" >"$d.m"
+				timeout -k 5 300 python3 "$BENCH/workloads.py" append "$d.m" >/dev/null 2>>"$RAW/workload.err" &
+			fi
 			WORKERS+=($!)
 		done
 		for i in $(seq 100); do
@@ -209,6 +268,7 @@ crash_workload() {
 		# Offline: one `chunkfs put -r` per directory, killed mid-copy.
 		local src=$SHM/crashsrc
 		[ -d "$src" ] || { mkdir -p "$src"; for i in $(seq 3000); do head -c 4096 /dev/urandom >"$src/f$i"; done; }
+		[ "$mode" = fresh ] || set -- /zz_crash_append
 		for d in "$@"; do "$CHUNKFS" mkdir -p "$img" "$d" 2>/dev/null; done
 		# one writer at a time holds the image; kill each mid-copy
 		for d in "$@"; do
@@ -220,8 +280,33 @@ crash_workload() {
 		done
 		CRASH_METHOD=offline-put
 	fi
-	for d in "${WORKERS[@]}"; do kill -KILL "$d" 2>/dev/null; wait "$d" 2>/dev/null; done
+	# TERM: timeout passes it on to the writer it runs (KILL would orphan it)
+	for d in "${WORKERS[@]}"; do kill -TERM "$d" 2>/dev/null; wait "$d" 2>/dev/null; done
 	WORKERS=()
+}
+
+# full_chunk_lists IMG K: K lists of up to 200 files, each in one of the K
+# fullest chunks, in $W/full.CHUNK; sets FULL_LISTS and FULL_CHUNKS ("7,8")
+full_chunk_lists() {
+	local img=$1 k=$2 c p
+	"$CHUNKFS" info --json "$img" >"$W/info.json" &&
+		"$CHUNKFS" ls -R -i -l "$img" / >"$W/ls.txt" || return 1
+	rm -f "$W"/full.*
+	python3 "$BENCH/workloads.py" full-chunks "$W/info.json" "$W/ls.txt" "$k" 200 >"$W/full.txt" ||
+		return 1
+	while read -r c p; do echo "$p" >>"$W/full.$c"; done <"$W/full.txt"
+	FULL_LISTS=("$W"/full.[0-9]*)
+	FULL_CHUNKS=$(cut -d' ' -f1 "$W/full.txt" | uniq | paste -sd,)
+	[ "${#FULL_LISTS[@]}" = "$k" ]
+}
+
+# chunk_fill IMG LIST: "used/inodes" of the chunks in LIST ("3,7")
+chunk_fill() {
+	"$CHUNKFS" info --json "$1" | python3 -c '
+import json, sys
+cs = json.load(sys.stdin)["chunks"]
+want = [int(x) for x in sys.argv[1].split(",") if x]
+print(" ".join("%d:%d/%d" % (c["index"], c["used_inodes"], c["inodes"]) for c in cs if c["index"] in want))' "$2"
 }
 
 # repair IMG: bring a crashed image back to clean for the next round
@@ -244,36 +329,85 @@ fsck_internal() {
 }
 
 # ==== A. recovery ===================================================================
+# make_images N: data set N into a fresh ext4 image ($W/aN.ext4, mkfs.ext4 -d)
+# and a fresh 64-chunk chunkfs image ($W/aN.chunkfs, copied in); records
+# the data set's figures and the copy times
+make_images() {
+	local n=$1 i=$(( $1 - 1 )) ic=$W/a$1.chunkfs ie=$W/a$1.ext4
+	say "A $n/3: data set of ${A_FILES[$i]} small files + $A_BIG large ones"
+	dataset "$n"
+	meta "A.$n.files" "$DS_FILES"; meta "A.$n.dirs" "$DS_DIRS"; meta "A.$n.bytes" "$DS_BYTES"
+	meta "A.$n.img" "${A_IMG[$i]}"
+	[ "$DS_OWN" = 1 ] || meta "A.$n.dataset" "$DS (BENCH_DATASET)"
+	say "A $n/3: ext4 image (${A_IMG[$i]}, mkfs.ext4 -d) and 64-chunk chunkfs image (copied in)"
+	rm -f "$ie" "$ic"
+	if [ "$n" = "${#A_FILES[@]}" ] && [ -n "${BENCH_LARGEST_IMAGES:-}" ]; then
+		# images made elsewhere from this data set: a copy of the chunkfs one
+		# (crashed and repaired here); the ext4 one is only read (e2fsck -n)
+		cp --sparse=always "${BENCH_LARGEST_IMAGES%,*}" "$ic" &&
+			ln -s "${BENCH_LARGEST_IMAGES#*,}" "$ie" || die "cannot use BENCH_LARGEST_IMAGES"
+		meta "A.$n.populate" "a copy of ${BENCH_LARGEST_IMAGES%,*} (chunkfs put -r) and ${BENCH_LARGEST_IMAGES#*,} (mkfs.ext4 -d, read only) (BENCH_LARGEST_IMAGES)"
+	else
+		warm_tree "$DS"
+		truncate -s "${A_IMG[$i]}" "$ie"
+		wall "A.$n.populate.ext4" mkfs.ext4 -q -F -d "$DS" "$ie"
+		[ "$T_RC" = 0 ] || die "mkfs.ext4 -d failed"
+		mkfs_chunkfs "$n" "$ic" || die "chunkfs mkfs failed"
+		populate_chunkfs "$n" "$ic" "$DS" "A.$n.populate.chunkfs" || die "could not fill the chunkfs image"
+		meta "A.$n.populate" "$POP_METHOD"
+	fi
+	"$CHUNKFS" info "$ic" >"$RAW/A$n.info"
+	meta "A.$n.cfs_used_blocks" "$(sed -n 's/^Data blocks: *\([0-9]*\) used.*/\1/p' "$RAW/A$n.info")"
+	meta "A.$n.cfs_xrefs" "$(sed -n 's/^Cross-chunk refs: *//p' "$RAW/A$n.info")"
+	meta "A.$n.cfs_conts" "$(sed -n 's/^Continuations: *//p' "$RAW/A$n.info")"
+	meta "A.$n.cfs_inodes" "$(sed -n 's/^Inodes: *//p' "$RAW/A$n.info")"
+	meta "A.$n.cfs_inodes_per_chunk" "$(sed -n 's/^Inodes per chunk: *//p' "$RAW/A$n.info")"
+	# sanity: both clean
+	"$CHUNKFS" fsck -f -n "$ic" >"$RAW/A$n.fsck.out" 2>&1
+	meta "A.$n.cfs_fsck_clean_rc" "$?"
+	e2fsck -f -n "$ie" >"$RAW/A$n.e2fsck.out" 2>&1
+	meta "A.$n.e2fsck_rc" "$?"
+}
+
+# crash_measure N KEY: after crash_workload on data set N's image: which
+# chunks are dirty and how full they are, chunkfs fsck -n cold and warm
+# (KEY: cfs_crash for the fresh directory, cfs_crash_full1/2 for appends in
+# 1 or 2 full chunks), then the repair with fsck -p and a forced check
+crash_measure() {
+	local n=$1 key=$2 ic=$W/a$1.chunkfs r dl
+	dl=$(dirty_list "$ic")
+	meta "A.$n.$key.method" "$CRASH_METHOD"
+	meta "A.$n.$key.dirty" "$dl"
+	meta "A.$n.$key.fill" "$(chunk_fill "$ic" "$dl")"
+	say "  dirty after the crash: chunk(s) ${dl:-none} (used/inodes: $(chunk_fill "$ic" "$dl"))"
+	"$CHUNKFS" fsck -n "$ic" >/dev/null 2>&1
+	for r in $(seq "$RUNS"); do
+		drop_caches; timed "A.$n.$key.cold" "$CHUNKFS" fsck -n "$ic"
+		fsck_internal "A.$n.$key.cold"
+		timed "A.$n.$key.warm" "$CHUNKFS" fsck -n "$ic"
+		fsck_internal "A.$n.$key.warm"
+	done
+	head -c 2000 "$RAW/last.out" >"$RAW/A$n.$key-fsck.out"
+	"$CHUNKFS" fsck -n --json "$ic" >"$RAW/A$n.$key.json" 2>/dev/null
+	meta "A.$n.$key.checked_inodes" "$(sed -n 's/.*"inodes":\([0-9]*\).*/\1/p' "$RAW/A$n.$key.json")"
+	if [ "$key" = cfs_crash ] && [ "$n" = 3 ] && command -v strace >/dev/null 2>&1; then
+		drop_caches
+		strace -f -c -S calls -o "$RAW/strace-crash-fsck.txt" "$CHUNKFS" fsck -n "$ic" >/dev/null 2>&1
+	fi
+	drop_caches; timev "A.$n.$key.cold" "$CHUNKFS" fsck -n "$ic"
+	timed "A.$n.${key}_preen" "$CHUNKFS" fsck -p "$ic"
+	meta "A.$n.${key}_preen_rc" "$T_RC"
+	meta "A.$n.${key}_preen_msg" "$(tail -1 "$RAW/last.out")"
+	"$CHUNKFS" fsck -f -n "$ic" >"$RAW/A$n.$key.after-repair.out" 2>&1
+	meta "A.$n.${key}_after_repair_rc" "$?"
+}
+
 section_a() {
-	local i n ds ic ie r img_size files dirs bytes tops d list k c
-	for i in 0 1 2; do
-		n=$(( i + 1 ))
-		ds=$DSDIR/ds$n
+	local n ic ie r k
+	for n in ${BENCH_A_SETS:-1 2 3}; do
 		ic=$W/a$n.chunkfs
 		ie=$W/a$n.ext4
-		img_size=${A_IMG[$i]}
-		say "A $n/3: data set of ${A_FILES[$i]} small files + $A_BIG large ones"
-		read -r files dirs bytes < <(python3 "$BENCH/gen_dataset.py" --big "$A_BIG" \
-			--big-mib "$A_BIGMIB" "$ds" "${A_FILES[$i]}") || die "gen_dataset failed"
-		meta "A.$n.files" "$files"; meta "A.$n.dirs" "$dirs"; meta "A.$n.bytes" "$bytes"
-		meta "A.$n.img" "$img_size"
-		warm_tree "$ds"
-
-		say "A $n/3: ext4 image ($img_size, mkfs.ext4 -d) and 64-chunk chunkfs image (copied in)"
-		truncate -s "$img_size" "$ie"
-		wall "A.$n.populate.ext4" mkfs.ext4 -q -F -d "$ds" "$ie"
-		[ "$T_RC" = 0 ] || die "mkfs.ext4 -d failed"
-		"$CHUNKFS" mkfs -q -c "$CHUNKS" "$ic" "$img_size" || die "chunkfs mkfs failed"
-		populate_chunkfs "$ic" "$ds" "A.$n.populate.chunkfs" "$img_size" || die "could not fill the chunkfs image"
-		meta "A.$n.populate" "$POP_METHOD"
-		meta "A.$n.cfs_used_blocks" "$("$CHUNKFS" info "$ic" | sed -n 's/^Data blocks: *\([0-9]*\) used.*/\1/p')"
-		meta "A.$n.cfs_xrefs" "$("$CHUNKFS" info "$ic" | sed -n 's/^Cross-chunk refs: *//p')"
-		meta "A.$n.cfs_conts" "$("$CHUNKFS" info "$ic" | sed -n 's/^Continuations: *//p')"
-		# sanity: both clean; the copies agree in file count
-		"$CHUNKFS" fsck -f -n "$ic" >"$RAW/A$n.fsck.out" 2>&1
-		meta "A.$n.cfs_fsck_clean_rc" "$?"
-		e2fsck -f -n "$ie" >"$RAW/A$n.e2fsck.out" 2>&1
-		meta "A.$n.e2fsck_rc" "$?"
+		make_images "$n"
 
 		say "A $n/3: full checks, $RUNS runs cold and warm"
 		e2fsck -f -n "$ie" >/dev/null 2>&1; "$CHUNKFS" fsck -f -n "$ic" >/dev/null 2>&1
@@ -294,36 +428,27 @@ section_a() {
 			printf '  run %d: e2fsck -f %.3fs, chunkfs fsck -f %.3fs (cold)\n' "$r" "$te" "$tc"
 		done
 
-		say "A $n/3: crash during a workload confined to /zz_crash"
-		crash_workload "$ic" /zz_crash
-		meta "A.$n.crash_method" "$CRASH_METHOD"
-		meta "A.$n.crash_dirty" "$(dirty_list "$ic")"
-		say "  dirty after the crash: chunk(s) $(dirty_list "$ic")"
-		"$CHUNKFS" fsck -n "$ic" >/dev/null 2>&1
-		for r in $(seq "$RUNS"); do
-			drop_caches; timed "A.$n.cfs_crash.cold" "$CHUNKFS" fsck -n "$ic"
-			fsck_internal "A.$n.cfs_crash.cold"
-			timed "A.$n.cfs_crash.warm" "$CHUNKFS" fsck -n "$ic"
-			fsck_internal "A.$n.cfs_crash.warm"
+		say "A $n/3: crash during a workload confined to a new directory /zz_crash"
+		crash_workload "$ic" fresh /zz_crash
+		crash_measure "$n" cfs_crash
+		for k in 1 2; do
+			say "A $n/3: crash during appends to existing files in $k full chunk(s)"
+			if ! full_chunk_lists "$ic" "$k"; then
+				warn "no $k chunk(s) with 20 files in data set $n: crash skipped"
+				continue
+			fi
+			crash_workload "$ic" append "${FULL_LISTS[@]}"
+			meta "A.$n.cfs_crash_full$k.chunks" "$FULL_CHUNKS"
+			crash_measure "$n" "cfs_crash_full$k"
 		done
-		head -c 2000 "$RAW/last.out" >"$RAW/A$n.crash-fsck.out"
-		if [ "$n" = 3 ] && command -v strace >/dev/null 2>&1; then
-			drop_caches
-			strace -f -c -S calls -o "$RAW/strace-crash-fsck.txt" "$CHUNKFS" fsck -n "$ic" >/dev/null 2>&1
-		fi
-		drop_caches; timev "A.$n.cfs_crash.cold" "$CHUNKFS" fsck -n "$ic"
-		timed "A.$n.cfs_crash_preen" "$CHUNKFS" fsck -p "$ic"
-		meta "A.$n.crash_preen_rc" "$T_RC"
-		meta "A.$n.crash_preen_msg" "$(tail -1 "$RAW/last.out")"
-		"$CHUNKFS" fsck -f -n "$ic" >"$RAW/A$n.after-repair.out" 2>&1
-		meta "A.$n.after_repair_rc" "$?"
 
 		if [ "$n" = 3 ]; then
 			case $ONLY in *P*) profile_fsck "$ic" "$ie" ;; esac
 			sweep "$ic"
 		fi
-		rm -f "$ie" "$ic"
-		[ "$n" = 1 ] || rm -rf "$ds"
+		# section D works on the largest images; A's e2fsck figure is its reference
+		case "$n $ONLY" in 3\ *D*) rm -f "$ie" ;; *) rm -f "$ie" "$ic" ;; esac
+		case "$n $ONLY" in 1\ *|3\ *D*) ;; *) [ "$DS_OWN" = 0 ] || rm -rf "$DS" ;; esac
 	done
 }
 
@@ -389,7 +514,7 @@ sweep() {
 		[ "$k" -le "${#dir_of[@]}" ] || continue
 		local dirs=()
 		for c in "${chunks_sorted[@]:0:$k}"; do dirs+=("${dir_of[$c]}"); done
-		crash_workload "$img" "${dirs[@]}"
+		crash_workload "$img" fresh "${dirs[@]}"
 		local nd
 		nd=$(dirty_count "$img")
 		meta "S.$k.dirty" "$nd"
@@ -444,8 +569,9 @@ b_metaops() {
 }
 
 section_b() {
-	local fs r img ds=$DSDIR/ds1 fss=() pid
-	[ -d "$ds" ] || { python3 "$BENCH/gen_dataset.py" --big "$A_BIG" --big-mib "$A_BIGMIB" "$ds" "${A_FILES[0]}" >/dev/null; }
+	local fs r img ds fss=() pid
+	dataset 1
+	ds=$DS
 	warm_tree "$ds"
 	meta b_img "$B_IMG"; meta b_seq_mib "$B_SEQ"; meta b_rand_mib "$B_RAND"
 	meta b_n "$B_N"; meta b_wf "$B_WF"
@@ -536,9 +662,10 @@ perf_phase() {   # NAME PID CMD...: perf record -p PID while CMD runs
 }
 
 section_p() {
-	local ds=$DSDIR/ds1 img=$W/p.chunkfs e=$W/p.ext4 pid
+	local ds img=$W/p.chunkfs e=$W/p.ext4 pid
 	perf stat -e instructions true >/dev/null 2>&1 || { say "P: perf does not work here; mount profiles skipped"; return; }
-	[ -d "$ds" ] || python3 "$BENCH/gen_dataset.py" --big "$A_BIG" --big-mib "$A_BIGMIB" "$ds" "${A_FILES[0]}" >/dev/null
+	dataset 1
+	ds=$DS
 	[ -f "$SHM/seq.src" ] || head -c "$(( B_SEQ << 20 ))" /dev/urandom >"$SHM/seq.src"
 	"$CHUNKFS" mkfs -q -c "$CHUNKS" "$img" "$B_IMG"
 	truncate -s "$B_IMG" "$e"; mkfs.ext4 -q -F "$e"
@@ -625,11 +752,45 @@ section_m() {
 		warn "bench/fuse_requests.sh failed"
 }
 
-case $ONLY in *A*) section_a ;; esac
-case $ONLY in *B*) section_b ;; esac
-case $ONLY in *C*) section_c ;; esac
-case $ONLY in *P*) section_p ;; esac
-case $ONLY in *M*) section_m ;; esac
+# ==== D. dirty chunks under load (bench/dirty.sh) ===================================
+# On the largest data set's chunkfs image (section A leaves it; made here when
+# A did not run), with the e2fsck -f -n cold time of the same data as the
+# reference: A's median, or measured here.
+section_d() {
+	local n=${#A_FILES[@]} ic ie r
+	ic=$W/a$n.chunkfs
+	if [ ! -f "$ic" ]; then
+		make_images "$n"
+		ie=$W/a$n.ext4
+		for r in $(seq "$RUNS"); do drop_caches; timed "A.$n.e2fsck.cold" e2fsck -f -n "$ie"; done
+		rm -f "$ie"
+	fi
+	dataset "$n"
+	. "$BENCH/dirty.sh"
+	dirty_study "$ic" "$DS"
+	rm -f "$ic"
+}
+
+# Scrub of the whole filesystem while a metadata workload runs in another
+# chunk (issue 12's benchmark); its own table goes to raw/scrub.txt.
+section_s() {
+	BENCH_DIR=$W CHUNKFS=$CHUNKFS bash "$BENCH/scrub.sh" >"$RAW/scrub.txt" 2>>"$RAW/daemon.log" ||
+		warn "bench/scrub.sh failed (see $RAW/scrub.txt)"
+}
+
+# section X FUNCTION: run it, recording how long it took (the report says)
+section() {
+	local t0=$EPOCHREALTIME
+	"$2"
+	meta "section_$1_seconds" "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')"
+}
+case $ONLY in *A*) section A section_a ;; esac
+case $ONLY in *B*) section B section_b ;; esac
+case $ONLY in *C*) section C section_c ;; esac
+case $ONLY in *P*) section P section_p ;; esac
+case $ONLY in *M*) section M section_m ;; esac
+case $ONLY in *D*) section D section_d ;; esac
+case $ONLY in *S*) section S section_s ;; esac
 
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta total_seconds "$(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')"
