@@ -291,27 +291,20 @@ static void build64(const char *img)
 	end(&b);
 }
 
-/* Every chunk full: no inode and no block left that a normal allocation may
- * take (only the repair reserve, FORMAT.md section 16.4).  Four chunks of 511
- * blocks and 32 inodes: top-level directories /a../d spread over the chunks,
- * small inline files in them round-robin until no inode is left, then a
- * file in each chunk written until its chunk has no block left. */
-static void buildfull(const char *img)
+/* buildfull's inodes: small inline files round-robin in the four
+ * directories until every one is refused; the first file of each chunk
+ * becomes its filler.  *next numbers the names across calls. */
+static void fill_files(struct builder *bp, const cfs_ino_t *dir, const char *const *dirs,
+		       cfs_ino_t *filler, uint32_t *fseed, uint64_t *fsize, int *next)
 {
-	static const char *dirs[] = { "/a", "/b", "/c", "/d" };
-	static uint8_t data[BS];
-	struct builder b;
-	cfs_ino_t dir[4], filler[4] = { 0 }, ino;
-	uint32_t fseed[4] = { 0 }, c;
-	uint64_t fsize[4] = { 0 };
+	struct builder b = *bp;
+	static uint8_t data[40];
 	char name[64], path[80];
+	cfs_ino_t ino;
+	uint32_t c;
 	int i, fails;
 
-	begin(&b, img, 2u << 20, 4, 128);
-	for (i = 0; i < 4; i++)
-		dir[i] = mkdir_p(&b, dirs[i]);
-	/* inodes: round-robin until every directory is refused */
-	for (i = 0, fails = 0; fails < 4; i++) {
+	for (i = *next, fails = 0; fails < 4; i++) {
 		uint32_t seed = b.next_seed + 1;
 		int r, d = i % 4;
 
@@ -336,6 +329,30 @@ static void buildfull(const char *img)
 			fsize[c] = 40;
 		}
 	}
+	*next = i;
+	bp->next_seed = b.next_seed;
+}
+
+/* Every chunk full: no inode and no block left that a normal allocation may
+ * take (only the repair reserve, FORMAT.md section 16.4).  Four chunks of 511
+ * blocks and 32 inodes: top-level directories /a../d spread over the chunks,
+ * small inline files in them round-robin until no inode is left, then a
+ * file in each chunk written until its chunk has no block left. */
+static void buildfull(const char *img)
+{
+	static const char *dirs[] = { "/a", "/b", "/c", "/d" };
+	static uint8_t data[BS];
+	struct builder b;
+	cfs_ino_t dir[4], filler[4] = { 0 };
+	uint32_t fseed[4] = { 0 }, c;
+	uint64_t fsize[4] = { 0 };
+	int i, next = 0;
+
+	begin(&b, img, 2u << 20, 4, 128);
+	for (i = 0; i < 4; i++)
+		dir[i] = mkdir_p(&b, dirs[i]);
+	/* inodes: round-robin until every directory is refused */
+	fill_files(&b, dir, dirs, filler, fseed, fsize, &next);
 	/* blocks: each chunk's first file grows until its chunk is full (it
 	 * cannot continue elsewhere: no chunk has an inode left) */
 	for (c = 0; c < 4; c++) {
@@ -356,6 +373,9 @@ static void buildfull(const char *img)
 			fsize[c] += (uint64_t)w;
 		}
 	}
+	/* the inodes the placement policy (alloc.c) kept as the way in to
+	 * blocks that are gone now */
+	fill_files(&b, dir, dirs, filler, fseed, fsize, &next);
 	for (c = 0; c < 4; c++) {
 		struct cfs_chunk_info ci;
 

@@ -10,5 +10,5 @@ chunk 2: stub [stub:/b]: backs no directory entry [STUB_ORPHAN]; free it: fixed
 chunk 3: inode [/c]: in no directory [ORPHAN]; move it to /lost+found: fixed
 chunk 3: stub [stub:/c]: backs no directory entry [STUB_ORPHAN]; free it: fixed
 checked 4 of 4 chunks (0 clean, skipped) [lost directory entries: checked every chunk]
-91 inodes, 6 directories in the checked chunks; 11 problems, 11 fixed, 0 left
+89 inodes, 6 directories in the checked chunks; 11 problems, 11 fixed, 0 left
 exit 1
