@@ -182,14 +182,8 @@ static void dirs_workload(struct cfs_fs *fs, void *arg)
 static void setup(void)
 {
 	struct cfs_mkfs_opts o = { .block_size = BSIZE, .chunks = 6, .inodes = 600 };
-	struct cfs_bdev *bd;
-	uint64_t size;
 
-	CHECK_OK(cfs_bdev_fault_create(IMG_SIZE, BSIZE, &bd));
-	CHECK_OK(cfs_mkfs_bdev(bd, &o));
-	pristine = malloc(IMG_SIZE);
-	memcpy(pristine, cfs_bdev_fault_bytes(bd, &size), IMG_SIZE);
-	cfs_bdev_destroy(bd);
+	pristine = power_pristine(IMG_SIZE, &o);
 }
 
 static void every_cut(const char *what, power_workload_t w)
