@@ -334,7 +334,8 @@ static void prefetch_remote(struct ck *x, struct inode *dp)
 	if (!dp->d.hi || x->dirbad[CFS_INO_LOCAL(dp->ino) - 1])
 		return;
 	(void)dir_iterate(x->fs, dp, 0, remote_collect, &p);
-	qsort(p.blk, p.n, sizeof(*p.blk), blk_cmp);
+	if (p.n)   /* p.blk is NULL without entries */
+		qsort(p.blk, p.n, sizeof(*p.blk), blk_cmp);
 	for (i = 0; i < p.n; i += run) {
 		for (run = 1; i + run < p.n && p.blk[i + run] <= p.blk[i + run - 1] + 1; run++)
 			;
