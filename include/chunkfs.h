@@ -76,8 +76,11 @@ int cfs_open_bdev(struct cfs_bdev *bd, int flags, struct cfs_fs **out);
 int cfs_close(struct cfs_fs *fs);
 /* Write every dirty buffer and flush the device; chunks stay dirty. */
 int cfs_sync(struct cfs_fs *fs);
-/* Mark chunks clean that have had no change for idle_seconds (after making
- * their changes durable).  Returns the number of chunks marked clean. */
+/* A checkpoint, once the oldest change not yet marked clean is
+ * idle_seconds old (or its chunk has been idle that long): every change is
+ * made durable and every chunk marked clean, busy or not (chunks holding an
+ * unlinked open inode stay dirty).  Returns the number of chunks marked
+ * clean, 0 when none was due. */
 int cfs_clean_idle(struct cfs_fs *fs, double idle_seconds);
 /* Human-readable reason for the last cfs_open or cfs_mkfs failure in this
  * thread, e.g. "not a chunkfs image (bad magic)".  Never NULL; meaningful

@@ -102,8 +102,12 @@ void cache_destroy(struct cache *c)
 static int buf_writeback(struct cache *c, struct buf *b, uint8_t *bounce)
 {
 	const uint8_t *src = b->data;
-	int ret;
+	int ret = c->before_write ? c->before_write(c->ctx) : 0;
 
+	if (ret < 0) {
+		c->io_error = ret;
+		return ret;
+	}
 	b->flags &= ~BF_DIRTY;
 	c->ndirty--;
 	if (b->flags & BF_META) {
@@ -408,7 +412,11 @@ int buf_dirty(struct cache *c, struct buf *b)
 
 	if (b->flags & BF_DIRTY)
 		return 0;
-	if (c->before_dirty) {
+	if (c->note_dirty) {
+		ret = c->note_dirty(c->ctx, b->blk);
+		if (ret < 0)
+			return ret;
+	} else if (c->before_dirty) {
 		ret = c->before_dirty(c->ctx, b->blk);
 		if (ret < 0)
 			return ret;

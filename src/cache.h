@@ -45,9 +45,16 @@ struct cache {
 	pthread_mutex_t flush_lock;
 	struct buf lru;          /* sentinel: lru.next is the oldest */
 	int io_error;            /* a write-back failed: report at the next flush */
-	/* Called (without the cache lock) before a buffer first turns dirty,
-	 * so the owner can mark the block's chunk dirty on disk first. */
+	/* Called (without the cache lock) before a direct write, and before
+	 * a buffer first turns dirty unless note_dirty is set, so the owner
+	 * can mark the block's chunk dirty on disk first. */
 	int (*before_dirty)(void *ctx, uint64_t blk);
+	/* Lazy marking (both set or neither): a buffer first turning dirty
+	 * only calls note_dirty (without the cache lock, no I/O), and
+	 * before_write is called with the cache lock held before any dirty
+	 * buffer is written, so the owner marks on disk then what changed. */
+	int (*note_dirty)(void *ctx, uint64_t blk);
+	int (*before_write)(void *ctx);
 	/* Called when a metadata block fails verification (err: -EBADMSG or
 	 * -EUCLEAN), so the owner can record the corruption; may be NULL. */
 	void (*on_corrupt)(void *ctx, uint64_t blk, int err);

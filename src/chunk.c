@@ -18,25 +18,58 @@ static struct chunk *chunk_of(struct cfs_fs *fs, uint32_t c)
 	return &fs->chunks[c];
 }
 
-int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state)
+static int header_put(struct cfs_fs *fs, uint32_t c, const struct cfs_chunk_hdr *h)
 {
-	struct chunk *ch = chunk_of(fs, c);
 	uint64_t blk = chunk_base(fs, c);
 	uint8_t *buf = calloc(1, fs->bsize);
 	int ret;
 
 	if (!buf)
 		return -ENOMEM;
-	ch->hdr.state = state;
 	cfs_meta_init(buf, CFS_MAGIC_CHUNK, blk);
-	cfs_chunk_hdr_encode(&ch->hdr, buf);
+	cfs_chunk_hdr_encode(h, buf);
 	cfs_meta_csum_set(buf, fs->bsize, fs->seed);
 	ret = cfs_bdev_write(fs->bd, blk, 1, buf);
 	free(buf);
 	if (ret == 0) {
-		ch->disk_state = state;
-		ch->hdr_dirty = 0;
+		chunk_of(fs, c)->disk_hdr = *h;
+		chunk_of(fs, c)->disk_state = h->state;
 	}
+	return ret;
+}
+
+/* The header as it is in memory: its counters and initialised lengths
+ * describe blocks already on disk (the callers flushed them). */
+int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	int ret;
+
+	ch->hdr.state = state;
+	ret = header_put(fs, c, &ch->hdr);
+	if (ret == 0)
+		ch->hdr_dirty = 0;
+	return ret;
+}
+
+/* A new state (and error record) on the header as last written: the
+ * in-memory counters and initialised lengths may describe blocks still in
+ * memory, which must not look initialised on disk before they are. */
+static int header_mark(struct cfs_fs *fs, uint32_t c, uint32_t state)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	struct cfs_chunk_hdr h = ch->disk_hdr;
+	int ret;
+
+	h.state = state;
+	h.generation = ch->hdr.generation;
+	h.last_write = ch->hdr.last_write;
+	h.error_count = ch->hdr.error_count;
+	h.first_error = ch->hdr.first_error;
+	h.last_error = ch->hdr.last_error;
+	ret = header_put(fs, c, &h);
+	if (ret == 0)
+		ch->hdr.state = state;
 	return ret;
 }
 
@@ -119,6 +152,7 @@ int chunk_load_all(struct cfs_fs *fs, int repair)
 			ret = 0;
 		}
 		ch->disk_state = ch->hdr.state;
+		ch->disk_hdr = ch->hdr;
 		ch->was_dirty = ch->hdr.state & (CFS_STATE_DIRTY | CFS_STATE_ERROR);
 		ch->alloc_hint = fs->sb.data_start;
 		ch->ialloc_hint = 0;
@@ -139,6 +173,30 @@ void chunk_prefetch(struct cfs_fs *fs, uint32_t c)
 	cfs_bdev_prefetch(fs->bd, chunk_base(fs, c), (uint32_t)len);
 }
 
+/* With state_lock held: a change to chunk ch, in memory for now. */
+static void change_noted(struct chunk *ch)
+{
+	double now = cfs_now_mono();
+
+	if (!ch->unmarked && !(ch->disk_state & CFS_STATE_DIRTY))
+		ch->first_change = now;
+	ch->last_change = now;
+}
+
+/* With state_lock held: the header written dirty (not yet flushed). */
+static int header_dirty(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	int ret;
+
+	ch->hdr.generation++;
+	ch->hdr.last_write = time(NULL);
+	ret = header_mark(fs, c, ch->disk_state | CFS_STATE_DIRTY);
+	if (ret == 0)
+		ch->unmarked = 0;
+	return ret;
+}
+
 /* The chunk must be marked dirty on stable storage before any of its
  * changed blocks can reach the disk: that is what makes "clean" mean
  * "needs no check" after a crash.  Only state_lock is taken here, since
@@ -152,16 +210,77 @@ int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c)
 	if (fs->rdonly)
 		return -EROFS;
 	pthread_mutex_lock(&ch->state_lock);
-	ch->last_change = cfs_now_mono();
-	if (ch->disk_state & CFS_STATE_DIRTY)
-		goto out;
-	ch->hdr.generation++;
-	ch->hdr.last_write = time(NULL);
-	ret = chunk_write_header(fs, c, ch->hdr.state | CFS_STATE_DIRTY);
-	if (ret == 0)
-		ret = cfs_bdev_flush(fs->bd);
-out:
+	change_noted(ch);
+	if (!(ch->disk_state & CFS_STATE_DIRTY)) {
+		ret = header_dirty(fs, c);
+		if (ret == 0)
+			ret = cfs_bdev_flush(fs->bd);
+	}
 	pthread_mutex_unlock(&ch->state_lock);
+	return ret;
+}
+
+/* Lazy marking: a change made in memory needs no mark on disk until one
+ * of the changed blocks is written (chunk_mark_changed).  Until then the
+ * disk holds the chunk as it was when last clean, so it stays clean there,
+ * and a crash under a steady load leaves dirty only the chunks whose
+ * changes were being written, not every chunk written to lately. */
+int chunk_change(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+
+	if (!fs->lazy)
+		return chunk_mark_dirty(fs, c);
+	if (fs->rdonly)
+		return -EROFS;
+	pthread_mutex_lock(&ch->state_lock);
+	change_noted(ch);
+	if (!(ch->disk_state & CFS_STATE_DIRTY) && !ch->unmarked) {
+		ch->unmarked = 1;
+		__atomic_store_n(&fs->unmarked, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&ch->state_lock);
+	return 0;
+}
+
+/* The cache's note_dirty (lazy marking). */
+int chunk_note_dirty(void *ctx, uint64_t blk)
+{
+	struct cfs_fs *fs = ctx;
+
+	if (blk < fs->sb.first_chunk_block || blk >= fs->sb.backup_sb_block)
+		return fs->rdonly ? -EROFS : 0;
+	return chunk_change(fs, blk_chunk(fs, blk));
+}
+
+/* The cache's before_write (lazy marking), with the cache lock held:
+ * before a changed buffer goes to disk, every chunk changed in memory is
+ * marked dirty on disk, one flush for them all.  Every one, not only the
+ * buffer's: an operation's changes may span chunks (an entry here, its
+ * stub there), and whichever reaches the disk first, the check after a
+ * crash must take in each chunk the operation touched. */
+int chunk_mark_changed(void *ctx)
+{
+	struct cfs_fs *fs = ctx;
+	uint32_t c, n = 0;
+	int ret = 0;
+
+	if (!__atomic_exchange_n(&fs->unmarked, 0, __ATOMIC_ACQ_REL))
+		return 0;
+	for (c = 0; c < fs->sb.nchunks && ret == 0; c++) {
+		struct chunk *ch = chunk_of(fs, c);
+
+		pthread_mutex_lock(&ch->state_lock);
+		if (ch->unmarked) {
+			ret = header_dirty(fs, c);
+			n++;
+		}
+		pthread_mutex_unlock(&ch->state_lock);
+	}
+	if (ret == 0 && n)
+		ret = cfs_bdev_flush(fs->bd);
+	if (ret < 0)
+		__atomic_store_n(&fs->unmarked, 1, __ATOMIC_RELEASE);
 	return ret;
 }
 
@@ -191,7 +310,7 @@ void chunk_error(struct cfs_fs *fs, uint32_t c, cfs_ino_t ino, uint64_t blk, int
 			ch->hdr.error_count--;   /* saturates */
 		ch->hdr.last_error = e;
 	}
-	if (fs->rdonly || chunk_write_header(fs, c, ch->disk_state | CFS_STATE_ERROR) < 0 ||
+	if (fs->rdonly || header_mark(fs, c, ch->disk_state | CFS_STATE_ERROR) < 0 ||
 	    cfs_bdev_flush(fs->bd) < 0)
 		ch->disk_state |= CFS_STATE_ERROR;   /* said by info at least */
 	pthread_mutex_unlock(&ch->state_lock);
@@ -440,7 +559,7 @@ int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t wa
 	uint32_t len = 0, avail;
 	int ret;
 
-	ret = chunk_mark_dirty(fs, c);
+	ret = chunk_change(fs, c);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
@@ -474,7 +593,7 @@ int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t coun
 
 	if (rel < fs->sb.data_start || (uint64_t)rel + count > fs->sb.chunk_blocks)
 		return -EUCLEAN;
-	ret = chunk_mark_dirty(fs, c);
+	ret = chunk_change(fs, c);
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < count; i++)
@@ -519,7 +638,7 @@ int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino)
 	uint32_t len;
 	int ret;
 
-	ret = chunk_mark_dirty(fs, c);
+	ret = chunk_change(fs, c);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
@@ -556,7 +675,7 @@ int chunk_alloc_inode_at(struct cfs_fs *fs, uint32_t c, uint32_t l)
 
 	if (l == 0 || l > fs->sb.inodes_per_chunk)
 		return -EINVAL;
-	ret = chunk_mark_dirty(fs, c);
+	ret = chunk_change(fs, c);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
@@ -589,7 +708,7 @@ int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino)
 {
 	uint32_t c = CFS_INO_CHUNK(ino);
 	struct chunk *ch = chunk_of(fs, c);
-	int ret = chunk_mark_dirty(fs, c);
+	int ret = chunk_change(fs, c);
 
 	if (ret < 0)
 		return ret;

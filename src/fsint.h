@@ -18,12 +18,17 @@ struct chunk {
 	pthread_mutex_t lock;           /* header fields, bitmaps */
 	pthread_mutex_t state_lock;     /* disk_state and header writes */
 	struct cfs_chunk_hdr hdr;
+	struct cfs_chunk_hdr disk_hdr;  /* as last read or written */
 	uint32_t disk_state;            /* state last written to disk */
 	int hdr_dirty;                  /* in-memory header differs from disk */
 	int hdr_bad;                    /* header was rebuilt (repair open) */
 	uint32_t was_dirty;             /* needed a check at open: stays so
 					   until fsck clears it */
 	double last_change;             /* monotonic seconds */
+	/* lazy marking (fs->lazy): changed in memory since last clean, not
+	 * yet marked dirty on disk; and when that first change was made */
+	int unmarked;
+	double first_change;
 	int failed;                     /* kept out of service: heads of this
 					   chunk are -EUCLEAN (cfs_chunk_set_failed) */
 	uint32_t alloc_hint;            /* next data block to try */
@@ -71,6 +76,9 @@ struct cfs_fs {
 	int ro_error;                   /* changes refused (cfs_set_readonly) */
 	double idle_flushed;            /* monotonic time of cfs_clean_idle's
 					   last flush of every change */
+	int lazy;                       /* chunks marked dirty at write-back
+					   (chunk_change), not at first change */
+	int unmarked;                   /* some chunk->unmarked may be set */
 	int checking;                   /* opened for fsck (CFS_OPEN_REPAIR): what
 					   it finds is the checker's to report */
 	cfs_error_fn error_fn;          /* told of each error recorded */
@@ -109,6 +117,9 @@ void chunk_prefetch(struct cfs_fs *fs, uint32_t c);
 int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c);
 int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state);
 int chunk_before_dirty(void *ctx, uint64_t blk);
+int chunk_change(struct cfs_fs *fs, uint32_t c);
+int chunk_note_dirty(void *ctx, uint64_t blk);
+int chunk_mark_changed(void *ctx);
 /* Corruption met in chunk c in normal operation (err -EBADMSG or -EUCLEAN;
  * ino and blk 0 when not known): the chunk is marked ERROR on disk at once
  * and the error recorded in its header.  Safe under any inode or chunk

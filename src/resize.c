@@ -43,6 +43,8 @@ static void chunk_new(struct cfs_fs *fs, uint32_t c, int64_t now)
 	ch->hdr.free_inodes = fs->sb.inodes_per_chunk;
 	ch->hdr.last_check = now;
 	ch->disk_state = 0;
+	ch->disk_hdr = ch->hdr;
+	ch->unmarked = 0;
 	ch->hdr_dirty = 0;
 	ch->hdr_bad = 0;
 	ch->was_dirty = 0;

@@ -91,6 +91,7 @@ static void headers_take(struct cfs_fs *fs, struct cfs_fs *view)
 		pthread_mutex_lock(&ch->lock);
 		ch->hdr = vc->hdr;
 		ch->disk_state = vc->disk_state;
+		ch->disk_hdr = vc->disk_hdr;
 		ch->was_dirty = vc->was_dirty;
 		ch->hdr_dirty = 0;
 		ch->hdr_bad = 0;

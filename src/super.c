@@ -410,6 +410,13 @@ static int fs_setup(struct cfs_fs *fs, int flags)
 	fs->cache.on_corrupt = chunk_on_corrupt;
 	fs->cache.ctx = fs;
 	fs->checking = !!(flags & CFS_OPEN_REPAIR);
+	/* fsck and a scrub's view mark each chunk before they change it:
+	 * their passes read the states back */
+	if (!fs->checking) {
+		fs->lazy = 1;
+		fs->cache.note_dirty = chunk_note_dirty;
+		fs->cache.before_write = chunk_mark_changed;
+	}
 	/* room for every chunk a resize may add while open */
 	fs->chunks = calloc(CFS_MAX_CHUNKS, sizeof(*fs->chunks));
 	if (!fs->chunks)
@@ -615,27 +622,6 @@ static int idle_flush(struct cfs_fs *fs)
 	return ret;
 }
 
-/* Mark chunk c clean: its changes first reach stable storage, then the
- * header says clean.  Runs with every operation excluded. */
-static int chunk_clean(struct cfs_fs *fs, uint32_t c)
-{
-	struct chunk *ch = &fs->chunks[c];
-	int ret;
-
-	/* Flush every chunk, not just this one: then "clean" also means that
-	 * the other half of each cross-chunk reference made so far is on
-	 * disk, which a dirty-only fsck relies on. */
-	ret = idle_flush(fs);
-	if (ret < 0)
-		return ret;
-	pthread_mutex_lock(&ch->state_lock);
-	ret = chunk_write_header(fs, c, ch->disk_state & ~(uint32_t)CFS_STATE_DIRTY);
-	pthread_mutex_unlock(&ch->state_lock);
-	if (ret == 0)
-		ret = cfs_bdev_flush(fs->bd);
-	return ret;
-}
-
 /* Set held[c] for each chunk c holding an inode unlinked but still open.
  * Runs with every operation excluded, so link counts hold still; open
  * counts change under each inode's lock, which cannot be taken under the
@@ -675,7 +661,21 @@ static int orphan_chunks(struct cfs_fs *fs, uint8_t *held)
 	return ret;
 }
 
-/* A chunk holding an inode unlinked but still open stays dirty: after a
+/* Whether chunk c has changes since it was last clean, in memory or on
+ * disk, that a checkpoint may now write and mark clean: the oldest is idle
+ * seconds old, or the chunk has been left alone that long. */
+static int checkpoint_due(struct chunk *ch, double now, double idle)
+{
+	if (ch->was_dirty || !(ch->unmarked || (ch->disk_state & CFS_STATE_DIRTY)))
+		return 0;
+	return now - ch->last_change >= idle || now - ch->first_change >= idle;
+}
+
+/* A checkpoint, every idle seconds while anything changes: every change so
+ * far goes to stable storage, then every chunk it marked dirty is marked
+ * clean again, however busy the filesystem is (with lazy marking a chunk
+ * is dirty on disk only from the first write of its changes to this).
+ * A chunk holding an inode unlinked but still open stays dirty: after a
  * crash its check frees the inode ("deleted while open"), where a clean
  * chunk would keep the space for ever.  Its changes still go to disk once
  * idle, the unlink among them, or the crash would bring the file back. */
@@ -684,27 +684,43 @@ int cfs_clean_idle(struct cfs_fs *fs, double idle)
 	double now = cfs_now_mono();
 	uint8_t held[CFS_MAX_CHUNKS] = { 0 };
 	uint32_t c;
-	int n = 0, ret = 0;
+	int n = 0, due = 0, ret = 0;
 
 	if (fs->rdonly || fs->error)
 		return 0;
 	pthread_rwlock_wrlock(&fs->op_lock);
 	orphan_chunks(fs, held);
-	for (c = 0; c < fs->sb.nchunks && ret == 0; c++) {
+	for (c = 0; c < fs->sb.nchunks; c++) {
 		struct chunk *ch = &fs->chunks[c];
 
-		if (!(ch->disk_state & CFS_STATE_DIRTY) || ch->was_dirty ||
-		    now - ch->last_change < idle)
+		if (!checkpoint_due(ch, now, idle))
 			continue;
-		if (held[c]) {
-			if (ch->last_change >= fs->idle_flushed)
-				ret = idle_flush(fs);
-			continue;
-		}
-		ret = chunk_clean(fs, c);
-		if (ret == 0)
-			n++;
+		if (!held[c])
+			due = 1;
+		else if (ch->last_change >= fs->idle_flushed && now - ch->last_change >= idle)
+			due |= 2;
 	}
+	/* every chunk's changes, not just those of the chunks made clean:
+	 * then "clean" also means that the other half of each cross-chunk
+	 * reference made so far is on disk, which a dirty-only fsck relies on */
+	if (due)
+		ret = idle_flush(fs);
+	for (c = 0; (due & 1) && ret == 0 && c < fs->sb.nchunks; c++) {
+		struct chunk *ch = &fs->chunks[c];
+
+		if (held[c] || ch->was_dirty)
+			continue;
+		pthread_mutex_lock(&ch->state_lock);
+		/* written whole by the flush, or its changes forgotten */
+		ch->unmarked = 0;
+		if (ch->disk_state & CFS_STATE_DIRTY) {
+			ret = chunk_write_header(fs, c, ch->disk_state & ~(uint32_t)CFS_STATE_DIRTY);
+			n += ret == 0;
+		}
+		pthread_mutex_unlock(&ch->state_lock);
+	}
+	if (ret == 0 && n)
+		ret = cfs_bdev_flush(fs->bd);
 	pthread_rwlock_unlock(&fs->op_lock);
 	return ret < 0 ? ret : n;
 }

@@ -123,7 +123,7 @@ static const struct command commands[] = {
 	  "Options (-o, comma-separated):\n"
 	  "  ro                read-only\n"
 	  "  allow_other       let other users in (the kernel checks permissions)\n"
-	  "  clean_after=SECS  mark a chunk clean after SECS idle (default 5)\n"
+	  "  clean_after=SECS  write back and mark chunks clean SECS after a change (default 5)\n"
 	  "  nocheck           skip that check (at your own risk)\n"
 	  "  errors=continue (default), errors=remount-ro, errors=repair\n"
 	  "                    on corruption in a chunk: go on; refuse changes; or\n"

@@ -13,8 +13,9 @@
  * (an open file, a cwd) stays allocated until the kernel forgets it, as on
  * a kernel filesystem.  Opens take one more reference until release.
  *
- * A background thread (the cleaner) marks chunks clean once idle for
- * clean_after seconds.
+ * A background thread (the cleaner) runs a checkpoint (cfs_clean_idle)
+ * once a change is clean_after seconds old: changes written back, chunks
+ * marked clean.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1123,10 +1124,10 @@ static void discard_freed(struct mnt *m, const struct timespec *now)
 	}
 }
 
-/* About once a second, mark chunks clean that have been idle for
- * clean_after seconds, so that a crash costs a check of only the chunks
- * that were in use; and invalidate, as soon as queued, the inodes whose
- * write-back failed. */
+/* About once a second, a checkpoint when due (a change clean_after
+ * seconds old), so that a crash costs a check of only the chunks whose
+ * changes were being written; and invalidate, as soon as queued, the
+ * inodes whose write-back failed. */
 static void *cleaner_main(void *arg)
 {
 	struct mnt *m = arg;

@@ -63,6 +63,17 @@ fi
 wait_clean "$img" 10
 mkdir "$mnt/top" && echo data >"$mnt/top/file"
 chunk=$(( $(stat -c %i "$mnt/top") >> 24 ))
+# The changes are in the daemon's memory: on disk the chunks are as they
+# were, clean (a checkpoint is due only a second after the first change)
+d=$(dirty_chunks "$img")
+if [ -z "$d" ]; then
+	pass unwritten_changes_leave_chunks_clean
+else
+	fail unwritten_changes_leave_chunks_clean "dirty before any write-back: $d"
+fi
+# fsync writes them back, each chunk marked dirty first, and dirty it
+# stays until the next checkpoint
+sync "$mnt/top/file"
 d=$(dirty_chunks "$img")
 # mkdir in / dirties the root's chunk 0 and top's chunk, nothing else
 case ",$d," in

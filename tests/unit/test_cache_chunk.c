@@ -995,9 +995,9 @@ static void *hm_reader(void *arg)
 	return NULL;
 }
 
-/* The first write of the new inode's table block: let the reader run, and
- * give it 300 ms (it waits for the inode's lock when all is well). */
-static int hm_before_dirty(void *ctx, uint64_t blk)
+/* The new inode's table block first turning dirty: let the reader run,
+ * and give it 300 ms (it waits for the inode's lock when all is well). */
+static int hm_note_dirty(void *ctx, uint64_t blk)
 {
 	struct timespec dl;
 
@@ -1014,7 +1014,7 @@ static int hm_before_dirty(void *ctx, uint64_t blk)
 			;
 	}
 	pthread_mutex_unlock(&hm.m);
-	return chunk_before_dirty(ctx, blk);
+	return chunk_note_dirty(ctx, blk);
 }
 
 static void test_new_dir_hidden_until_made(void)
@@ -1028,14 +1028,14 @@ static void test_new_dir_hidden_until_made(void)
 	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "p", 0755, 0, 0, &p));
 	CHECK_OK(cfs_mkdir(fs, p, "old", 0755, 0, 0, &hm.ino));
 	CHECK_OK(cfs_rmdir(fs, p, "old"));
-	/* clean, so that the new inode's write calls the hook */
+	/* written, so that the new inode's change calls the hook */
 	CHECK_OK(cfs_sync(fs));
 	hm.fs = fs;
 	hm.itable_blk = inode_location(fs, hm.ino, &off);
 	hm.armed = 1;
 	hm.go = hm.done = 0;
 	hm.ret = 1;
-	fs->cache.before_dirty = hm_before_dirty;
+	fs->cache.note_dirty = hm_note_dirty;
 	CHECK_EQ(pthread_create(&th, NULL, hm_reader, NULL), 0);
 	ret = cfs_mkdir(fs, p, "new", 0755, 0, 0, &d);
 	pthread_mutex_lock(&hm.m);
@@ -1045,11 +1045,79 @@ static void test_new_dir_hidden_until_made(void)
 	pthread_cond_broadcast(&hm.cv);
 	pthread_mutex_unlock(&hm.m);
 	pthread_join(th, NULL);
-	fs->cache.before_dirty = chunk_before_dirty;
+	fs->cache.note_dirty = chunk_note_dirty;
 	CHECK_OK(ret);
 	if (d != hm.ino || missed)
 		TEST_SKIP("mkdir did not reuse the removed directory's number");
 	CHECK_OK(hm.ret);
+	finish(fs);
+}
+
+/* ---- lazy marking (chunk_change, chunk_mark_changed, cfs_clean_idle) ---- */
+
+/* Chunk c's header as it is on the device. */
+static void disk_hdr(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_hdr *h)
+{
+	uint8_t *b = malloc(fs->bsize);
+
+	CHECK(b != NULL);
+	CHECK_OK(cfs_bdev_read(fs->bd, chunk_base(fs, c), 1, b));
+	CHECK_OK(cfs_meta_verify(b, fs->bsize, fs->seed, CFS_MAGIC_CHUNK, chunk_base(fs, c)));
+	cfs_chunk_hdr_decode(b, h);
+	free(b);
+}
+
+static int disk_dirty(struct cfs_fs *fs, uint32_t c)
+{
+	struct cfs_chunk_hdr h;
+
+	disk_hdr(fs, c, &h);
+	return !!(h.state & CFS_STATE_DIRTY);
+}
+
+/* A change stays in memory without touching the disk; the first write-back
+ * marks every changed chunk dirty (the header as last written, new state
+ * only), and a checkpoint writes everything and marks them clean. */
+static void test_lazy_marking(void)
+{
+	struct cfs_fs *fs = make_fs();
+	struct cfs_chunk_hdr before, h;
+	cfs_ino_t d, f;
+	uint32_t c, cd;
+
+	CHECK_OK(cfs_sync(fs));
+	CHECK(cfs_clean_idle(fs, 0) >= 0);
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &d));
+	cd = CFS_INO_CHUNK(d);
+	CHECK(cd != 0);   /* the root's chunk and the directory's: two chunks */
+	disk_hdr(fs, cd, &before);
+	CHECK_OK(cfs_mknod(fs, d, "f", S_IFREG | 0644, 0, 0, 0, &f));
+	CHECK_EQ(CFS_INO_CHUNK(f), cd);
+	for (c = 0; c < FS_CHUNKS; c++)
+		CHECK_EQ(disk_dirty(fs, c), 0);
+	/* only chunk cd's blocks written back: the root's chunk 0, changed
+	 * by the same mkdir, is marked with it */
+	CHECK_OK(cache_flush(&fs->cache, chunk_base(fs, cd), chunk_base(fs, cd + 1)));
+	CHECK_EQ(disk_dirty(fs, cd), 1);
+	CHECK_EQ(disk_dirty(fs, 0), 1);
+	for (c = 0; c < FS_CHUNKS; c++)
+		if (c != cd && c != 0)
+			CHECK_EQ(disk_dirty(fs, c), 0);
+	/* the mark carried no count ahead of the blocks it counts */
+	disk_hdr(fs, cd, &h);
+	CHECK_EQ(h.free_inodes, before.free_inodes);
+	CHECK_EQ(h.free_blocks, before.free_blocks);
+	CHECK_EQ(h.itable_init, before.itable_init);
+	CHECK(h.generation > before.generation);
+	CHECK(fs->chunks[cd].hdr.free_inodes < before.free_inodes);
+	/* a checkpoint: everything written, every chunk clean, counts current */
+	CHECK_EQ(cfs_clean_idle(fs, 0), 2);
+	for (c = 0; c < FS_CHUNKS; c++)
+		CHECK_EQ(disk_dirty(fs, c), 0);
+	disk_hdr(fs, cd, &h);
+	CHECK_EQ(h.free_inodes, fs->chunks[cd].hdr.free_inodes);
+	/* nothing changed since: no checkpoint, nothing written */
+	CHECK_EQ(cfs_clean_idle(fs, 0), 0);
 	finish(fs);
 }
 
@@ -1073,5 +1141,6 @@ int main(void)
 	TEST_RUN(test_chunk_inode_alloc);
 	TEST_RUN(test_fill_public_api);
 	TEST_RUN(test_new_dir_hidden_until_made);
+	TEST_RUN(test_lazy_marking);
 	return TEST_DONE();
 }
