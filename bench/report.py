@@ -346,7 +346,9 @@ if sizes:
       "chunkfs image: 64 chunks; ext4 image of the same size made with "
       "`mkfs.ext4 -d`. The crash: the image is mounted with `clean_after=0.5`, "
       "every chunk is allowed to go clean, a writer creates, writes, renames and "
-      "deletes files inside one new top-level directory `/zz_crash`, and the mount "
+      "deletes files inside one new top-level directory `/zz_crash`, an fsync "
+      "there writes its changes back (marking their chunks dirty, as a crash "
+      "during a write-back finds them), and the mount "
       "daemon is killed with SIGKILL (%s)." % (
           "a few", ", ".join(sorted({meta.get("A.%d.cfs_crash.method" % i, "?") for i in sizes}))))
     w("")

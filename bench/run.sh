@@ -234,8 +234,10 @@ mkfs_chunkfs() {
 
 # crash_workload IMG MODE ARG...: mount IMG (clean_after=0.5), let every
 # chunk go clean, start one writer per ARG, and kill -9 the daemon once as
-# many chunks as writers are dirty (after at least 1 s, at most 10 s),
-# leaving the image as after a crash.  Sets CRASH_METHOD.
+# many chunks as writers are dirty (after at least 1 s, at most 10 s; an
+# fsync in each writer's place writes its changes back, so that its chunks
+# are dirty as during a write-back), leaving the image as after a crash.
+# Sets CRASH_METHOD.
 #   fresh DIR...    metaops churn (create, write, rename, delete) in each new
 #                   directory DIR: the chunk where new directories go
 #   append LIST...  appends to the existing files named in each LIST (image
@@ -259,6 +261,16 @@ crash_workload() {
 		done
 		for i in $(seq 100); do
 			sleep 0.1
+			# Changes are marked on disk only when written back
+			# (FORMAT.md 18): write them back, as a crash during a
+			# write-back finds them, and crash before the checkpoint
+			for d in "$@"; do
+				if [ "$mode" = fresh ]; then
+					sync "$M$d" 2>/dev/null
+				else
+					sync "$M$(head -n 1 "$d")" 2>/dev/null
+				fi
+			done
 			n=$(dirty_count "$img")
 			[ "${n:-0}" -ge "$want" ] && [ "$i" -ge 10 ] && break
 		done
