@@ -605,10 +605,15 @@ int fs_write_all(struct cfs_fs *fs)
 	return ret ? ret : write_headers(fs, 0);
 }
 
-/* Every change so far to stable storage (operations are excluded). */
+/* Every change so far to stable storage (operations are excluded), and
+ * every chunk's header after it.  A dirty chunk's header on disk is
+ * otherwise the one written when it went dirty: its inode-table watermark,
+ * which is how far fsck reads the table, would hide the inodes made since,
+ * though they are on disk now and a chunk about to be marked clean may
+ * name them. */
 static int idle_flush(struct cfs_fs *fs)
 {
-	int ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+	int ret = fs_write_all(fs);
 
 	if (ret == 0)
 		fs->idle_flushed = cfs_now_mono();
@@ -622,9 +627,10 @@ static int chunk_clean(struct cfs_fs *fs, uint32_t c)
 	struct chunk *ch = &fs->chunks[c];
 	int ret;
 
-	/* Flush every chunk, not just this one: then "clean" also means that
-	 * the other half of each cross-chunk reference made so far is on
-	 * disk, which a dirty-only fsck relies on. */
+	/* Flush every chunk, not just this one, headers included: then
+	 * "clean" also means that the other half of each cross-chunk
+	 * reference made so far is on disk where fsck looks for it, which a
+	 * dirty-only fsck relies on. */
 	ret = idle_flush(fs);
 	if (ret < 0)
 		return ret;
