@@ -340,7 +340,7 @@ struct stub_find {
 	cfs_ino_t ino, stub;
 	uint64_t hash;
 	struct dirent_rec r;
-	int found;
+	int found, leaves;      /* leaves: reading every leaf, in no order */
 };
 
 static int stub_find_cb(void *vc, const struct dirent_rec *r)
@@ -348,7 +348,7 @@ static int stub_find_cb(void *vc, const struct dirent_rec *r)
 	struct stub_find *f = vc;
 
 	if (r->hash != f->hash)
-		return 1;
+		return !f->leaves;
 	if (r->ino != f->ino || r->stub != f->stub)
 		return 0;
 	f->r = *r;
@@ -361,12 +361,21 @@ static int stub_find_cb(void *vc, const struct dirent_rec *r)
  * entry that one removes is not counted by the other. */
 static int stub_entry_ok(struct ck *x, struct inode *s, struct inode *dp)
 {
-	struct stub_find f = { s->d.head, s->ino, s->d.lo, { 0 }, 0 };
+	struct stub_find f = { s->d.head, s->ino, s->d.lo, { 0 }, 0, 0 };
 	struct inode *t;
 	int ok;
 
 	pthread_mutex_lock(&dp->lock);
-	ok = dir_iterate(x->fs, dp, s->d.lo, stub_find_cb, &f) == 0 && f.found;
+	/* A tree whose walk fails is rebuilt from its leaves by the check of
+	 * its chunk, keeping every entry a leaf holds (check_dir): look in
+	 * the leaves too, or a stub checked before that rebuild would be
+	 * freed, and then the entry it backs dropped, a name lost. */
+	if (dir_iterate(x->fs, dp, s->d.lo, stub_find_cb, &f) < 0 && !f.found &&
+	    (dp->d.flags & CFS_IFL_EXTENTS)) {
+		f.leaves = 1;
+		dir_salvage(x->fs, dp, stub_find_cb, &f);
+	}
+	ok = f.found;
 	pthread_mutex_unlock(&dp->lock);
 	if (!ok || !name_ok(&f.r) || f.r.hash != dir_hash(x->fs, f.r.name, f.r.namelen))
 		return 0;

@@ -30,7 +30,8 @@ struct synced {
 	cfs_ino_t ino[SYNCED];
 	int valid;
 	int more;               /* map_workload: names after the synced ones */
-	/* map_workload, uncut: the directory's map and where it lives */
+	/* map_workload, uncut: the directory's map, and the stubs' chunk
+	 * before the directory's */
 	int map_level, map_nrec, apart;
 };
 
@@ -82,7 +83,10 @@ static void split_workload(struct cfs_fs *fs, void *arg)
  * shrunken node but not the node taking the extents, the leaves they map
  * were lost, and with them names made long before.  The synced names are
  * links to files of another chunk: entries with stubs there, in a chunk
- * marked clean since.  Later names are links to one file (no inode each). */
+ * marked clean since, which fsck on one thread checks before the
+ * directory's, so it judges the stubs while the directory's tree is still
+ * as the crash left it.  Later names are links to one file (no inode
+ * each). */
 static void map_workload(struct cfs_fs *fs, void *arg)
 {
 	struct synced *s = arg;
@@ -94,9 +98,9 @@ static void map_workload(struct cfs_fs *fs, void *arg)
 
 	memset(s, 0, sizeof(*s));
 	s->more = more;
-	if (cfs_mkdir(fs, CFS_ROOT_INO, "big", 0755, 0, 0, &big) < 0 ||
+	if (cfs_mkdir(fs, CFS_ROOT_INO, "other", 0755, 0, 0, &other) < 0 ||
+	    cfs_mkdir(fs, CFS_ROOT_INO, "big", 0755, 0, 0, &big) < 0 ||
 	    cfs_mkdir(fs, big, "sub", 0755, 0, 0, &sub) < 0 ||
-	    cfs_mkdir(fs, CFS_ROOT_INO, "other", 0755, 0, 0, &other) < 0 ||
 	    cfs_mknod(fs, big, "one", S_IFREG | 0644, 0, 0, 0, &one) < 0)
 		return;
 	for (i = 0; i < SYNCED + more; i++) {
@@ -117,7 +121,7 @@ static void map_workload(struct cfs_fs *fs, void *arg)
 	root.hdr = ip->var;
 	s->map_level = bt_level(&root);
 	s->map_nrec = bt_nrec(&root);
-	s->apart = CFS_INO_CHUNK(big) != CFS_INO_CHUNK(other);
+	s->apart = CFS_INO_CHUNK(other) < CFS_INO_CHUNK(big);
 	inode_put(fs, ip);
 }
 
@@ -172,6 +176,7 @@ static int64_t map_layout(const struct power_cut *pc, struct synced *s, int more
 	int64_t n;
 
 	s->more = more;
+	power_threads = 1;
 	n = power_cut_count(pc, map_workload, s);
 	CHECK(s->apart);
 	CHECK(s->map_level >= 1);
