@@ -314,6 +314,8 @@ int dir_iterate(struct cfs_fs *fs, struct inode *dp, uint64_t cookie,
 int xref_add(struct cfs_fs *fs, struct inode *dp, cfs_ino_t target, uint16_t mode,
 	     const char *name, size_t len, cfs_ino_t *stub);
 int xref_del(struct cfs_fs *fs, cfs_ino_t stub, cfs_ino_t target);
+/* Before an entry naming stub changes: stub's chunk marked dirty on disk. */
+int xref_hold(struct cfs_fs *fs, cfs_ino_t stub);
 
 /* super.c */
 int super_write_primary(struct cfs_fs *fs);

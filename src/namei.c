@@ -99,7 +99,10 @@ static int link_add(struct cfs_fs *fs, struct inode *dp, const char *name, struc
 
 static int link_remove(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
 {
-	int ret = dir_remove(fs, dp, r->name);
+	int ret = xref_hold(fs, r->stub);
+
+	if (ret == 0)
+		ret = dir_remove(fs, dp, r->name);
 
 	if (ret == 0)
 		ret = xref_del(fs, r->stub, r->ino);
@@ -444,7 +447,9 @@ static int entry_retarget(struct cfs_fs *fs, struct inode *dp, struct dirent_rec
 	r->ino = ip->ino;
 	r->stub = stub;
 	r->type = DT_OF(ip->d.mode);
-	ret = dir_update(fs, dp, r);
+	ret = xref_hold(fs, old_stub);
+	if (ret == 0)
+		ret = dir_update(fs, dp, r);
 	if (ret < 0) {
 		xref_del(fs, stub, ip->ino);
 		return ret;
@@ -483,7 +488,11 @@ static int rename_exchange(struct cfs_fs *fs, struct rn *x)
 	b.ino = x->src->ino;
 	b.stub = sb;
 	b.type = DT_OF(x->src->d.mode);
-	ret = dir_update(fs, x->od, &a);
+	ret = xref_hold(fs, x->sr.stub);
+	if (ret == 0)
+		ret = xref_hold(fs, x->dr.stub);
+	if (ret == 0)
+		ret = dir_update(fs, x->od, &a);
 	if (ret == 0)
 		ret = dir_update(fs, x->nd, &b);
 	if (ret == 0)

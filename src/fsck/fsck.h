@@ -41,12 +41,21 @@ struct fk {
 	uint32_t next, ndone, ntotal;
 	int step;
 	int escalated;          /* checking the chunks escalation added */
-	uint8_t *esc_from;      /* chunks whose directories lost remote entries */
+	uint8_t *esc_from;      /* per chunk: why its directories may have left
+				 * stubs in chunks not checked (ESC_*) */
 	struct orphan *orphans; /* to reconnect to lost+found */
 	size_t norphans;
 	uint64_t *chunk_unfixed;
 	uint32_t held_max;      /* step B: inodes each worker may hold */
 };
+
+/* fk.esc_from: stubs may be left in chunks not checked (an entry dropped
+ * whose stub is in one; entries with stubs gone from a directory whose
+ * tree is damaged); or entries with stubs are missing from a directory
+ * whose tree is whole, which a crash explains in a dirty chunk
+ * (want_escalation). */
+#define ESC_SURE 1
+#define ESC_LOST 2
 
 /* One chunk's check, in one step. */
 struct ck {

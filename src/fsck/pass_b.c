@@ -164,7 +164,8 @@ struct dscan {
 	struct inode *dp;
 	struct dirent_rec *ok;
 	size_t nok, cap;
-	uint64_t seen, remote_ok, remote_bad;
+	uint64_t seen, remote_ok, remote_bad;   /* entries with a stub */
+	uint64_t stub_away;     /* bad ones whose stub is in a chunk not checked */
 	int bad, oom, unfixed;
 	int salvaging, disorder;        /* reading leaves by block; index inconsistent */
 };
@@ -207,6 +208,13 @@ static int same_name(const struct dirent_rec *a, const struct dirent_rec *b)
 	return a->namelen == b->namelen && !memcmp(a->name, b->name, a->namelen);
 }
 
+/* The stub an entry names is judged by the check of its chunk, if that is
+ * checked (stub_entry_ok); a number no inode has is no stub at all. */
+static int stub_checked(struct ck *x, cfs_ino_t stub)
+{
+	return !ino_valid(x->fs, stub) || x->k->sel[CFS_INO_CHUNK(stub)];
+}
+
 /* In hash order a name met before is among the last records, of its hash. */
 static int seen_name(const struct dscan *d, const struct dirent_rec *r)
 {
@@ -241,7 +249,10 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 	if (!name_ok(r) || r->hash != dir_hash(x->fs, r->name, r->namelen) ||
 	    !entry_target_ok(x, d->dp, r)) {
 		d->bad = 1;
-		d->remote_bad += r->stub || CFS_INO_CHUNK(r->ino) != x->c;
+		if (r->stub) {
+			d->remote_bad++;
+			d->stub_away += !stub_checked(x, r->stub);
+		}
 		if (!pr_fix(x, PR_ENTRY_INVALID, &(struct pctx){ .ino = d->dp->ino,
 				.num = { r->ino }, .name = r->name, .namelen = r->namelen }))
 			d->unfixed = 1;
@@ -286,7 +297,7 @@ static void fix_parent(struct ck *x, cfs_ino_t child, cfs_ino_t parent)
 
 static void check_dir(struct ck *x, struct inode *dp)
 {
-	struct dscan d = { x, dp, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	struct dscan d = { .x = x, .dp = dp };
 	uint32_t l = CFS_INO_LOCAL(dp->ino) - 1;
 	size_t i;
 	int ret = -1, idx_fix = 0;
@@ -302,18 +313,22 @@ static void check_dir(struct ck *x, struct inode *dp)
 			if (CFS_INO_CHUNK(d.ok[i].ino) == x->c)
 				x->refs[CFS_INO_LOCAL(d.ok[i].ino) - 1]--;
 		d.nok = 0;
-		d.remote_ok = d.remote_bad = 0;
+		d.remote_ok = d.remote_bad = d.stub_away = 0;
 		d.bad = 1;
 		d.unfixed = 0;   /* the leaves' entries are judged again */
 		d.salvaging = 1;
 		if (dp->d.flags & CFS_IFL_EXTENTS)
 			dir_salvage(x->fs, dp, dscan_entry, &d);
 	}
-	/* Entries lost or dropped that named other chunks may have left a
-	 * stub behind in a chunk that is not being checked: check them all.
-	 * Lost local entries need nothing more: their inodes are here. */
-	if (d.remote_bad || d.remote_ok < dp->d.hi)
-		x->k->esc_from[x->c] = 1;
+	/* An entry dropped whose stub is in a chunk not being checked leaves
+	 * the stub behind there.  Entries missing (fewer with a stub than hi
+	 * counts) may have too: surely if the tree is damaged, else unless a
+	 * crash explains their loss (want_escalation).  Lost local entries
+	 * need nothing more: their inodes are here. */
+	if (d.stub_away)
+		x->k->esc_from[x->c] |= ESC_SURE;
+	if (d.remote_ok + d.remote_bad < dp->d.hi)
+		x->k->esc_from[x->c] |= ret < 0 ? ESC_SURE : ESC_LOST;
 	if (!d.bad && (d.nok != dp->d.lo || d.remote_ok != dp->d.hi) &&
 	    pr_fix(x, PR_DIR_COUNTS, &(struct pctx){ .ino = dp->ino,
 			.num = { dp->d.lo, dp->d.hi, d.nok, d.remote_ok } })) {

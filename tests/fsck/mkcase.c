@@ -878,14 +878,16 @@ static void d_dangling_xentry(const char *img)
 	also_dirty[0] = 1;
 }
 
-/* /d1/link-f removed from /d1, its stub in /d2/f's chunk left behind (a
- * clean chunk: the unlink was cut before it got there); /d1's entry counts
- * still include it, which tells fsck that an entry naming another chunk was
- * lost, so every chunk must be checked */
+/* /d1/link-f removed from /d1, its stub in /d2/f's chunk left behind: an
+ * unlink cut after the entry's block reached the disk, before the stub was
+ * freed.  The stub's chunk was marked dirty before the entry changed
+ * (xref_hold), so the crash left it dirty too and the check of the dirty
+ * chunks finds the stub; /d1's entry counts still include the entry. */
 static void d_orphan_stub(const char *img)
 {
 	struct cfs_fs *fs = lib_open(img);
 
+	also_dirty[CFS_INO_CHUNK(stub_of(fs, "/d1", "link-f"))] = 1;
 	remove_entry_only(fs, "/d1", "link-f", 0);
 	OK(cfs_close(fs));
 }
@@ -1003,8 +1005,9 @@ static void d_dir_count(const char *img)
 	edit_inode(img, lookup_ro(img, "/d1/sub"), set_entries, 5);
 }
 
-/* /d2 says one more of its entries names another chunk than do: entries
- * with stubs may have been lost, so every chunk must be checked */
+/* /d2 says one more of its entries names another chunk than do: a crash
+ * lost an entry made or removed since a chunk was last marked clean, whose
+ * stub is in a chunk dirty too, so the dirty chunks alone are checked */
 static void d_dir_remote_count(const char *img)
 {
 	edit_inode(img, lookup_ro(img, "/d2"), set_entries, 0);
@@ -1084,12 +1087,14 @@ static void d_c64_link_count(const char *img)
 	edit_inode(img, lookup_ro(img, "/t5/a"), set_nlink, 3);
 }
 
-/* 64 chunks: /t2/link-a removed, leaving its stub in /t1/a's chunk; the
- * directory's remote count says an entry was lost */
+/* 64 chunks: /t2/link-a removed, leaving its stub in /t1/a's chunk, which
+ * an unlink marks dirty first (as orphan-stub); the directory's remote
+ * count says an entry was lost: 2 chunks of 64 checked */
 static void d_c64_orphan_stub(const char *img)
 {
 	struct cfs_fs *fs = lib_open(img);
 
+	also_dirty[CFS_INO_CHUNK(stub_of(fs, "/t2", "link-a"))] = 1;
 	remove_entry_only(fs, "/t2", "link-a", 0);
 	OK(cfs_close(fs));
 }
@@ -1324,8 +1329,7 @@ static const struct damage damages[] = {
 	{ "free-counts", "wrong free block and inode counts", d_free_counts },
 	{ "header-counts", "wrong continuation/stub/directory counts", d_header_counts },
 	{ "dir-count", "wrong directory entry count", d_dir_count },
-	{ "dir-remote-count", "directory remote entry count too high (escalation)",
-	  d_dir_remote_count },
+	{ "dir-remote-count", "directory remote entry count too high", d_dir_remote_count },
 	{ "xattr-block", "xattr overflow block checksum mismatch", d_xattr_block },
 	{ "extent-node", "extent tree node checksum mismatch", d_extent_node },
 	{ "root-dirnode", "root directory node zeroed", d_root_dirnode },

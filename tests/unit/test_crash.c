@@ -6,6 +6,8 @@
  *  - a forced fsck -y afterwards finds nothing,
  *  - the library's own consistency check agrees, every chunk is clean,
  *  - every chunk that was clean at the cut needed no change,
+ *  - no cut made the check go on to every chunk, but after rebuilding a
+ *    directory tree (POWER_CHECK_ESCALATIONS),
  *  - every file whose fsync returned reads back exactly. */
 #include <stdint.h>
 #include <sys/stat.h>
@@ -197,9 +199,11 @@ static void every_cut(const char *what, power_workload_t w)
 	n = each_power_cut(&pc, w, verify, &dur);
 	printf("crash: %s: %lld cut points (odd: unflushed writes dropped, even: a seeded "
 	       "half kept), each repaired by fsck -p alone: %lld needed repairs, %lld "
-	       "escalated to all chunks\n", what, (long long)n, (long long)stats.repaired,
-	       (long long)stats.escalated);
+	       "escalated to all chunks (%lld after a directory tree was rebuilt)\n", what,
+	       (long long)n, (long long)stats.repaired, (long long)stats.escalated,
+	       (long long)stats.escalated_tree);
 	unlink(pc.path);
+	POWER_CHECK_ESCALATIONS(stats);
 }
 
 static void test_crash_every_write(void)
@@ -226,6 +230,7 @@ static void test_crash_random_subset(void)
 	w2 = power_cut_count(&pc, dirs_workload, &dur);
 	printf("crash: seed %llu, %lld random cut points keeping a random half\n",
 	       (unsigned long long)seed, (long long)n);
+	memset(&stats, 0, sizeof(stats));
 	srandom((unsigned)seed);
 	for (i = 0; i < n; i++) {
 		int dirs = random() % 2;
@@ -233,8 +238,11 @@ static void test_crash_random_subset(void)
 		power_cut_at(&pc, 1 + random() % (dirs ? w2 : w1), 0.5, seed + (uint64_t)i,
 			     dirs ? dirs_workload : files_workload, verify, &dur);
 	}
-	printf("crash: %lld crash points covered (random subsets kept)\n", (long long)n);
+	printf("crash: %lld crash points covered (random subsets kept), %lld escalated to all "
+	       "chunks (%lld after a directory tree was rebuilt)\n", (long long)n,
+	       (long long)stats.escalated, (long long)stats.escalated_tree);
 	unlink(pc.path);
+	POWER_CHECK_ESCALATIONS(stats);
 }
 
 int main(void)

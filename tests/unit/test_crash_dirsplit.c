@@ -196,9 +196,12 @@ static void test_crash_dir_map_moves_down(void)
 	map_layout(&pc, &s, MAP_DOWN, 0);
 	n = each_power_cut(&pc, map_workload, verify, &s);
 	printf("crash: directory map: %lld cut points while its root moves down, %d synced "
-	       "names kept at each, %lld needed repairs, %lld escalated to all chunks\n",
-	       (long long)n, SYNCED, (long long)stats.repaired, (long long)stats.escalated);
+	       "names kept at each, %lld needed repairs, %lld escalated to all chunks (%lld "
+	       "after a directory tree was rebuilt)\n", (long long)n, SYNCED,
+	       (long long)stats.repaired, (long long)stats.escalated,
+	       (long long)stats.escalated_tree);
 	unlink(pc.path);
+	POWER_CHECK_ESCALATIONS(stats);
 }
 
 /* Its node splits after thousands of writes: a seeded sample of cuts in
@@ -219,10 +222,12 @@ static void test_crash_dir_map_splits(void)
 		power_cut_at(&pc, n / 2 + random() % (n - n / 2), 0.5, (uint64_t)i, map_workload,
 			     verify, &s);
 	printf("crash: directory map: %lld of %lld cut points while its node splits, %d synced "
-	       "names kept at each, %lld needed repairs, %lld escalated to all chunks\n",
+	       "names kept at each, %lld needed repairs, %lld escalated to all chunks (%lld "
+	       "after a directory tree was rebuilt)\n",
 	       (long long)rounds, (long long)n, SYNCED, (long long)stats.repaired,
-	       (long long)stats.escalated);
+	       (long long)stats.escalated, (long long)stats.escalated_tree);
 	unlink(pc.path);
+	POWER_CHECK_ESCALATIONS(stats);
 }
 
 int main(void)
