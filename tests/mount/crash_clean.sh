@@ -5,7 +5,8 @@
 # another chunk than the root's.  Each round, at a random instant (seeded, printed):
 #  - the check of the dirty chunks checks just those (no escalation to
 #    every chunk: bench/results/large section D saw 3-4 dirty chunks make
-#    fsck -n check all 64);
+#    fsck -n check all 64), unless it rebuilt a directory tree (a crash in
+#    a split that lost entries naming other chunks looks like damage);
 #  - fsck -p repairs alone, and then a forced check finds nothing;
 #  - ls -R of the whole tree works, and /churn.R is there when the root's
 #    chunk was clean at the crash (the benchmark's lost directory: the
@@ -53,13 +54,19 @@ for r in $(seq "$rounds"); do
 	churn=$!
 	sleep "$((2 + RANDOM % 3)).$((RANDOM % 10))"
 	dirty=$(dirty_chunks "$img")
-	if kill -0 "$untar" 2>/dev/null && kill -0 "$churn" 2>/dev/null; then
+	stopped=
+	kill -0 "$untar" 2>/dev/null || stopped="untar"
+	kill -0 "$churn" 2>/dev/null || stopped="$stopped churn"
+	kill_daemon
+	wait "$untar"
+	rc_untar=$?
+	wait "$churn"
+	rc_churn=$?
+	if [ -z "$stopped" ]; then
 		pass "round${r}_workload_ran"
 	else
-		fail "round${r}_workload_ran" "a workload stopped before the crash"
+		fail "round${r}_workload_ran" "stopped before the crash: $stopped (exit $rc_untar, $rc_churn)"
 	fi
-	kill_daemon
-	wait "$untar" "$churn" 2>/dev/null
 	after=$(dirty_chunks "$img")
 	root_clean=1
 	case ",$after," in *,0,*) root_clean=0 ;; esac
@@ -69,8 +76,14 @@ for r in $(seq "$rounds"); do
 	timeout -k 5 120 "$CHUNKFS" fsck -n --json "$img" >"$TESTDIR/fsck.json" 2>"$TESTDIR/fsck.err"
 	if [ "$(json_field escalated)" = false ] && [ "$(json_field checked)" = "$ndirty" ]; then
 		pass "round${r}_checks_only_dirty_chunks"
+	elif [ "$(json_field escalated)" = true ] && grep -q '"code":"DIR_INDEX"' "$TESTDIR/fsck.json"; then
+		# entries lost from a tree rebuilt from its leaves: a crash in a
+		# split, or damage, which the checker cannot tell apart
+		pass "round${r}_checks_only_dirty_chunks"
+		echo "  round $r: a directory tree rebuilt: every chunk checked"
 	else
 		fail "round${r}_checks_only_dirty_chunks" "dirty $after, checked $(json_field checked), escalated $(json_field escalated)"
+		timeout -k 5 120 "$CHUNKFS" fsck -n "$img" 2>&1 | grep -E 'DIR_INDEX|ENTRY_INVALID|DIR_COUNTS' | head -5
 		cp --sparse=always "$img" "$TESTDIR/escalated.$r.img"
 	fi
 	timeout -k 5 120 "$CHUNKFS" fsck -p "$img" >"$TESTDIR/preen.out" 2>&1
