@@ -67,11 +67,17 @@ static uint32_t itable_scan(struct cfs_fs *fs, uint32_t c, uint8_t *buf)
 
 static int hdr_sane(struct cfs_fs *fs, const struct cfs_chunk_hdr *h, uint32_t c)
 {
+	uint32_t k;
+
+	for (k = 0; fs->icl_max && k < CFS_ICMAP_BLOCKS; k++)
+		if (h->icmap[k] && (h->icmap[k] < fs->sb.data_start ||
+				    h->icmap[k] >= fs->sb.chunk_blocks))
+			return 0;
 	return h->index == c && !memcmp(h->uuid, fs->sb.uuid, 16) &&
 	       h->bbm_init <= fs->sb.bbm_blocks && h->ibm_init <= fs->sb.ibm_blocks &&
 	       h->itable_init <= fs->sb.itable_blocks &&
 	       h->free_blocks <= fs->sb.chunk_blocks &&
-	       h->free_inodes <= fs->sb.inodes_per_chunk;
+	       h->free_inodes <= fs->max_local;
 }
 
 /* With repair set, a destroyed header is replaced by one rebuilt from the
@@ -85,6 +91,7 @@ int chunk_load_all(struct cfs_fs *fs, int repair)
 
 	if (!buf)
 		return -ENOMEM;
+	icl_setup(fs);
 	/* The headers lie one per chunk across the whole device: ask for all
 	 * of them at once rather than wait for each in turn. */
 	for (c = 0; c < fs->sb.nchunks; c++)
@@ -483,6 +490,7 @@ int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t coun
 	if (ret == 0) {   /* a double free (corruption) must not inflate it */
 		ch->hdr.free_blocks += count;
 		ch->hdr_dirty = 1;
+		ch->icl_frag = 0;   /* a run for a cluster may be free again */
 	}
 	pthread_mutex_unlock(&ch->lock);
 	return ret;
@@ -511,35 +519,257 @@ static int itable_extend(struct cfs_fs *fs, uint32_t c, uint32_t l)
 	return 0;
 }
 
-int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino)
+/* A run of exactly want free blocks, marked in use: shorter runs found on
+ * the way are given back.  Caller holds the lock. */
+static int bm_alloc_exact(struct cfs_fs *fs, uint32_t c, uint32_t want, uint32_t *rel)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t cb = fs->sb.chunk_blocks, goal = ch->alloc_hint, got, seen = 0;
+	uint32_t len;
+	int ret;
+
+	if (ch->hdr.free_blocks < want)
+		return -ENOSPC;
+	while (seen <= cb) {
+		ret = bm_alloc(fs, c, BM_BLOCKS, goal, cb, want, &got, &len);
+		if (ret < 0)
+			return ret;
+		if (len == want) {
+			ch->hdr.free_blocks -= len;
+			ch->hdr_dirty = 1;
+			*rel = (uint32_t)got;
+			return 0;
+		}
+		ret = bm_clear(fs, c, BM_BLOCKS, got, len);
+		if (ret < 0)
+			return ret;
+		seen += (got >= goal ? got - goal : got + cb - goal) + len;
+		goal = got + len < cb ? got + len : fs->sb.data_start;
+	}
+	return -ENOSPC;
+}
+
+/* The inode table is used up: make an inode cluster from free blocks
+ * (FORMAT.md 10.4), after its map block if that is missing too. */
+static int itable_grow(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t i, rel, mb, nrec = cfs_icmap_nrec(fs->bsize);
+	int new_map, ret;
+
+	if (ch->icl_frag)
+		return -ENOSPC;   /* no run found since a block was last freed */
+	ret = icl_next(fs, c, &i, &new_map);
+	if (ret < 0)
+		return ret;
+	if (ch->hdr.free_blocks < fs->icl_blocks + (uint32_t)new_map)
+		return -ENOSPC;
+	ret = bm_alloc_exact(fs, c, fs->icl_blocks, &rel);
+	if (ret == -ENOSPC)
+		ch->icl_frag = 1;
+	if (ret < 0 || !new_map)
+		return ret < 0 ? ret : icl_add(fs, c, i, rel);
+	ret = bm_alloc_exact(fs, c, 1, &mb);
+	if (ret < 0) {
+		if (bm_clear(fs, c, BM_BLOCKS, rel, fs->icl_blocks) == 0)
+			ch->hdr.free_blocks += fs->icl_blocks;
+		return ret;
+	}
+	ret = icl_map_add(fs, c, i / nrec, mb);
+	if (ret == 0) {
+		/* the header names the map before any inode is in it */
+		pthread_mutex_lock(&ch->state_lock);
+		ret = chunk_write_header(fs, c, ch->disk_state);
+		pthread_mutex_unlock(&ch->state_lock);
+	}
+	if (ret == 0)
+		ret = cfs_bdev_flush(fs->bd);
+	return ret < 0 ? ret : icl_add(fs, c, i, rel);
+}
+
+/* A slot of the inode table while it has one (a check reads the table in
+ * one sweep), else of an inode cluster, made when none has a free slot. */
+static int ialloc_locked(struct cfs_fs *fs, uint32_t c, uint32_t *l)
 {
 	struct chunk *ch = chunk_of(fs, c);
 	uint64_t got;
 	uint32_t len;
+	int ret = icl_load(fs, c);
+
+	if (ret < 0)
+		return ret;
+	if (ch->hdr.free_inodes > ch->icl_nfree) {
+		ret = bm_alloc(fs, c, BM_INODES, ch->ialloc_hint, fs->sb.inodes_per_chunk, 1,
+			       &got, &len);
+		if (ret < 0)
+			return ret;
+		ret = itable_extend(fs, c, (uint32_t)got + 1);
+		if (ret < 0)
+			return ret;
+		ch->ialloc_hint = (uint32_t)got + 1;
+		*l = (uint32_t)got + 1;
+	} else {
+		if (!fs->icl_max)
+			return -ENOSPC;
+		if (!ch->icl_nfree) {
+			ret = itable_grow(fs, c);
+			if (ret < 0)
+				return ret;
+		}
+		ret = icl_alloc(fs, c, l);
+		if (ret < 0)
+			return ret;
+	}
+	ch->hdr.free_inodes--;
+	ch->hdr_dirty = 1;
+	return 0;
+}
+
+int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t l;
 	int ret;
 
 	ret = chunk_mark_dirty(fs, c);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
-	if (ch->hdr.free_inodes == 0) {
-		ret = -ENOSPC;
-		goto out;
-	}
-	ret = bm_alloc(fs, c, BM_INODES, ch->ialloc_hint, fs->sb.inodes_per_chunk, 1,
-		       &got, &len);
-	if (ret < 0)
-		goto out;
-	ret = itable_extend(fs, c, (uint32_t)got + 1);
-	if (ret < 0)
-		goto out;
-	ch->hdr.free_inodes--;
-	ch->hdr_dirty = 1;
-	ch->ialloc_hint = (uint32_t)got + 1;
-	*ino = CFS_INO_MAKE(c, got + 1);
-out:
+	ret = ialloc_locked(fs, c, &l);
+	if (ret == 0)
+		*ino = CFS_INO_MAKE(c, l);
 	pthread_mutex_unlock(&ch->lock);
 	return ret;
+}
+
+/* Cluster i of chunk c has no inode in use: its blocks become free.  A
+ * chunk keeps an empty cluster while it has no other free slot, so that a
+ * file made and removed again and again at the edge of a full table does
+ * not make and give back a cluster each time. */
+static int icl_give_back(struct cfs_fs *fs, uint32_t c, uint32_t i)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t rel = ch->icl[i].start, b;
+	int ret;
+
+	if (ch->icl[i].used || ch->hdr.free_inodes <= CFS_ICL_INODES)
+		return 0;
+	ret = icl_remove(fs, c, i);
+	for (b = 0; ret == 0 && b < fs->icl_blocks; b++)
+		cache_forget(&fs->cache, chunk_base(fs, c) + rel + b);
+	if (ret == 0)
+		ret = bm_clear(fs, c, BM_BLOCKS, rel, fs->icl_blocks);
+	if (ret == 0)
+		ch->hdr.free_blocks += fs->icl_blocks;
+	return ret;
+}
+
+/* A map block that lists no cluster (its last one given back, or its
+ * first never made for want of a free run) becomes free; the headers,
+ * written after the flush, stop naming it. */
+static int map_give_back(struct cfs_fs *fs, uint32_t c, uint32_t k)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t mb = ch->hdr.icmap[k];
+	int ret;
+
+	if (!mb || !icl_map_empty(fs, c, k))
+		return 0;
+	ch->hdr.icmap[k] = 0;
+	ch->hdr_dirty = 1;
+	ret = bm_clear(fs, c, BM_BLOCKS, mb, 1);
+	if (ret == 0)
+		ch->hdr.free_blocks++;
+	return ret;
+}
+
+int chunk_trim_clusters(struct cfs_fs *fs)
+{
+	uint32_t c, i;
+	int ret = 0;
+
+	for (c = 0; c < fs->sb.nchunks && ret == 0; c++) {
+		struct chunk *ch = chunk_of(fs, c);
+
+		pthread_mutex_lock(&ch->lock);
+		for (i = ch->icl_loaded ? ch->icl_n : 0; i-- > 0 && ret == 0;)
+			if (ch->icl[i].start && !ch->icl[i].used)
+				ret = icl_give_back(fs, c, i);
+		for (i = 0; ch->icl_loaded && i < CFS_ICMAP_BLOCKS && ret == 0; i++)
+			ret = map_give_back(fs, c, i);
+		pthread_mutex_unlock(&ch->lock);
+	}
+	return ret;
+}
+
+uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t n;
+
+	pthread_mutex_lock(&ch->lock);
+	n = ch->hdr.free_inodes;
+	if (!ch->icl_frag && icl_load(fs, c) == 0)
+		n += icl_makeable(fs, c);
+	pthread_mutex_unlock(&ch->lock);
+	return n;
+}
+
+/* Whether chunk c has need free inode slots, making inode clusters for
+ * them if it must: a pick that counted on clusters its free blocks allow
+ * must not leave the second inode of the pair (a file and the stub beside
+ * it) to a cluster that finds no free run. */
+static int inodes_ensure(struct cfs_fs *fs, uint32_t c, uint32_t need)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	int ok;
+
+	if (ch->hdr.free_inodes >= need)
+		return 1;
+	if (chunk_inodes_avail(fs, c) < need || chunk_mark_dirty(fs, c) < 0)
+		return 0;
+	pthread_mutex_lock(&ch->lock);
+	while (ch->hdr.free_inodes < need && itable_grow(fs, c) == 0)
+		;
+	ok = ch->hdr.free_inodes >= need;
+	pthread_mutex_unlock(&ch->lock);
+	return ok;
+}
+
+uint64_t chunk_inodes_used(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t made;
+
+	pthread_mutex_lock(&ch->lock);
+	made = fs->sb.inodes_per_chunk + (uint64_t)CFS_ICL_INODES *
+	       (icl_load(fs, c) == 0 ? icl_count(fs, c) : 0);
+	made = made > ch->hdr.free_inodes ? made - ch->hdr.free_inodes : 0;
+	pthread_mutex_unlock(&ch->lock);
+	return made;
+}
+
+uint32_t chunk_clusters(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t n;
+
+	pthread_mutex_lock(&ch->lock);
+	n = icl_load(fs, c) == 0 ? icl_count(fs, c) : 0;
+	pthread_mutex_unlock(&ch->lock);
+	return n;
+}
+
+uint32_t chunk_local_span(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t n = fs->sb.inodes_per_chunk;
+
+	pthread_mutex_lock(&ch->lock);
+	if (icl_load(fs, c) == 0 && ch->icl_n)
+		n = icl_first_local(fs, ch->icl_n) - 1;
+	pthread_mutex_unlock(&ch->lock);
+	return n;
 }
 
 /* Allocate local inode l of chunk c exactly: fsck makes a reserved inode
@@ -593,7 +823,10 @@ int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino)
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
-	ret = bm_clear(fs, c, BM_INODES, CFS_INO_LOCAL(ino) - 1, 1);
+	if (CFS_INO_LOCAL(ino) > fs->sb.inodes_per_chunk)
+		ret = icl_free(fs, c, CFS_INO_LOCAL(ino));
+	else
+		ret = bm_clear(fs, c, BM_INODES, CFS_INO_LOCAL(ino) - 1, 1);
 	if (ret == 0) {
 		ch->hdr.free_inodes++;
 		ch->hdr_dirty = 1;
@@ -630,7 +863,7 @@ int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t 
 		uint32_t c = (want + i) % n;
 		struct chunk *ch = chunk_of(fs, c);
 
-		if (ch->hdr.free_inodes >= need_inodes && ch->hdr.free_blocks >= need_blocks) {
+		if (ch->hdr.free_blocks >= need_blocks && inodes_ensure(fs, c, need_inodes)) {
 			*out = c;
 			return 0;
 		}
@@ -639,7 +872,7 @@ int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t 
 	for (i = 0; i < n; i++) {
 		uint32_t c = (want + i) % n;
 
-		if (chunk_of(fs, c)->hdr.free_inodes >= need_inodes) {
+		if (inodes_ensure(fs, c, need_inodes)) {
 			*out = c;
 			return 0;
 		}
@@ -725,6 +958,14 @@ int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *t
 		/* read-only: drop the corrected copy, the disk stays as it is */
 		if (!fix && (d || bad))
 			cache_forget(&fs->cache, bm_abs(fs, c, which, k));
+	}
+	if (which == BM_INODES && ret == 0) {
+		/* the clusters' masks extend the inode bitmap */
+		uint64_t d = 0, f = 0;
+
+		ret = icl_sync(fs, c, truth, fix, &d, &f);
+		*diffs += d;
+		nfree += f;
 	}
 	*truth_free = nfree;
 	if (fix && ret == 0) {

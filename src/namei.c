@@ -116,7 +116,7 @@ static uint32_t spread_pick(struct cfs_fs *fs)
 	pthread_mutex_lock(&fs->spread_lock);
 	for (i = 0; i < n; i++) {
 		c = (fs->spread_next + i) % n;
-		if (fs->chunks[c].hdr.free_inodes < 2)
+		if (chunk_inodes_avail(fs, c) < 2)
 			continue;
 		if (fs->chunks[c].hdr.free_blocks > best_free) {
 			best_free = fs->chunks[c].hdr.free_blocks;

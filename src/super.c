@@ -83,6 +83,8 @@ static int geometry(const struct cfs_mkfs_opts *o, uint64_t dev_blocks, uint32_t
 	memset(sb, 0, sizeof(*sb));
 	sb->version = CFS_FORMAT_VERSION;
 	sb->feat_compat = CFS_FEAT_COMPAT_ERROR_RECORD;
+	if (o->dyninodes >= 0)
+		sb->feat_incompat |= CFS_FEAT_INCOMPAT_DYNINODES;
 	sb->block_size = bs;
 	sb->inode_size = isz;
 	sb->nchunks = (uint32_t)n;
@@ -448,6 +450,8 @@ static void fs_free(struct cfs_fs *fs)
 			inode_destroy(ip);
 		}
 	cache_destroy(&fs->cache);
+	if (fs->chunks)
+		icl_release(fs);
 	free(fs->chunks);
 	if (fs->bd && fs->own_bd)
 		cfs_bdev_destroy(fs->bd);
@@ -553,7 +557,9 @@ int cfs_sync(struct cfs_fs *fs)
 	/* no operation in flight: every buffer is written whole, never while
 	 * a thread is half-way through changing it */
 	pthread_rwlock_wrlock(&fs->op_lock);
-	ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+	ret = chunk_trim_clusters(fs);
+	if (ret == 0)
+		ret = cache_flush(&fs->cache, 0, UINT64_MAX);
 	if (ret == 0)
 		ret = write_headers(fs, 0);
 	pthread_rwlock_unlock(&fs->op_lock);
@@ -707,6 +713,8 @@ int cfs_close(struct cfs_fs *fs)
 		 * chunk left dirty */
 		int r = release_orphans(fs);
 
+		if (!fs->checking)
+			r = r ? r : chunk_trim_clusters(fs);
 		ret = cache_flush(&fs->cache, 0, UINT64_MAX);
 		if (ret == 0)
 			ret = r;
@@ -723,6 +731,7 @@ int cfs_close(struct cfs_fs *fs)
 
 int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st)
 {
+	uint64_t avail;
 	uint32_t c;
 
 	memset(st, 0, sizeof(*st));
@@ -734,9 +743,10 @@ int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st)
 		pthread_mutex_lock(&ch->lock);
 		st->blocks += fs->sb.chunk_blocks - fs->sb.data_start;
 		st->bfree += ch->hdr.free_blocks;
-		st->files += fs->sb.inodes_per_chunk;
-		st->ffree += ch->hdr.free_inodes;
 		pthread_mutex_unlock(&ch->lock);
+		avail = chunk_inodes_avail(fs, c);
+		st->ffree += avail;
+		st->files += avail + chunk_inodes_used(fs, c);
 	}
 	st->bavail = st->bfree;
 	return 0;
@@ -791,11 +801,12 @@ int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_info *ci)
 	ci->last_write = ch->hdr.last_write;
 	ci->blocks = fs->sb.chunk_blocks - fs->sb.data_start;
 	ci->free_blocks = ch->hdr.free_blocks;
-	ci->inodes = fs->sb.inodes_per_chunk;
-	ci->free_inodes = ch->hdr.free_inodes;
 	ci->conts = ch->hdr.nconts;
 	ci->xrefs = ch->hdr.nstubs;
 	pthread_mutex_unlock(&ch->lock);
+	ci->free_inodes = chunk_inodes_avail(fs, c);
+	ci->inodes = ci->free_inodes + chunk_inodes_used(fs, c);
+	ci->clusters = chunk_clusters(fs, c);
 	pthread_mutex_lock(&ch->state_lock);
 	ci->errors = ch->hdr.error_count;
 	error_pub(&ch->hdr.first_error, &ci->first_error);

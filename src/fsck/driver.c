@@ -15,7 +15,8 @@
 static int ck_init(struct ck *x, struct fk *k, uint32_t c)
 {
 	struct cfs_fs *fs = k->fs;
-	uint32_t ipc = fs->sb.inodes_per_chunk;
+	/* the inode table and the chunk's inode clusters */
+	uint32_t ipc = chunk_local_span(fs, c);
 
 	memset(x, 0, sizeof(*x));
 	x->k = k;

@@ -60,6 +60,7 @@ struct ck {
 	/* step B: inodes in use, loaded once for all its passes (or NULL) */
 	struct inode **held;
 	uint32_t *used, nused;          /* step B: the slots in use, in order */
+	uint8_t *icl_claimed;           /* step A: clusters whose blocks are claimed */
 };
 
 /* ---- the problem table (problem.c) ---- */
@@ -73,6 +74,12 @@ enum problem_code {
 	/* step A */
 	PR_CHUNK_HEADER,
 	PR_NO_MEMORY,
+	PR_ICMAP_LOST,
+	PR_ICMAP_CSUM,
+	PR_ICL_OUTSIDE,
+	PR_ICL_OVERLAP,
+	PR_ICL_GARBAGE,
+	PR_ICL_DATA,
 	PR_INODE_UNREADABLE,
 	PR_INODE_CSUM_PLAUSIBLE,
 	PR_INODE_CSUM,
@@ -154,6 +161,19 @@ static inline uint64_t itable_limit(struct ck *x)
 }
 
 int is_head(struct inode *ip);
+
+/* icluster.c: inode clusters (DYNINODES) */
+/* The first slot at or after l that was ever written (inode table below
+ * its watermark, existing clusters), or x->ipc + 1. */
+uint32_t ck_next(struct ck *x, uint32_t l);
+/* Read the blocks of the cluster holding slot l (> inodes_per_chunk). */
+void icl_read_ahead(struct ck *x, uint32_t l);
+/* Step A, before the inode scan: the map blocks, and every cluster's
+ * place and contents; the blocks of clusters with inodes are claimed. */
+void icl_check(struct ck *x);
+/* Step A, after the block maps are claimed: a cluster with no inode in use
+ * that shares blocks with a file is dropped, the others claimed. */
+void icl_claim_rest(struct ck *x);
 void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit);
 void itable_ahead(struct ck *x, uint32_t l, uint64_t limit);
 uint8_t *itable_slot(struct ck *x, uint32_t l, struct buf **b);

@@ -522,7 +522,7 @@ static void load_kinds(struct ck *x)
 	uint32_t l, nheld = 0;
 	struct buf *b = NULL;
 
-	for (l = 1; l <= x->ipc && l <= limit; l++) {
+	for (l = ck_next(x, 1); l <= x->ipc; l = ck_next(x, l + 1)) {
 		struct inode *ip;
 		uint8_t *raw;
 

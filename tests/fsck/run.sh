@@ -3,7 +3,7 @@
 # test-timeout: 900  (40 cases, 4-6 fsck runs each: 80 s on an idle machine, up to 460 s seen on a loaded one)
 #
 # Each directory tests/fsck/CASE/ is one case: a populated image (4 chunks,
-# or 64 for the c64-* cases) given ONE damage by tests/fsck/mkcase.c
+# 64 for the c64-* cases, 2 with inode clusters for the icl-* cases) given ONE damage by tests/fsck/mkcase.c
 # (`mkcase damage CASE`; the chunks it changed are marked dirty, as a crash
 # would leave them, except for clean-* cases).  For each case:
 #   expect.p  `chunkfs fsck -p` (the boot-time check: dirty chunks only)
@@ -89,18 +89,20 @@ fi
 
 mkdir -p "$WORK/base"
 if ! "$MK" build "$WORK/base/b4.img" >"$WORK/base/b4.log" 2>&1 ||
-   ! "$MK" build64 "$WORK/base/b64.img" >"$WORK/base/b64.log" 2>&1; then
+   ! "$MK" build64 "$WORK/base/b64.img" >"$WORK/base/b64.log" 2>&1 ||
+   ! "$MK" buildcl "$WORK/base/bcl.img" >"$WORK/base/bcl.log" 2>&1; then
 	fail mkcase_build "$(cat "$WORK"/base/*.log | head -c 600)"
 	finish
 fi
 # inode numbers -> names, for readable and allocation-independent output
 if ! "$MK" names "$WORK/base/b4.img" >"$WORK/base/b4.img.names" 2>"$WORK/base/names.err" ||
-   ! "$MK" names "$WORK/base/b64.img" >"$WORK/base/b64.img.names" 2>>"$WORK/base/names.err"; then
+   ! "$MK" names "$WORK/base/b64.img" >"$WORK/base/b64.img.names" 2>>"$WORK/base/names.err" ||
+   ! "$MK" names "$WORK/base/bcl.img" >"$WORK/base/bcl.img.names" 2>>"$WORK/base/names.err"; then
 	fail mkcase_build "mkcase names: $(head -c 600 "$WORK/base/names.err")"
 	finish
 fi
 # what a case without expect.3 must verify as: its base image, undamaged
-for b in b4 b64; do
+for b in b4 b64 bcl; do
 	cp "$WORK/base/$b.img" "$WORK/base/v.img" && cp "$WORK/base/$b.img.manifest" "$WORK/base/v.img.manifest" &&
 		timeout 120 "$MK" verify "$WORK/base/v.img" >"$WORK/base/$b.verify" 2>&1
 	rc=$?
@@ -246,7 +248,7 @@ PY
 
 run_case() {
 	local c=$1 dir=$HERE/$1 base=$WORK/base/b4.img w=$WORK/case/$1 pe why rc
-	case $c in c64-*) base=$WORK/base/b64.img ;; esac
+	case $c in c64-*) base=$WORK/base/b64.img ;; icl-*) base=$WORK/base/bcl.img ;; esac
 	NAMES=$base.names
 	if [ -f "$dir/known-bug" ]; then
 		skip "fsck/$c" "known fsck bug: $(head -n 1 "$dir/known-bug")"
