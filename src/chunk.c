@@ -144,6 +144,11 @@ void chunk_prefetch(struct cfs_fs *fs, uint32_t c)
 		       chunk_of(fs, c)->hdr.itable_init;
 
 	cfs_bdev_prefetch(fs->bd, chunk_base(fs, c), (uint32_t)len);
+	if (fs->icl_max) {
+		pthread_mutex_lock(&chunk_of(fs, c)->lock);
+		icl_prefetch(fs, c);
+		pthread_mutex_unlock(&chunk_of(fs, c)->lock);
+	}
 }
 
 /* The chunk must be marked dirty on stable storage before any of its
@@ -550,11 +555,15 @@ static int bm_alloc_exact(struct cfs_fs *fs, uint32_t c, uint32_t want, uint32_t
 }
 
 /* The inode table is used up: make an inode cluster from free blocks
- * (FORMAT.md 10.4), after its map block if that is missing too. */
+ * (FORMAT.md 10.4), after its map block if that is missing too.  A run
+ * for CFS_ICL_BATCH clusters is taken when there is one, so that the
+ * clusters of a chunk filling up lie together (a check reads them in few
+ * requests) and cost one flush between them; those left empty go back
+ * at the next sync. */
 static int itable_grow(struct cfs_fs *fs, uint32_t c)
 {
 	struct chunk *ch = chunk_of(fs, c);
-	uint32_t i, rel, mb, nrec = cfs_icmap_nrec(fs->bsize);
+	uint32_t i, n, rel, mb, nrec = cfs_icmap_nrec(fs->bsize);
 	int new_map, ret;
 
 	if (ch->icl_frag)
@@ -562,17 +571,23 @@ static int itable_grow(struct cfs_fs *fs, uint32_t c)
 	ret = icl_next(fs, c, &i, &new_map);
 	if (ret < 0)
 		return ret;
-	if (ch->hdr.free_blocks < fs->icl_blocks + (uint32_t)new_map)
-		return -ENOSPC;
-	ret = bm_alloc_exact(fs, c, fs->icl_blocks, &rel);
-	if (ret == -ENOSPC)
-		ch->icl_frag = 1;
+	n = icl_batch(fs, c, i);
+	ret = -ENOSPC;
+	if (n > 1 && ch->hdr.free_blocks >= n * fs->icl_blocks + (uint32_t)new_map)
+		ret = bm_alloc_exact(fs, c, n * fs->icl_blocks, &rel);
+	if (ret == -ENOSPC) {
+		n = 1;
+		ret = ch->hdr.free_blocks < fs->icl_blocks + (uint32_t)new_map ? -ENOSPC :
+		      bm_alloc_exact(fs, c, fs->icl_blocks, &rel);
+		if (ret == -ENOSPC)
+			ch->icl_frag = 1;
+	}
 	if (ret < 0 || !new_map)
-		return ret < 0 ? ret : icl_add(fs, c, i, rel);
+		return ret < 0 ? ret : icl_add(fs, c, i, n, rel);
 	ret = bm_alloc_exact(fs, c, 1, &mb);
 	if (ret < 0) {
-		if (bm_clear(fs, c, BM_BLOCKS, rel, fs->icl_blocks) == 0)
-			ch->hdr.free_blocks += fs->icl_blocks;
+		if (bm_clear(fs, c, BM_BLOCKS, rel, n * fs->icl_blocks) == 0)
+			ch->hdr.free_blocks += n * fs->icl_blocks;
 		return ret;
 	}
 	ret = icl_map_add(fs, c, i / nrec, mb);
@@ -584,7 +599,7 @@ static int itable_grow(struct cfs_fs *fs, uint32_t c)
 	}
 	if (ret == 0)
 		ret = cfs_bdev_flush(fs->bd);
-	return ret < 0 ? ret : icl_add(fs, c, i, rel);
+	return ret < 0 ? ret : icl_add(fs, c, i, n, rel);
 }
 
 /* A slot of the inode table while it has one (a check reads the table in

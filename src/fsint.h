@@ -178,7 +178,13 @@ int icl_next(struct cfs_fs *fs, uint32_t c, uint32_t *i, int *new_map);
  * the caller); ordered and flushed so that a crash never lists a cluster
  * whose blocks hold stale bytes. */
 int icl_map_add(struct cfs_fs *fs, uint32_t c, uint32_t k, uint32_t rel);
-int icl_add(struct cfs_fs *fs, uint32_t c, uint32_t i, uint32_t rel);
+int icl_add(struct cfs_fs *fs, uint32_t c, uint32_t i, uint32_t n, uint32_t rel);
+/* Clusters made together from index i (their blocks one run): up to
+ * CFS_ICL_BATCH, fewer at the end of a map block or at a hole. */
+#define CFS_ICL_BATCH 4
+uint32_t icl_batch(struct cfs_fs *fs, uint32_t c, uint32_t i);
+/* Start reading every cluster of chunk c (for a check). */
+void icl_prefetch(struct cfs_fs *fs, uint32_t c);
 /* Remove cluster i, all of whose slots are free, from the map and the
  * counts (its blocks are the caller's to free). */
 int icl_remove(struct cfs_fs *fs, uint32_t c, uint32_t i);

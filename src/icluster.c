@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bdev.h"
 #include "fsint.h"
 
 void icl_setup(struct cfs_fs *fs)
@@ -236,18 +237,19 @@ int icl_map_add(struct cfs_fs *fs, uint32_t c, uint32_t k, uint32_t rel)
 	return 0;
 }
 
-/* Cluster i goes to the blocks from rel, already marked in use: they are
- * zeroed and flushed before the record naming them can be written, so a
- * listed cluster never holds stale bytes that would read as damaged
- * inodes. */
-int icl_add(struct cfs_fs *fs, uint32_t c, uint32_t i, uint32_t rel)
+/* Clusters i ... i+n-1 go to the n runs of blocks from rel, already
+ * marked in use: they are zeroed and flushed (one flush for all) before
+ * the records naming them can be written, so a listed cluster never holds
+ * stale bytes that would read as damaged inodes. */
+int icl_add(struct cfs_fs *fs, uint32_t c, uint32_t i, uint32_t n, uint32_t rel)
 {
 	struct chunk *ch = &fs->chunks[c];
-	uint64_t abs = chunk_base(fs, c) + rel, b;
+	uint64_t abs = chunk_base(fs, c) + rel, end = abs + (uint64_t)n * fs->icl_blocks, b;
 	struct buf *bp;
+	uint32_t k;
 	int ret;
 
-	for (b = abs; b < abs + fs->icl_blocks; b++) {
+	for (b = abs; b < end; b++) {
 		ret = cache_get(&fs->cache, b, CG_NOREAD, &bp);
 		if (ret < 0)
 			return ret;
@@ -257,17 +259,33 @@ int icl_add(struct cfs_fs *fs, uint32_t c, uint32_t i, uint32_t rel)
 		if (ret < 0)
 			return ret;
 	}
-	ret = cache_flush(&fs->cache, abs, abs + fs->icl_blocks);
+	ret = cache_flush(&fs->cache, abs, end);
 	if (ret == 0)
-		ret = icl_room(ch, i + 1);
-	if (ret < 0)
-		return ret;
-	ch->icl[i].start = rel;
-	ch->icl[i].used = 0;
-	ch->icl_nfree += CFS_ICL_INODES;
-	ch->hdr.free_inodes += CFS_ICL_INODES;
-	ch->hdr_dirty = 1;
-	return rec_write(fs, c, i);
+		ret = icl_room(ch, i + n);
+	for (k = 0; ret == 0 && k < n; k++) {
+		ch->icl[i + k].start = rel + k * fs->icl_blocks;
+		ch->icl[i + k].used = 0;
+		ch->icl_nfree += CFS_ICL_INODES;
+		ch->hdr.free_inodes += CFS_ICL_INODES;
+		ch->hdr_dirty = 1;
+		ret = rec_write(fs, c, i + k);
+	}
+	return ret;
+}
+
+/* How many clusters from index i may be made together: the map's last
+ * ones, in one map block, up to CFS_ICL_BATCH. */
+uint32_t icl_batch(struct cfs_fs *fs, uint32_t c, uint32_t i)
+{
+	uint32_t nrec = cfs_icmap_nrec(fs->bsize), n = CFS_ICL_BATCH;
+
+	if (i != fs->chunks[c].icl_n)
+		return 1;   /* a hole */
+	if (n > nrec - i % nrec)
+		n = nrec - i % nrec;
+	if (n > fs->icl_max - i)
+		n = fs->icl_max - i;
+	return n ? n : 1;
 }
 
 int icl_alloc(struct cfs_fs *fs, uint32_t c, uint32_t *l)
@@ -412,6 +430,29 @@ int icl_drop(struct cfs_fs *fs, uint32_t c, uint32_t i, int write)
 
 /* fsck: rewrite every map block from the records in memory (a checksum
  * mismatch; records left out as outside the chunk). */
+/* Ask the device for every cluster's blocks at once (a check is about to
+ * read them all), adjacent clusters in one request. */
+void icl_prefetch(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = &fs->chunks[c];
+	uint32_t i, first = 0, len = 0;
+
+	if (icl_load(fs, c) < 0)
+		return;
+	for (i = 0; i <= ch->icl_n; i++) {
+		uint32_t s = i < ch->icl_n ? ch->icl[i].start : 0;
+
+		if (s && len && s == first + len) {
+			len += fs->icl_blocks;
+			continue;
+		}
+		if (len)
+			cfs_bdev_prefetch(fs->bd, chunk_base(fs, c) + first, len);
+		first = s;
+		len = s ? fs->icl_blocks : 0;
+	}
+}
+
 int icl_rewrite_map(struct cfs_fs *fs, uint32_t c, uint32_t k)
 {
 	struct chunk *ch = &fs->chunks[c];
