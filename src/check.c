@@ -117,7 +117,11 @@ static void check_chunk_bitmaps(struct oracle *k, uint32_t c, uint32_t used_inod
 {
 	struct cfs_fs *fs = k->fs;
 	struct chunk *ch = &fs->chunks[c];
-	uint32_t made = fs->sb.inodes_per_chunk + chunk_clusters(fs, c) * CFS_ICL_INODES;
+	struct chunk_inodes n;
+	uint32_t made;
+
+	chunk_inodes(fs, c, &n);
+	made = fs->sb.inodes_per_chunk + n.clusters * CFS_ICL_INODES;
 	uint64_t b, freeb = 0;
 	int set;
 
@@ -400,7 +404,10 @@ int cfs_check(struct cfs_fs *fs, cfs_report_t report, void *ctx)
 	}
 	for (c = 0; c < fs->sb.nchunks; c++) {
 		k.base[c] = k.ninodes;
-		k.span[c] = chunk_local_span(fs, c);
+		struct chunk_inodes n;
+
+		chunk_inodes(fs, c, &n);
+		k.span[c] = n.span;
 		k.ninodes += k.span[c];
 	}
 	k.ninodes++;   /* idx_of's index for numbers past a chunk's clusters */

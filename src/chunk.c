@@ -717,17 +717,27 @@ int chunk_trim_clusters(struct cfs_fs *fs)
 	return ret;
 }
 
-uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c)
+void chunk_inodes(struct cfs_fs *fs, uint32_t c, struct chunk_inodes *n)
 {
 	struct chunk *ch = chunk_of(fs, c);
-	uint64_t n;
+	int loaded;
 
 	pthread_mutex_lock(&ch->lock);
-	n = ch->hdr.free_inodes;
-	if (!ch->icl_frag && icl_load(fs, c) == 0)
-		n += icl_makeable(fs, c);
+	loaded = icl_load(fs, c) == 0;
+	n->clusters = loaded ? icl_count(fs, c) : 0;
+	n->span = fs->sb.inodes_per_chunk + (loaded ? ch->icl_n * CFS_ICL_INODES : 0);
+	n->avail = ch->hdr.free_inodes + (!ch->icl_frag && loaded ? icl_makeable(fs, c) : 0);
+	n->used = fs->sb.inodes_per_chunk + (uint64_t)CFS_ICL_INODES * n->clusters;
+	n->used = n->used > ch->hdr.free_inodes ? n->used - ch->hdr.free_inodes : 0;
 	pthread_mutex_unlock(&ch->lock);
-	return n;
+}
+
+uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk_inodes n;
+
+	chunk_inodes(fs, c, &n);
+	return n.avail;
 }
 
 /* Whether chunk c has need free inode slots, making inode clusters for
@@ -749,42 +759,6 @@ static int inodes_ensure(struct cfs_fs *fs, uint32_t c, uint32_t need)
 	ok = ch->hdr.free_inodes >= need;
 	pthread_mutex_unlock(&ch->lock);
 	return ok;
-}
-
-uint64_t chunk_inodes_used(struct cfs_fs *fs, uint32_t c)
-{
-	struct chunk *ch = chunk_of(fs, c);
-	uint64_t made;
-
-	pthread_mutex_lock(&ch->lock);
-	made = fs->sb.inodes_per_chunk + (uint64_t)CFS_ICL_INODES *
-	       (icl_load(fs, c) == 0 ? icl_count(fs, c) : 0);
-	made = made > ch->hdr.free_inodes ? made - ch->hdr.free_inodes : 0;
-	pthread_mutex_unlock(&ch->lock);
-	return made;
-}
-
-uint32_t chunk_clusters(struct cfs_fs *fs, uint32_t c)
-{
-	struct chunk *ch = chunk_of(fs, c);
-	uint32_t n;
-
-	pthread_mutex_lock(&ch->lock);
-	n = icl_load(fs, c) == 0 ? icl_count(fs, c) : 0;
-	pthread_mutex_unlock(&ch->lock);
-	return n;
-}
-
-uint32_t chunk_local_span(struct cfs_fs *fs, uint32_t c)
-{
-	struct chunk *ch = chunk_of(fs, c);
-	uint32_t n = fs->sb.inodes_per_chunk;
-
-	pthread_mutex_lock(&ch->lock);
-	if (icl_load(fs, c) == 0 && ch->icl_n)
-		n = icl_first_local(fs, ch->icl_n) - 1;
-	pthread_mutex_unlock(&ch->lock);
-	return n;
 }
 
 /* Allocate local inode l of chunk c exactly: fsck makes a reserved inode

@@ -129,16 +129,18 @@ int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino);
 /* How many inodes chunk c can still give: free slots, and what new inode
  * clusters could be made from its free blocks (DYNINODES). */
 uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c);
-/* Inodes in use in chunk c (table and clusters). */
-uint64_t chunk_inodes_used(struct cfs_fs *fs, uint32_t c);
-uint32_t chunk_clusters(struct cfs_fs *fs, uint32_t c);
+/* Chunk c's inodes (loads its cluster map). */
+struct chunk_inodes {
+	uint64_t avail;                 /* as chunk_inodes_avail */
+	uint64_t used;                  /* in use, table and clusters */
+	uint32_t clusters;              /* inode clusters made */
+	uint32_t span;                  /* local numbers that may be in use */
+};
+void chunk_inodes(struct cfs_fs *fs, uint32_t c, struct chunk_inodes *n);
 /* Give inode clusters whose inodes are all free back to free blocks.  With
  * every operation excluded, and followed by a full flush, so the map says
  * so on disk before the blocks can be used again. */
 int chunk_trim_clusters(struct cfs_fs *fs);
-/* Local inode numbers of chunk c that may be in use: the inode table and
- * every cluster (loads the map). */
-uint32_t chunk_local_span(struct cfs_fs *fs, uint32_t c);
 /* Test a bit in a bitmap (for the checker): which 0 = block, 1 = inode. */
 int chunk_test_bit(struct cfs_fs *fs, uint32_t c, int which, uint32_t bit, int *set);
 void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta);

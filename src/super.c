@@ -731,7 +731,7 @@ int cfs_close(struct cfs_fs *fs)
 
 int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st)
 {
-	uint64_t avail;
+	struct chunk_inodes n;
 	uint32_t c;
 
 	memset(st, 0, sizeof(*st));
@@ -744,9 +744,9 @@ int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st)
 		st->blocks += fs->sb.chunk_blocks - fs->sb.data_start;
 		st->bfree += ch->hdr.free_blocks;
 		pthread_mutex_unlock(&ch->lock);
-		avail = chunk_inodes_avail(fs, c);
-		st->ffree += avail;
-		st->files += avail + chunk_inodes_used(fs, c);
+		chunk_inodes(fs, c, &n);
+		st->ffree += n.avail;
+		st->files += n.avail + n.used;
 	}
 	st->bavail = st->bfree;
 	return 0;
@@ -786,6 +786,7 @@ static void error_pub(const struct cfs_err_rec *e, struct cfs_chunk_error *out)
 
 int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_info *ci)
 {
+	struct chunk_inodes n;
 	struct chunk *ch;
 
 	if (c >= fs->sb.nchunks)
@@ -804,9 +805,10 @@ int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_info *ci)
 	ci->conts = ch->hdr.nconts;
 	ci->xrefs = ch->hdr.nstubs;
 	pthread_mutex_unlock(&ch->lock);
-	ci->free_inodes = chunk_inodes_avail(fs, c);
-	ci->inodes = ci->free_inodes + chunk_inodes_used(fs, c);
-	ci->clusters = chunk_clusters(fs, c);
+	chunk_inodes(fs, c, &n);
+	ci->free_inodes = n.avail;
+	ci->inodes = n.avail + n.used;
+	ci->clusters = n.clusters;
 	pthread_mutex_lock(&ch->state_lock);
 	ci->errors = ch->hdr.error_count;
 	error_pub(&ch->hdr.first_error, &ci->first_error);

@@ -85,6 +85,7 @@ static int tune_apply(struct cfs_super *sb, const struct cfs_tune *t)
  * an inode cluster: an older chunkfs would not see their inodes. */
 static int tune_dyninodes(struct cfs_fs *fs, struct cfs_super *sb, int on)
 {
+	struct chunk_inodes n;
 	uint32_t c;
 
 	if (on > 0) {
@@ -92,7 +93,7 @@ static int tune_dyninodes(struct cfs_fs *fs, struct cfs_super *sb, int on)
 		return 0;
 	}
 	for (c = 0; c < fs->sb.nchunks; c++)
-		if (chunk_clusters(fs, c)) {
+		if (chunk_inodes(fs, c, &n), n.clusters) {
 			cfs_set_error("chunk %u has inode clusters: dyninodes cannot be "
 				      "turned off", c);
 			return -EBUSY;

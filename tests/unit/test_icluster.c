@@ -32,6 +32,14 @@ static struct cfs_fs *make_fs(uint32_t bs, uint32_t chunks, uint64_t inodes, int
 	return fs;
 }
 
+static uint32_t clusters_of(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk_inodes n;
+
+	chunk_inodes(fs, c, &n);
+	return n.clusters;
+}
+
 static void fsck_clean(struct cfs_fs *fs)
 {
 	struct cfs_fsck_opts fo = { .mode = CFS_FSCK_NO, .force = 1, .threads = 2,
@@ -40,6 +48,17 @@ static void fsck_clean(struct cfs_fs *fs)
 
 	CHECK(cfs_fsck(fs, &fo, &res) >= 0);
 	CHECK_EQ(res.problems, 0u);
+}
+
+/* Both checkers find nothing, then the device goes. */
+static void checked_close(struct cfs_fs *fs, struct cfs_bdev *dev)
+{
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
+	CHECK_OK(cfs_close(fs));
+	CHECK_OK(fixture_open(dev, CFS_OPEN_RDONLY | CFS_OPEN_REPAIR | CFS_OPEN_NOCHECK, &fs));
+	fsck_clean(fs);
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(dev);
 }
 
 /* n files in one directory, file i holding 1 + i*37 % 700 bytes of
@@ -121,12 +140,7 @@ static void fill_past_table(uint32_t bs)
 	CHECK_OK(cfs_close(fs));
 	CHECK_OK(fixture_open(dev, 0, &fs));
 	read_files(fs, d, N, NULL);
-	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
-	CHECK_OK(cfs_close(fs));
-	CHECK_OK(fixture_open(dev, CFS_OPEN_RDONLY | CFS_OPEN_REPAIR | CFS_OPEN_NOCHECK, &fs));
-	fsck_clean(fs);
-	CHECK_OK(cfs_close(fs));
-	cfs_bdev_destroy(dev);
+	checked_close(fs, dev);
 }
 
 static void test_fill_past_table_4k(void)
@@ -161,7 +175,7 @@ static void test_free_reuse_location(void)
 	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &d));
 	make_files(fs, d, 0, N, inos);
 	CHECK_OK(cfs_sync(fs));
-	nclusters = chunk_clusters(fs, 0);
+	nclusters = clusters_of(fs, 0);
 	CHECK_EQ(nclusters, (N + 3 - ipc + 63) / 64);
 	/* slot s of cluster i: block start + s / ipb, byte (s % ipb) * isz */
 	for (int i = 0; i < N; i++) {
@@ -201,7 +215,7 @@ static void test_free_reuse_location(void)
 		snprintf(name, sizeof(name), "g%05d", i);
 		CHECK_OK(cfs_mknod(fs, d, name, S_IFREG | 0644, 0, 0, 0, &again[i]));
 	}
-	CHECK_EQ(chunk_clusters(fs, 0), nclusters);   /* the freed slots, no new cluster */
+	CHECK_EQ(clusters_of(fs, 0), nclusters);   /* the freed slots, no new cluster */
 	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	CHECK_OK(cfs_close(fs));
 	cfs_bdev_destroy(dev);
@@ -223,9 +237,9 @@ static void test_trim_at_sync(void)
 
 	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &d));
 	make_files(fs, d, 0, N, inos);
-	CHECK_EQ(chunk_clusters(fs, 0), CFS_ICL_BATCH);
+	CHECK_EQ(clusters_of(fs, 0), CFS_ICL_BATCH);
 	CHECK_OK(cfs_sync(fs));
-	CHECK_EQ(chunk_clusters(fs, 0), 3u);   /* the fourth, empty, given back */
+	CHECK_EQ(clusters_of(fs, 0), 3u);   /* the fourth, empty, given back */
 	/* the last file made is in the last cluster, alone: its removal
 	 * leaves the table full and one cluster of free slots only */
 	snprintf(name, sizeof(name), "f%05d", N - 1);
@@ -235,7 +249,7 @@ static void test_trim_at_sync(void)
 		CHECK_OK(cfs_unlink(fs, d, name));
 	}
 	CHECK_OK(cfs_sync(fs));
-	CHECK_EQ(chunk_clusters(fs, 0), 3u);   /* the table full: the empty one stays */
+	CHECK_EQ(clusters_of(fs, 0), 3u);   /* the table full: the empty one stays */
 	CHECK_EQ(ch->icl[2].used, 0u);
 	CHECK_OK(cfs_mknod(fs, d, "again", S_IFREG | 0644, 0, 0, 0, &f));
 	CHECK_EQ(CFS_INO_LOCAL(f), fs->sb.inodes_per_chunk + 128 + 1);
@@ -245,7 +259,7 @@ static void test_trim_at_sync(void)
 		CHECK_OK(cfs_unlink(fs, d, name));
 	}
 	CHECK_OK(cfs_sync(fs));
-	CHECK_EQ(chunk_clusters(fs, 0), 2u);
+	CHECK_EQ(clusters_of(fs, 0), 2u);
 	CHECK_EQ(ch->icl[1].start, 0u);
 	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	for (int i = 0; i < 16 + 64 - 3; i++) {
@@ -255,16 +269,11 @@ static void test_trim_at_sync(void)
 	CHECK_OK(cfs_unlink(fs, d, "again"));
 	CHECK_OK(cfs_rmdir(fs, CFS_ROOT_INO, "d"));
 	CHECK_OK(cfs_sync(fs));
-	CHECK_EQ(chunk_clusters(fs, 0), 0u);
+	CHECK_EQ(clusters_of(fs, 0), 0u);
 	CHECK_EQ(ch->hdr.icmap[0], 0u);
 	CHECK_EQ(ch->hdr.free_blocks, free0);
 	CHECK_EQ(ch->hdr.free_inodes, fs->sb.inodes_per_chunk - 2);
-	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
-	CHECK_OK(cfs_close(fs));
-	CHECK_OK(fixture_open(dev, CFS_OPEN_RDONLY | CFS_OPEN_REPAIR | CFS_OPEN_NOCHECK, &fs));
-	fsck_clean(fs);
-	CHECK_OK(cfs_close(fs));
-	cfs_bdev_destroy(dev);
+	checked_close(fs, dev);
 }
 
 /* statfs: free inodes are the free slots plus what clusters the free
@@ -315,14 +324,9 @@ static void test_old_layout(void)
 	}
 	CHECK_EQ(ret, -ENOSPC);
 	CHECK_EQ(i - 1, 30);                  /* 32 less root and lost+found */
-	CHECK_EQ(chunk_clusters(fs, 0), 0u);
+	CHECK_EQ(clusters_of(fs, 0), 0u);
 	CHECK_EQ(fs->chunks[0].hdr.icmap[0], 0u);
-	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
-	CHECK_OK(cfs_close(fs));
-	CHECK_OK(fixture_open(dev, CFS_OPEN_RDONLY | CFS_OPEN_REPAIR | CFS_OPEN_NOCHECK, &fs));
-	fsck_clean(fs);
-	CHECK_OK(cfs_close(fs));
-	cfs_bdev_destroy(dev);
+	checked_close(fs, dev);
 }
 
 /* A chunk out of free blocks cannot make a cluster: ENOSPC once its
