@@ -166,6 +166,13 @@ int is_head(struct inode *ip);
 /* The first slot at or after l that was ever written (inode table below
  * its watermark, existing clusters), or x->ipc + 1. */
 uint32_t ck_next(struct ck *x, uint32_t l);
+/* An inode number of this chunk within the slots the check knows (the
+ * table and the clusters there were when it started): a number past them
+ * (valid with DYNINODES) is in no cluster, a free inode. */
+static inline int ck_slot_known(const struct ck *x, cfs_ino_t ino)
+{
+	return CFS_INO_CHUNK(ino) == x->c && CFS_INO_LOCAL(ino) <= x->ipc;
+}
 /* Read the blocks of the cluster holding slot l (> inodes_per_chunk). */
 void icl_read_ahead(struct ck *x, uint32_t l);
 /* Step A, before the inode scan: the map blocks, and every cluster's
