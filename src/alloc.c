@@ -79,11 +79,10 @@ int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t 
 	for (pass = 0; pass < 3; pass++) {
 		for (i = 0; i < n; i++) {
 			c = (want + i) % n;
-			if (pass == 0 ? alloc_room_inodes(fs, c) >= need_inodes &&
-					alloc_room_blocks(fs, c) >= need_blocks :
-			    pass == 1 ? chunk_inodes_avail(fs, c) >= need_inodes &&
-					chunk_avail_blocks(fs, &fs->chunks[c]) >= need_blocks :
-			    chunk_inodes_avail(fs, c) >= need_inodes) {
+			if ((pass == 0 ? alloc_room_inodes(fs, c) >= need_inodes &&
+					 alloc_room_blocks(fs, c) >= need_blocks :
+			     pass == 1 ? chunk_avail_blocks(fs, &fs->chunks[c]) >= need_blocks : 1) &&
+			    inodes_ensure(fs, c, need_inodes)) {
 				*out = c;
 				return 0;
 			}
