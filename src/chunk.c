@@ -564,7 +564,7 @@ static int bm_alloc_exact(struct cfs_fs *fs, uint32_t c, uint32_t want, uint32_t
 static int itable_grow(struct cfs_fs *fs, uint32_t c)
 {
 	struct chunk *ch = chunk_of(fs, c);
-	uint32_t i, n, rel, mb, nrec = cfs_icmap_nrec(fs->bsize);
+	uint32_t i, n, rel, mb, avail, nrec = cfs_icmap_nrec(fs->bsize);
 	int new_map, ret;
 
 	if (ch->icl_frag)
@@ -574,11 +574,13 @@ static int itable_grow(struct cfs_fs *fs, uint32_t c)
 		return ret;
 	n = icl_batch(fs, c, i);
 	ret = -ENOSPC;
-	if (n > 1 && ch->hdr.free_blocks >= n * fs->icl_blocks + (uint32_t)new_map)
+	/* a cluster is a normal allocation: it leaves the repair reserve */
+	avail = chunk_avail_blocks(fs, ch);
+	if (n > 1 && avail >= n * fs->icl_blocks + (uint32_t)new_map)
 		ret = bm_alloc_exact(fs, c, n * fs->icl_blocks, &rel);
 	if (ret == -ENOSPC) {
 		n = 1;
-		ret = ch->hdr.free_blocks < fs->icl_blocks + (uint32_t)new_map ? -ENOSPC :
+		ret = avail < fs->icl_blocks + (uint32_t)new_map ? -ENOSPC :
 		      bm_alloc_exact(fs, c, fs->icl_blocks, &rel);
 		if (ret == -ENOSPC)
 			ch->icl_frag = 1;
@@ -659,6 +661,17 @@ static uint64_t inodes_less_reserve(const struct cfs_fs *fs, uint64_t a)
 	return fs->checking ? a : a > CFS_REPAIR_INODES ? a - CFS_REPAIR_INODES : 0;
 }
 
+/* Make inode clusters until chunk c has want free slots; its lock held. */
+static int slots_make(struct cfs_fs *fs, uint32_t c, uint64_t want)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	int ret = 0;
+
+	while (ret == 0 && ch->hdr.free_inodes < want)
+		ret = itable_grow(fs, c);
+	return ret;
+}
+
 int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino)
 {
 	struct chunk *ch = chunk_of(fs, c);
@@ -671,7 +684,9 @@ int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino)
 	pthread_mutex_lock(&ch->lock);
 	if (!chunk_avail_inodes(fs, ch) && !inodes_less_reserve(fs, inodes_free_locked(fs, c)))
 		ret = -ENOSPC;
-	else
+	else   /* a cluster first when only the repair reserve is free */
+		ret = slots_make(fs, c, fs->checking ? 1 : CFS_REPAIR_INODES + 1);
+	if (ret == 0)
 		ret = ialloc_locked(fs, c, &l);
 	if (ret == 0)
 		*ino = CFS_INO_MAKE(c, l);
@@ -780,9 +795,7 @@ int inodes_ensure(struct cfs_fs *fs, uint32_t c, uint32_t need)
 	if (chunk_inodes_avail(fs, c) < need || chunk_mark_dirty(fs, c) < 0)
 		return 0;
 	pthread_mutex_lock(&ch->lock);
-	while (ch->hdr.free_inodes < slots && itable_grow(fs, c) == 0)
-		;
-	ok = ch->hdr.free_inodes >= slots;
+	ok = slots_make(fs, c, slots) == 0;
 	pthread_mutex_unlock(&ch->lock);
 	return ok;
 }

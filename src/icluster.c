@@ -346,7 +346,8 @@ uint64_t icl_makeable(struct cfs_fs *fs, uint32_t c)
 {
 	struct chunk *ch = &fs->chunks[c];
 	uint64_t n, have = ch->icl_n;   /* holes (dropped by fsck) are rare */
-	uint32_t nrec = cfs_icmap_nrec(fs->bsize), blocks = ch->hdr.free_blocks;
+	/* not the repair reserve's blocks (FORMAT.md 16.4), outside a check */
+	uint32_t nrec = cfs_icmap_nrec(fs->bsize), blocks = chunk_avail_blocks(fs, ch);
 
 	if (!fs->icl_max || have >= fs->icl_max)
 		return 0;
