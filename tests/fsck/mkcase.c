@@ -445,7 +445,9 @@ static void buildcl(const char *img)
 		snprintf(name, sizeof(name), "/many/f%03d", i);
 		mkfile(&b, name, (size_t)(i % 7) * 90);
 	}
-	mklink(&b, "/many/f050", "/other/link-f050");
+	/* a name in the root's chunk (the placement puts /other with /many):
+	 * a cross-chunk entry and its stub beside a cluster inode */
+	mklink(&b, "/many/f050", "/link-f050");
 	OK(cfs_sync(b.fs));   /* gives back the clusters made ahead, empty */
 	{
 		struct cfs_chunk_info ci;

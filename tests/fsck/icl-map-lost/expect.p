@@ -1,4 +1,7 @@
-chunk 1: block bitmap differs in 93 places [BLOCK_BITMAP]; rewrite it from the block maps: needs a person
+chunk 1: block bitmap differs in 96 places [BLOCK_BITMAP]; rewrite it from the block maps: needs a person
+chunk 1: dir [/many]: entry 'f010' -> [/many/f010] invalid [ENTRY_INVALID]; remove the entry: needs a person
+chunk 1: dir [/many]: entry 'f011' -> [/many/f011] invalid [ENTRY_INVALID]; remove the entry: needs a person
+chunk 1: dir [/many]: entry 'f012' -> [/many/f012] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f013' -> [/many/f013] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f014' -> [/many/f014] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f015' -> [/many/f015] invalid [ENTRY_INVALID]; remove the entry: needs a person
@@ -36,7 +39,7 @@ chunk 1: dir [/many]: entry 'f046' -> [/many/f046] invalid [ENTRY_INVALID]; remo
 chunk 1: dir [/many]: entry 'f047' -> [/many/f047] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f048' -> [/many/f048] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f049' -> [/many/f049] invalid [ENTRY_INVALID]; remove the entry: needs a person
-chunk 1: dir [/many]: entry 'f050' -> [/many/f050] invalid [ENTRY_INVALID]; remove the entry: needs a person
+chunk 1: dir [/many]: entry 'f050' -> [/link-f050] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f051' -> [/many/f051] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f052' -> [/many/f052] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f053' -> [/many/f053] invalid [ENTRY_INVALID]; remove the entry: needs a person
@@ -86,10 +89,10 @@ chunk 1: dir [/many]: entry 'f096' -> [/many/f096] invalid [ENTRY_INVALID]; remo
 chunk 1: dir [/many]: entry 'f097' -> [/many/f097] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f098' -> [/many/f098] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f099' -> [/many/f099] invalid [ENTRY_INVALID]; remove the entry: needs a person
-chunk 1: free inode count 40, should be 0 [FREE_INODES]; correct it: needs a person
-chunk 1: header counts continuations/stubs/dirs 0/2/1, should be 0/1/1 [HDR_COUNTS]; correct them: needs a person
+chunk 1: free inode count 37, should be 0 [FREE_INODES]; correct it: needs a person
+chunk 1: header counts continuations/stubs/dirs 0/3/2, should be 0/2/2 [HDR_COUNTS]; correct them: needs a person
 chunk 1: inode-cluster map block 0 (block 101) unreadable or not a map block [ICMAP_LOST]; forget it: the inodes of its clusters are lost: needs a person
 checked 1 of 2 chunks (1 clean, skipped)
-15 inodes, 1 directories in the checked chunks; 91 problems, 0 fixed, 91 left
+14 inodes, 2 directories in the checked chunks; 94 problems, 0 fixed, 94 left
 UNEXPECTED INCONSISTENCY; RUN chunkfs fsck MANUALLY (without -a or -p)
 exit 4

@@ -1,4 +1,7 @@
 chunk 1: block bitmap differs in 62 places [BLOCK_BITMAP]; rewrite it from the block maps: needs a person
+chunk 1: dir [/many]: entry 'f010' -> [/many/f010] invalid [ENTRY_INVALID]; remove the entry: needs a person
+chunk 1: dir [/many]: entry 'f011' -> [/many/f011] invalid [ENTRY_INVALID]; remove the entry: needs a person
+chunk 1: dir [/many]: entry 'f012' -> [/many/f012] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f013' -> [/many/f013] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f014' -> [/many/f014] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f015' -> [/many/f015] invalid [ENTRY_INVALID]; remove the entry: needs a person
@@ -36,7 +39,7 @@ chunk 1: dir [/many]: entry 'f046' -> [/many/f046] invalid [ENTRY_INVALID]; remo
 chunk 1: dir [/many]: entry 'f047' -> [/many/f047] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f048' -> [/many/f048] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f049' -> [/many/f049] invalid [ENTRY_INVALID]; remove the entry: needs a person
-chunk 1: dir [/many]: entry 'f050' -> [/many/f050] invalid [ENTRY_INVALID]; remove the entry: needs a person
+chunk 1: dir [/many]: entry 'f050' -> [/link-f050] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f051' -> [/many/f051] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f052' -> [/many/f052] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f053' -> [/many/f053] invalid [ENTRY_INVALID]; remove the entry: needs a person
@@ -60,12 +63,9 @@ chunk 1: dir [/many]: entry 'f070' -> [/many/f070] invalid [ENTRY_INVALID]; remo
 chunk 1: dir [/many]: entry 'f071' -> [/many/f071] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f072' -> [/many/f072] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f073' -> [/many/f073] invalid [ENTRY_INVALID]; remove the entry: needs a person
-chunk 1: dir [/many]: entry 'f074' -> [/many/f074] invalid [ENTRY_INVALID]; remove the entry: needs a person
-chunk 1: dir [/many]: entry 'f075' -> [/many/f075] invalid [ENTRY_INVALID]; remove the entry: needs a person
-chunk 1: dir [/many]: entry 'f076' -> [/many/f076] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: inode cluster 0 at block 8 holds no inode, only damaged slots [ICL_GARBAGE]; drop it from the map: needs a person
-chunk 1: stub [stub:/other/link-f050]: backs no directory entry [STUB_ORPHAN]; free it: needs a person
+chunk 1: stub [stub:/link-f050]: backs no directory entry [STUB_ORPHAN]; free it: needs a person
 checked 1 of 2 chunks (1 clean, skipped)
-38 inodes, 1 directories in the checked chunks; 67 problems, 0 fixed, 67 left
+40 inodes, 2 directories in the checked chunks; 67 problems, 0 fixed, 67 left
 UNEXPECTED INCONSISTENCY; RUN chunkfs fsck MANUALLY (without -a or -p)
 exit 4
