@@ -56,6 +56,22 @@ static inline void power_cut_init(struct power_cut *pc, const uint8_t *image, si
 		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", tag, (int)getpid());
 }
 
+/* The pristine image a test's cuts start from: o's mkfs on a fault device
+ * of size bytes, copied out (the caller frees it). */
+static inline uint8_t *power_pristine(size_t size, const struct cfs_mkfs_opts *o)
+{
+	struct cfs_bdev *bd;
+	uint64_t got;
+	uint8_t *image = malloc(size);
+
+	CHECK(image);
+	CHECK_OK(cfs_bdev_fault_create(size, o->block_size, &bd));
+	CHECK_OK(cfs_mkfs_bdev(bd, o));
+	memcpy(image, cfs_bdev_fault_bytes(bd, &got), size);
+	cfs_bdev_destroy(bd);
+	return image;
+}
+
 static inline struct cfs_fs *power_open(const struct power_cut *pc, struct cfs_bdev **bdp,
 					const struct cfs_bdev_fault_cfg *cfg)
 {

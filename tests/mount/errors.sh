@@ -14,10 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 
 mount_test errors_mount errors.img
-mkfs_or_finish -c 4 "$img" 64M
-"$CHUNKFS" mkdir "$img" /a /b &&
-	echo alpha | "$CHUNKFS" put "$img" - /a/f &&
-	echo beta | "$CHUNKFS" put "$img" - /b/f || { fail setup "put failed"; finish; }
+image_ab
 ino=$("$CHUNKFS" stat "$img" /a/f | awk '/Inode:/ { print $2; exit }')
 chunk=$((ino >> 24))
 # one bit of its ctime, the checksum left wrong
@@ -71,11 +68,7 @@ state_of() {   # CHUNK -> "state errors" on disk
 	"$C" info --json "$img" | python3 -c 'import json,sys; c=json.load(sys.stdin)["chunks"][int(sys.argv[1])]; print(c["state"], c["errors"])' "$1"
 }
 fresh() {   # a new image: /a/f in one chunk, /b/f in another
-	rm -f "$img"
-	mkfs_or_finish -c 4 "$img" 64M
-	"$C" mkdir "$img" /a /b &&
-		echo alpha | "$C" put "$img" - /a/f &&
-		echo beta | "$C" put "$img" - /b/f || { fail setup "put failed"; finish; }
+	image_ab
 	ino=$("$C" stat "$img" /a/f | awk '/Inode:/ { print $2; exit }')
 	chunk=$((ino >> 24))
 }

@@ -10,10 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 mount_test errors_records errors_records.img
-mkfs_or_finish -c 4 "$img" 64M
-"$CHUNKFS" mkdir "$img" /a /b &&
-	echo alpha | "$CHUNKFS" put "$img" - /a/f &&
-	echo beta | "$CHUNKFS" put "$img" - /b/f || { fail setup "put failed"; finish; }
+image_ab
 dino=$("$CHUNKFS" stat "$img" /a | awk '/Inode:/ { print $2; exit }')
 chunk=$((dino >> 24))
 [ "$chunk" != 0 ] || { fail setup "/a is in chunk 0, with the root"; finish; }

@@ -272,6 +272,17 @@ mkfs_or_finish() {
 	"$CHUNKFS" mkfs -q "$@" || { fail mkfs "mkfs $* failed"; finish; }
 }
 
+# A new 4-chunk $img holding /a/f ("alpha") and /b/f ("beta"), the two
+# top-level directories in different chunks: damage to one, a workload in
+# the other (errors.sh, errors_records.sh).
+image_ab() {
+	rm -f "$img"
+	mkfs_or_finish -c 4 "$img" 64M
+	"$CHUNKFS" mkdir "$img" /a /b &&
+		echo alpha | "$CHUNKFS" put "$img" - /a/f &&
+		echo beta | "$CHUNKFS" put "$img" - /b/f || { fail setup "put failed"; finish; }
+}
+
 mount_or_finish() {
 	local name=$1
 	shift

@@ -235,16 +235,8 @@ out:
 static uint8_t *pristine_make(uint64_t inodes)
 {
 	struct cfs_mkfs_opts o = { .block_size = BSIZE, .chunks = 6, .inodes = inodes };
-	struct cfs_bdev *bd;
-	uint64_t size;
-	uint8_t *p;
 
-	CHECK_OK(cfs_bdev_fault_create(IMG_SIZE, BSIZE, &bd));
-	CHECK_OK(cfs_mkfs_bdev(bd, &o));
-	p = malloc(IMG_SIZE);
-	memcpy(p, cfs_bdev_fault_bytes(bd, &size), IMG_SIZE);
-	cfs_bdev_destroy(bd);
-	return p;
+	return power_pristine(IMG_SIZE, &o);
 }
 
 /* The second image has inode tables of 16 inodes a chunk: the directory

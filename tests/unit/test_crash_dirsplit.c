@@ -90,14 +90,8 @@ static void verify(int64_t k, const char *path, void *arg)
 static void setup(void)
 {
 	struct cfs_mkfs_opts o = { .block_size = BSIZE, .chunks = 4, .inodes = 600 };
-	struct cfs_bdev *bd;
-	uint64_t size;
 
-	CHECK_OK(cfs_bdev_fault_create(IMG_SIZE, BSIZE, &bd));
-	CHECK_OK(cfs_mkfs_bdev(bd, &o));
-	pristine = malloc(IMG_SIZE);
-	memcpy(pristine, cfs_bdev_fault_bytes(bd, &size), IMG_SIZE);
-	cfs_bdev_destroy(bd);
+	pristine = power_pristine(IMG_SIZE, &o);
 }
 
 static void test_crash_dir_splits(void)
