@@ -91,17 +91,33 @@ int chunk_pick(struct cfs_fs *fs, uint32_t want, uint32_t need_inodes, uint32_t 
 	return -ENOSPC;
 }
 
+/* Whether c counts as as good as the best balance best_bal: within 1/8 of
+ * it, with need_inodes inodes and a block outside its reserves.
+ * Directories made one after another, before any of them fills, must not
+ * all go to the one chunk that is best by a hair. */
+static int near_best(struct cfs_fs *fs, uint32_t c, uint64_t best_bal, uint32_t need_inodes)
+{
+	return balance(fs, c) * 8 >= best_bal * 7 &&
+	       alloc_room_inodes(fs, c) >= need_inodes && alloc_room_blocks(fs, c);
+}
+
 /* The chunk with the most room by balance, at least need_inodes inodes
- * and one block outside its reserves.  Near-ties go to the first from
- * fs->spread_next for a top-level directory (rotate), which moves it on,
- * so independent trees land in different chunks; else to the first from
- * chunk from, in a fixed order, so a growing tree spills into one chunk
- * at a time and dirties few.  -ENOSPC if none. */
+ * and one block outside its reserves.  Among the near-ties (near_best),
+ * a top-level directory (rotate) goes to the one holding the fewest
+ * directories, as ext4's Orlov allocator spreads top-level directories
+ * by its groups' directory counts: the counts are on disk (the chunk
+ * headers' ndirs), so trees made by separate opens of the filesystem
+ * land apart too; equal counts go to the first from fs->spread_next,
+ * which moves on.  Anything else goes to the first near-tie from chunk
+ * from, in a fixed order, so a growing tree spills into one chunk at a
+ * time and dirties few.  The root's chunk comes last: it holds the root
+ * and lost+found, which every path crosses and the checker needs first.
+ * -ENOSPC if none. */
 static int best_chunk(struct cfs_fs *fs, uint32_t need_inodes, int rotate, uint32_t from,
 		      uint32_t *out)
 {
-	uint32_t i, c, n = fs->sb.nchunks;
-	uint64_t best_bal = 0, b;
+	uint32_t i, c, n = fs->sb.nchunks, root = CFS_INO_CHUNK(fs->sb.root_ino);
+	uint64_t best_bal = 0, b, fewest = UINT64_MAX;
 	int ret = -ENOSPC;
 
 	for (c = 0; c < n; c++) {
@@ -112,20 +128,17 @@ static int best_chunk(struct cfs_fs *fs, uint32_t need_inodes, int rotate, uint3
 	}
 	if (!best_bal)
 		return -ENOSPC;
-	/* Within 1/8 of the best counts as as good: directories made one
-	 * after another, before any of them fills, must not all go to the
-	 * one chunk that is best by a hair. */
 	pthread_mutex_lock(&fs->spread_lock);
 	if (rotate)
 		from = fs->spread_next;
-	for (i = 0; i < 2 * n && ret < 0; i++) {
+	for (i = 0; i < 2 * n && (ret < 0 || (rotate && i < n)); i++) {
 		c = (from + i) % n;
-		/* the root's chunk last: it holds the root and lost+found,
-		 * which every path crosses and the checker needs first */
-		if (i < n && c == CFS_INO_CHUNK(fs->sb.root_ino) && n > 1)
+		if (i < n && c == root && n > 1)
 			continue;
-		if (balance(fs, c) * 8 >= best_bal * 7 &&
-		    alloc_room_inodes(fs, c) >= need_inodes && alloc_room_blocks(fs, c)) {
+		if (!near_best(fs, c, best_bal, need_inodes))
+			continue;
+		if (!rotate || fs->chunks[c].hdr.ndirs < fewest) {
+			fewest = fs->chunks[c].hdr.ndirs;
 			*out = c;
 			ret = 0;
 		}
@@ -267,34 +280,54 @@ uint32_t alloc_data_want(struct cfs_fs *fs, const struct inode *head, uint64_t l
 	return want > t ? (uint32_t)t : want;
 }
 
-/* Blocks of c a big file may take freely: those beyond the chunk's share
- * of blocks per inode (the mkfs ratio: -N, or one inode per 16 KiB) for
- * each inode of its table still free, kept for the small files those
- * inodes will hold.  With inodes a fixed pool, blocks taken from a chunk
- * whose inodes are still free would strand those inodes.  A chunk has a
- * surplus once its own files have used more inodes than blocks by that
- * ratio. */
+/* Blocks of c a big file may take freely, those that the chunk's own small
+ * files will not need.
+ *
+ * With inodes a fixed pool: the blocks beyond the chunk's share of blocks
+ * per inode (the mkfs ratio: -N, or one inode per 16 KiB) for each inode
+ * of its table still free, kept for the small files those inodes will
+ * hold; blocks taken from a chunk whose inodes are still free would strand
+ * those inodes.  A chunk has a surplus once its own files have used more
+ * inodes than blocks by that ratio: its later files go elsewhere anyway.
+ *
+ * With inode clusters no inode strands, and a chunk whose table is used
+ * up keeps taking its directories' new files (into clusters): its free
+ * blocks are what they will need, not a surplus.  Small files come to a
+ * chunk with their directory, so the blocks no small file will want are
+ * those of a chunk where no directory lives: all its blocks outside the
+ * reserve are surplus, and a big file takes such a chunk whole. */
 static uint64_t surplus(struct cfs_fs *fs, uint32_t c)
 {
-	uint64_t b = alloc_room_blocks(fs, c);
-	uint64_t keep = (uint64_t)fs->chunks[c].hdr.free_inodes * data_blocks(fs) /
-			fs->sb.inodes_per_chunk;
+	uint64_t b = alloc_room_blocks(fs, c), keep;
 
+	if (fs->icl_max)
+		return fs->chunks[c].hdr.ndirs ? 0 : b;
+	keep = (uint64_t)fs->chunks[c].hdr.free_inodes * data_blocks(fs) / fs->sb.inodes_per_chunk;
 	return b > keep ? b - keep : 0;
 }
 
-/* Whether chunk a is richer than chunk b in free blocks per free inode
- * by the factor num/den (cross-multiplied; +1: a chunk may have none). */
+/* What c's own small files may still ask of it: its free inodes while
+ * inodes are a fixed pool, each one a small file to come; with inode
+ * clusters, which make inodes from any free block, the directories
+ * living in it, whose new files come to it. */
+static uint64_t demand(struct cfs_fs *fs, uint32_t c)
+{
+	return fs->icl_max ? fs->chunks[c].hdr.ndirs : alloc_room_inodes(fs, c);
+}
+
+/* Whether chunk a is richer than chunk b in free blocks per unit of
+ * demand by the factor num/den (cross-multiplied; +1: a chunk may have
+ * none). */
 static int richer(struct cfs_fs *fs, uint32_t a, uint32_t b, uint64_t num, uint64_t den)
 {
-	return alloc_room_blocks(fs, a) * (alloc_room_inodes(fs, b) + 1) * den >
-	       alloc_room_blocks(fs, b) * (alloc_room_inodes(fs, a) + 1) * num;
+	return alloc_room_blocks(fs, a) * (demand(fs, b) + 1) * den >
+	       alloc_room_blocks(fs, b) * (demand(fs, a) + 1) * num;
 }
 
 /* Where a big file's data goes, among the chunks with room and an inode
  * for a continuation: the one with the most surplus; if none has any, the
- * one with the most free blocks per free inode (blocks its own small files
- * are least likely to need).  *by_surplus says which; 0 if no chunk has
+ * one with the most free blocks per unit of demand (blocks its own small
+ * files are least likely to need).  *by_surplus says which; 0 if no chunk has
  * room. */
 static int richest(struct cfs_fs *fs, uint32_t *out, int *by_surplus)
 {
@@ -333,8 +366,9 @@ int alloc_data_fits(struct cfs_fs *fs, const struct inode *head, uint32_t c, uin
 		return 1;
 	/* No surplus here: move to a chunk that has some.  When no chunk
 	 * has any, stay while this chunk has at least 15/16 of the blocks
-	 * per inode of the richest: big data is then spread thinly over the
-	 * chunks, each keeping blocks in proportion to its free inodes. */
+	 * per unit of demand of the richest: big data is then spread thinly
+	 * over the chunks, each keeping blocks in proportion to its demand
+	 * (free inodes, or with clusters directories). */
 	return !by_surplus && !richer(fs, r, c, 16, 15);
 }
 
