@@ -2,7 +2,8 @@
  * where a rule can be seen in a few operations: top-level directories made
  * by separate opens land in different chunks; with inode clusters a big
  * file's data leaves a chunk of small files alone and takes a chunk where
- * no directory lives. */
+ * no directory lives, and directories fill the chunks' inode tables before
+ * any chunk makes clusters. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -158,10 +159,51 @@ static void test_big_file_leaves_small_files_chunk(void)
 	checked_close(fs, dev);
 }
 
+/* With inode clusters, a chunk makes clusters only when the tables are
+ * used up: a tree of 20 directories of 40 files (840 inodes) on chunks of
+ * 256 table inodes spreads its directories over other chunks' tables, as
+ * on the fixed layout, rather than filling its first chunk with clusters
+ * while the other tables stay empty. */
+static void test_tables_before_clusters(void)
+{
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(NCHUNKS * 256, 1, &dev);
+	struct cfs_chunk_info ci;
+	cfs_ino_t top, sub, f;
+	uint64_t clusters = 0;
+	uint32_t c, used = 0;
+	char fn[16];
+
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "top", 0755, 0, 0, &top));
+	for (int d = 0; d < 20; d++) {
+		snprintf(fn, sizeof(fn), "d%02d", d);
+		CHECK_OK(cfs_mkdir(fs, top, fn, 0755, 0, 0, &sub));
+		for (int i = 0; i < 40; i++) {
+			snprintf(fn, sizeof(fn), "f%02d", i);
+			CHECK_OK(cfs_mknod(fs, sub, fn, S_IFREG | 0644, 0, 0, 0, &f));
+			CHECK_EQ(CFS_INO_CHUNK(f), CFS_INO_CHUNK(sub));
+		}
+	}
+	for (c = 0; c < NCHUNKS; c++) {
+		CHECK_OK(cfs_get_chunk_info(fs, c, &ci));
+		clusters += ci.clusters;
+		used += ci.inodes - ci.free_inodes > 64;
+		printf("  chunk %u: %llu inodes in use, %llu clusters\n", c,
+		       (unsigned long long)(ci.inodes - ci.free_inodes),
+		       (unsigned long long)ci.clusters);
+	}
+	/* 840 inodes need at least 4 tables; a directory placed where a few
+	 * slots are left may make a cluster for the rest of its files */
+	CHECK(used >= 4);
+	CHECK(clusters <= 3);
+	checked_close(fs, dev);
+}
+
 int main(void)
 {
 	TEST_RUN(test_spread_across_opens_clusters);
 	TEST_RUN(test_spread_across_opens_fixed);
 	TEST_RUN(test_big_file_leaves_small_files_chunk);
+	TEST_RUN(test_tables_before_clusters);
 	return TEST_DONE();
 }
