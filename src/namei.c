@@ -168,7 +168,9 @@ static int init_new(struct cfs_fs *fs, struct inode *dp, struct inode *ip, uint6
 
 /* A new inode where the placement policy puts it.  Others allocate
  * meanwhile, so the chunk chosen can be full when its inode is taken:
- * then choose again. */
+ * then choose again.  The slots are made first, the stub's too away from
+ * the parent's chunk: a chunk counted on for an inode cluster may find no
+ * free run for it, and then counts none (inodes_ensure). */
 static int new_inode(struct cfs_fs *fs, struct inode *dp, uint32_t mode, struct inode **ip)
 {
 	uint32_t c, tries;
@@ -176,6 +178,8 @@ static int new_inode(struct cfs_fs *fs, struct inode *dp, uint32_t mode, struct 
 
 	for (tries = 0; tries < fs->sb.nchunks && ret == -ENOSPC; tries++) {
 		ret = alloc_new_inode_chunk(fs, dp, mode, &c);
+		if (ret == 0 && !inodes_ensure(fs, c, c == CFS_INO_CHUNK(dp->ino) ? 1 : 2))
+			ret = -ENOSPC;
 		if (ret == 0)
 			ret = inode_alloc(fs, c, 1, (uint16_t)mode, ip);
 	}

@@ -16,8 +16,11 @@
 static int ck_init(struct ck *x, struct fk *k, uint32_t c)
 {
 	struct cfs_fs *fs = k->fs;
-	uint32_t ipc = fs->sb.inodes_per_chunk;
+	struct chunk_inodes n;
+	uint32_t ipc;
 
+	chunk_inodes(fs, c, &n);
+	ipc = n.span;   /* the inode table and the chunk's inode clusters */
 	memset(x, 0, sizeof(*x));
 	x->k = k;
 	x->fs = fs;

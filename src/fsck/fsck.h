@@ -75,6 +75,7 @@ struct ck {
 	 * pointer is set */
 	uint32_t *nlink, *back;
 	uint8_t *ftype;
+	uint8_t *icl_claimed;           /* step A: clusters whose blocks are claimed */
 };
 
 #define SLOT_CONTS 0x80
@@ -90,6 +91,12 @@ enum problem_code {
 	/* step A */
 	PR_CHUNK_HEADER,
 	PR_NO_MEMORY,
+	PR_ICMAP_LOST,
+	PR_ICMAP_CSUM,
+	PR_ICL_OUTSIDE,
+	PR_ICL_OVERLAP,
+	PR_ICL_GARBAGE,
+	PR_ICL_DATA,
 	PR_INODE_UNREADABLE,
 	PR_INODE_CSUM_PLAUSIBLE,
 	PR_INODE_CSUM,
@@ -172,6 +179,29 @@ static inline uint64_t itable_limit(struct ck *x)
 
 int is_head(struct inode *ip);
 int dinode_plausible(struct cfs_fs *fs, const struct cfs_dinode *d);
+
+/* icluster.c: inode clusters (DYNINODES) */
+/* The first slot at or after l that was ever written (inode table below
+ * its watermark, existing clusters), or x->ipc + 1. */
+uint32_t ck_next(struct ck *x, uint32_t l);
+/* An inode number of this chunk within the slots the check knows (the
+ * table and the clusters there were when it started): a number past them
+ * (valid with DYNINODES) is in no cluster, a free inode. */
+static inline int ck_slot_known(const struct ck *x, cfs_ino_t ino)
+{
+	return CFS_INO_CHUNK(ino) == x->c && CFS_INO_LOCAL(ino) <= x->ipc;
+}
+/* Read the blocks of the cluster holding slot l (> inodes_per_chunk). */
+void icl_read_ahead(struct ck *x, uint32_t l);
+/* Step A, before the inode scan: the map blocks, and every cluster's
+ * place and contents; the blocks of clusters with inodes are claimed. */
+void icl_check(struct ck *x);
+/* Step A's full pass, after the quick one is undone: the claims
+ * icl_check made (map blocks kept, clusters with inodes) again. */
+void icl_reclaim(struct ck *x);
+/* Step A, after the block maps are claimed: a cluster with no inode in use
+ * that shares blocks with a file is dropped, the others claimed. */
+void icl_claim_rest(struct ck *x);
 void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit);
 void itable_ahead(struct ck *x, uint32_t l, uint64_t limit);
 uint8_t *itable_slot(struct ck *x, uint32_t l, struct buf **b);

@@ -235,6 +235,10 @@ void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit)
 	uint64_t left;
 	uint32_t off;
 
+	if (l > x->fs->sb.inodes_per_chunk) {
+		icl_read_ahead(x, l);
+		return;
+	}
 	if (l > limit)
 		return;
 	left = (limit - 1) / x->fs->ipb - (l - 1) / x->fs->ipb + 1;
@@ -244,7 +248,10 @@ void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit)
 
 void itable_ahead(struct ck *x, uint32_t l, uint64_t limit)
 {
-	if ((l - 1) % ((uint64_t)x->fs->ipb * FSCK_RA) == 0)
+	uint32_t ipc = x->fs->sb.inodes_per_chunk;
+
+	if (l > ipc ? (l - ipc - 1) % CFS_ICL_INODES == 0 :
+	    (l - 1) % ((uint64_t)x->fs->ipb * FSCK_RA) == 0)
 		itable_read_ahead(x, l, limit);
 }
 
@@ -292,7 +299,7 @@ static void find_losers(struct ck *x, uint64_t limit)
 	struct buf *b = NULL;
 	size_t i, m = 0;
 
-	for (o.l = 1; o.owner && deg && o.l <= x->ipc && o.l <= limit; o.l++) {
+	for (o.l = ck_next(x, 1); o.owner && deg && o.l <= x->ipc; o.l = ck_next(x, o.l + 1)) {
 		struct inode tmp;
 
 		itable_ahead(x, o.l, limit);
@@ -639,9 +646,10 @@ void step_a(struct ck *x)
 
 	if (fs->chunks[x->c].hdr_bad)
 		pr_fix(x, PR_CHUNK_HEADER, &(struct pctx){ 0 });
+	icl_check(x);
 	for (b = 0; b < fs->sb.data_start; b++)
 		bset(x->bbits, b);
-	for (l = 1; l <= x->ipc && l <= limit; l++) {
+	for (l = ck_next(x, 1); l <= x->ipc; l = ck_next(x, l + 1)) {
 		uint8_t *raw;
 
 		itable_ahead(x, l, limit);
@@ -655,17 +663,19 @@ void step_a(struct ck *x)
 	}
 	buf_put(&fs->cache, tb);
 	if (quick) {
-		for (l = 1; l <= x->ipc && l <= limit; l++)
+		for (l = ck_next(x, 1); l <= x->ipc; l = ck_next(x, l + 1))
 			if (x->kind[l - 1] != K_FREE)
 				bset(x->ibits, l - 1);
 	} else {
 		quick_undo(x);
+		icl_reclaim(x);
 		find_losers(x, limit);
-		for (l = 1; l <= x->ipc && l <= limit; l++) {
+		for (l = ck_next(x, 1); l <= x->ipc; l = ck_next(x, l + 1)) {
 			itable_ahead(x, l, limit);
 			if (x->kind[l - 1] != K_FREE)
 				scan_inode_blocks(x, l);
 		}
 	}
+	icl_claim_rest(x);
 	sync_bitmaps(x);
 }

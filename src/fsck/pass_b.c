@@ -182,7 +182,7 @@ static int entry_target_ok(struct ck *x, struct inode *dp, const struct dirent_r
 	if (CFS_INO_CHUNK(r->ino) == x->c) {
 		uint32_t l = CFS_INO_LOCAL(r->ino) - 1;
 
-		if (x->kind[l] != K_HEAD || r->stub)
+		if (!ck_slot_known(x, r->ino) || x->kind[l] != K_HEAD || r->stub)
 			return 0;
 		if (x->isdir[l] && x->refs[l])
 			return 0;   /* a second name for a directory */
@@ -482,7 +482,7 @@ static void check_stub(struct ck *x, struct inode *s)
 	struct cfs_fs *fs = x->fs;
 	struct inode *dp = NULL;
 	int ok = CFS_INO_CHUNK(s->d.head) == x->c && ino_valid(fs, s->d.head) &&
-		 x->kind[CFS_INO_LOCAL(s->d.head) - 1] == K_HEAD;
+		 ck_slot_known(x, s->d.head) && x->kind[CFS_INO_LOCAL(s->d.head) - 1] == K_HEAD;
 
 	if (ok) {
 		ok = ino_valid(fs, s->d.back) && inode_get(fs, s->d.back, &dp) == 0 &&
@@ -663,7 +663,7 @@ static void load_kinds(struct ck *x)
 	struct cfs_dinode d;
 	struct buf *b = NULL;
 
-	for (l = 1; l <= x->ipc && l <= limit; l++) {
+	for (l = ck_next(x, 1); l <= x->ipc; l = ck_next(x, l + 1)) {
 		struct inode *ip;
 		uint8_t *raw;
 
