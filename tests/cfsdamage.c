@@ -24,6 +24,12 @@
  *                                   damage passes it; prints "KIND BLOCK
  *                                   OFFSET" (the online repair test,
  *                                   tests/mount/inject.sh)
+ *   cfsdamage IMAGE stubs INO       flip a bit of the entry hash of every
+ *                                   stub of inode INO (its names in
+ *                                   directories of other chunks) and reseal:
+ *                                   each backs no entry any more, and the
+ *                                   entries they backed name no stub; prints
+ *                                   how many
  *   cfsdamage IMAGE dirlevel C      make the first directory node block of
  *                                   chunk C claim B+tree level 7 and reseal
  *                                   it: only the node's own rules see it;
@@ -53,6 +59,7 @@ static int usage(void)
 			"       cfsdamage IMAGE inode INO [MASK]\n"
 			"       cfsdamage IMAGE dirnode CHUNK\n"
 			"       cfsdamage IMAGE meta CHUNK SEED [reseal]\n"
+			"       cfsdamage IMAGE stubs INO\n"
 			"       cfsdamage IMAGE dirlevel CHUNK\n");
 	return 2;
 }
@@ -119,6 +126,28 @@ static int garble_dirnode(struct damage_img *m, uint64_t c,
 	return -ENOENT;
 }
 
+static int garble_stubs(struct damage_img *m, uint64_t ino)
+{
+	static cfs_ino_t used[1 << 16];
+	int n, i, hit = 0;
+
+	if (ino > UINT32_MAX || CFS_INO_CHUNK_OF(ino) >= m->sb.nchunks)
+		return -ERANGE;
+	n = damage_used_inodes(m, used, (int)(sizeof(used) / sizeof(used[0])));
+	for (i = 0; i < n; i++) {
+		uint8_t *d = damage_inode(m, used[i]);
+
+		if (!(damage_get(d + CFS_OFF_IN_FLAGS, 2) & CFS_IFL_STUB) ||
+		    damage_get(d + CFS_OFF_IN_HEAD, 4) != ino)
+			continue;
+		damage_put(d + CFS_OFF_IN_LO, 8, damage_get(d + CFS_OFF_IN_LO, 8) ^ 1);
+		cfs_dinode_csum_set(d, m->sb.inode_size, m->seed, used[i]);
+		hit++;
+	}
+	printf("%d\n", hit);
+	return hit ? 0 : -ENOENT;
+}
+
 static int garble_meta(struct damage_img *m, uint64_t c, uint64_t seed, int reseal)
 {
 	static struct damage_map map;
@@ -157,7 +186,7 @@ static int verb_args(const char *verb, int *least, int *most)
 		*most = 3;
 	}
 	return strcmp(verb, "incompat") && strcmp(verb, "inode") && strcmp(verb, "dirnode") &&
-	       strcmp(verb, "meta") && strcmp(verb, "dirlevel");
+	       strcmp(verb, "meta") && strcmp(verb, "dirlevel") && strcmp(verb, "stubs");
 }
 
 int main(int argc, char **argv)
@@ -193,6 +222,8 @@ int main(int argc, char **argv)
 		ret = garble_inode(&m, (uint64_t)arg, (uint64_t)mask);
 	else if (!strcmp(argv[2], "meta"))
 		ret = garble_meta(&m, (uint64_t)arg, (uint64_t)mask, argc == 6);
+	else if (!strcmp(argv[2], "stubs"))
+		ret = garble_stubs(&m, (uint64_t)arg);
 	else if (!strcmp(argv[2], "dirnode"))
 		ret = garble_dirnode(&m, (uint64_t)arg, dirnode_flip);
 	else

@@ -40,6 +40,8 @@ static void check_cont_slots(struct ck *x, struct inode *ip)
 						find_pred(x->fs, head, n) == ip->ino));
 		(void)head;
 		inode_put(x->fs, ci);
+		if (!ok)
+			reach_ino(x->k, n);   /* what it named is an orphan there */
 		if (!ok && pr_fix(x, PR_CONT_POINTER, &(struct pctx){ .ino = ip->ino,
 								     .num = { n } })) {
 			ip->d.cont[s] = 0;
@@ -241,7 +243,13 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 	if (!name_ok(r) || r->hash != dir_hash(x->fs, r->name, r->namelen) ||
 	    !entry_target_ok(x, d->dp, r)) {
 		d->bad = 1;
-		d->remote_bad += r->stub || CFS_INO_CHUNK(r->ino) != x->c;
+		if (r->stub || CFS_INO_CHUNK(r->ino) != x->c) {
+			d->remote_bad++;
+			/* the stub it leaves is in the target's chunk */
+			reach_ino(x->k, r->ino);
+			if (r->stub)
+				reach_ino(x->k, r->stub);
+		}
 		if (!pr_fix(x, PR_ENTRY_INVALID, &(struct pctx){ .ino = d->dp->ino,
 				.num = { r->ino }, .name = r->name, .namelen = r->namelen }))
 			d->unfixed = 1;
@@ -314,6 +322,9 @@ static void check_dir(struct ck *x, struct inode *dp)
 	 * Lost local entries need nothing more: their inodes are here. */
 	if (d.remote_bad || d.remote_ok < dp->d.hi)
 		x->k->esc_from[x->c] = 1;
+	/* remote entries lost without being seen: their chunks are unknown */
+	if (d.remote_ok + d.remote_bad < dp->d.hi)
+		reach_ino(x->k, 0);
 	if (!d.bad && (d.nok != dp->d.lo || d.remote_ok != dp->d.hi) &&
 	    pr_fix(x, PR_DIR_COUNTS, &(struct pctx){ .ino = dp->ino,
 			.num = { dp->d.lo, dp->d.hi, d.nok, d.remote_ok } })) {
@@ -412,6 +423,8 @@ static void check_stub(struct ck *x, struct inode *s)
 			fix_parent(x, s->d.head, s->d.back);
 		return;
 	}
+	/* the entry it backed, if any, is in the directory's chunk */
+	reach_ino(x->k, s->d.back);
 	if (pr_fix(x, PR_STUB_ORPHAN, &(struct pctx){ .ino = s->ino }))
 		stub_release(fs, s);
 }

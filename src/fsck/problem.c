@@ -260,3 +260,13 @@ int pr_fix(struct ck *x, int code, const struct pctx *p)
 	pr_report(x->k, x->c, code, p, fix, 0);
 	return fix;
 }
+
+void reach_ino(struct fk *k, cfs_ino_t ino)
+{
+	if (!k->reach)
+		return;
+	if (ino_valid(k->fs, ino))
+		__atomic_store_n(&k->reach->chunk[CFS_INO_CHUNK(ino)], 1, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&k->reach->unknown, 1, __ATOMIC_RELAXED);
+}

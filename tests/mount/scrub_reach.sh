@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# An online repair checks the chunk and the chunks its findings reach, not
+# every chunk (issue 12 item 3), and a workload in another chunk goes on.
+#  - a file of chunk A named only in /lost+found (chunk R) as "#INO", the
+#    stub backing that name (in chunk A) damaged behind the daemon's back
+#    with its checksum valid: the repair of A clears the stub, and the
+#    entry naming it in /lost+found must go in the same run before the
+#    file, now in no directory, goes back to /lost+found as "#INO" again
+#    (a repair of chunk A alone made a second "#INO": DIR_INDEX at the
+#    next check, inject.sh seed 777 before the repair checked every
+#    chunk).  scrub -y exits 1, the file reads back under that name, there
+#    is one such name, scrub -n after is clean, fsck -f -n after umount.
+#  - meanwhile a workload in a directory of a third chunk creates, reads
+#    back and removes files; the operations it completes while scrub -y
+#    runs are counted (> 0), none fails; the longest single operation is
+#    reported.
+. "$(dirname "$0")/lib.sh"
+
+C=$CHUNKFS
+mount_test reach_mount reach.img
+mkfs_or_finish -c 4 "$img" 64M
+"$C" mkdir "$img" /a /w && echo "lost file" | "$C" put "$img" - /a/f ||
+	{ fail setup "put failed"; finish; }
+chunk_of() { echo $(( $("$C" stat "$img" "$1" | awk '/Inode:/ { print $2; exit }') >> 24 )); }
+ino=$("$C" stat "$img" /a/f | awk '/Inode:/ { print $2; exit }')
+"$C" mv "$img" /a/f "/lost+found/#$ino" || { fail setup "mv failed"; finish; }
+achunk=$((ino >> 24))
+rchunk=$(chunk_of /lost+found)
+wchunk=$(chunk_of /w)
+if [ "$achunk" = "$rchunk" ] || [ "$wchunk" = "$achunk" ] || [ "$wchunk" = "$rchunk" ]; then
+	fail setup "chunks not apart: file $achunk, lost+found $rchunk, workload $wchunk"
+	finish
+fi
+check_exit reach_fsck_clean_before 0 "$C" fsck -f -n "$img"
+mount_or_finish reach_mount -o clean_after=0.5
+wait_clean "$img" 20 || { fail setup "chunks never clean: $(dirty_chunks "$img")"; finish; }
+
+# workload: one line per operation completed, "START_NS END_NS", in ops
+workload() {
+	local i=0 t0
+	: >"$TESTDIR/work.err"
+	: >"$TESTDIR/ops"
+	while [ ! -e "$TESTDIR/stop" ]; do
+		i=$((i + 1))
+		t0=$(date +%s%N)
+		if { echo "w $i" >"$mnt/w/f$i" && [ "$(cat "$mnt/w/f$i")" = "w $i" ] &&
+		     rm "$mnt/w/f$i"; } 2>>"$TESTDIR/work.err"; then
+			echo "$t0 $(date +%s%N)" >>"$TESTDIR/ops"
+		else
+			echo "op $i failed" >>"$TESTDIR/work.err"
+		fi
+	done
+}
+rm -f "$TESTDIR/stop"
+workload &
+wpid=$!
+sleep 1
+
+n=$("$CFSDAMAGE" "$img" stubs "$ino") && [ "$n" = 1 ] ||
+	{ fail setup "expected 1 stub of inode $ino, damaged: ${n:-none}"; finish; }
+s0=$(date +%s%N)
+check_exit reach_scrub_y_repairs 1 "$C" scrub -y -c "$achunk" "$mnt"
+s1=$(date +%s%N)
+cp "$OUT" "$TESTDIR/repair.out"
+if grep -q "chunk $achunk: stub .*backs no directory entry.*\[STUB_ORPHAN\].*: fixed" "$OUT" &&
+   grep -q "chunk $rchunk: dir .*'#$ino'.*invalid.*\[ENTRY_INVALID\].*: fixed" "$OUT" &&
+   grep -q "chunk $achunk: inode $ino: in no directory.*\[ORPHAN\].*: fixed" "$OUT"; then
+	pass reach_both_halves_fixed
+else
+	fail reach_both_halves_fixed "$(grep '\[' "$OUT" | head -5 | tr '\n' '|')"
+fi
+# the chunk and the one its finding reached, in one run: not every chunk,
+# and no second pass over a name made twice
+if grep -q "checked 2 of 4 chunks" "$OUT" && ! grep -q "DIR_INDEX" "$OUT"; then
+	pass reach_checks_two_chunks
+else
+	fail reach_checks_two_chunks "$(grep -E 'checked|DIR_INDEX' "$OUT" | head -3 | tr '\n' '|')"
+fi
+check_exit reach_scrub_n_clean_after 0 "$C" scrub -n "$mnt"
+names=$(ls -a "$mnt/lost+found" | grep -c "^#$ino\$")
+same reach_one_name_in_lost_found "$names" 1
+same reach_file_reads "$(timeout 20 cat "$mnt/lost+found/#$ino" 2>&1)" "lost file"
+
+sleep 1
+touch "$TESTDIR/stop"
+wait "$wpid"
+if [ -s "$TESTDIR/work.err" ]; then
+	fail reach_workload_no_error "$(head -c 300 "$TESTDIR/work.err")"
+else
+	pass reach_workload_no_error
+fi
+# operations that ended while scrub -y ran, and the longest one
+read -r during longest < <(awk -v s0="$s0" -v s1="$s1" '
+	{ if ($2 >= s0 && $2 <= s1) n++; if ($2 - $1 > m) m = $2 - $1 }
+	END { printf "%d %d\n", n, m / 1000000 }' "$TESTDIR/ops")
+echo "reach: scrub -y took $(( (s1 - s0) / 1000000 )) ms; the workload in chunk $wchunk completed $during operations meanwhile ($(wc -l <"$TESTDIR/ops") in all, the longest $longest ms)"
+if [ "$during" -gt 0 ]; then
+	pass reach_workload_goes_on_during_repair
+else
+	fail reach_workload_goes_on_during_repair "no operation ended in the $(( (s1 - s0) / 1000000 )) ms of scrub -y"
+fi
+
+unmount_fs "$mnt"
+log_clean daemon_log_clean "$DAEMON_LOG" && pass daemon_log_clean
+check_exit reach_fsck_clean_after 0 "$C" fsck -f -n "$img"
+finish
