@@ -137,6 +137,9 @@ void scrubber_chunk_back(struct mnt *m, uint32_t c);
 /* Tell the kernel to drop what it caches of the inodes the last repairs
  * changed; not from inside a request (the ioctl's, after its reply). */
 void scrubber_inval(struct mnt *m);
+/* tools/mount_ops.c: drop the kernel's entry for the name ino was last
+ * looked up or made under, if it is remembered */
+void mount_name_inval(struct mnt *m, cfs_ino_t ino);
 
 /* FUSE requests served, by opcode (counted always, a relaxed atomic add
  * each); written at unmount to the file named by CHUNKFS_REQUEST_COUNTS. */

@@ -14,6 +14,10 @@
 #    back and removes files; the operations it completes while scrub -y
 #    runs are counted (> 0), none fails; the longest single operation is
 #    reported.
+#  - the stub of /a (in /a's chunk, backing the name "a" in /) damaged:
+#    scrub -y moves /a into /lost+found, and the kernel's cached entry for
+#    "a" goes with it (the daemon invalidates the names of the inodes a
+#    repair changed), so /a is gone from the mount at once.
 . "$(dirname "$0")/lib.sh"
 
 C=$CHUNKFS
@@ -99,6 +103,23 @@ if [ "$during" -gt 0 ]; then
 else
 	fail reach_workload_goes_on_during_repair "no operation ended in the $(( (s1 - s0) / 1000000 )) ms of scrub -y"
 fi
+
+# ---- what the kernel caches follows a repair that moves a directory ----
+# /a's stub (its name in / lives in chunk R) damaged: the repair removes
+# the name "a" from / and puts /a into /lost+found; the kernel's entry for
+# "a", cached for the entry timeout (60 s), must go at once
+ls "$mnt/a" >/dev/null && stat "$mnt/a" >/dev/null || { fail setup "no /a"; finish; }
+aino=$(stat -c %i "$mnt/a")
+wait_clean "$img" 20
+n=$("$CFSDAMAGE" "$img" stubs "$aino") && [ "$n" = 1 ] ||
+	{ fail setup "expected 1 stub of /a ($aino), damaged: ${n:-none}"; finish; }
+check_exit reach_dir_scrub_y_repairs 1 "$C" scrub -y "$mnt"
+if [ ! -e "$mnt/a" ] && [ -d "$mnt/lost+found/#$aino" ]; then
+	pass reach_kernel_forgets_old_name
+else
+	fail reach_kernel_forgets_old_name "$(ls -a "$mnt" "$mnt/lost+found" 2>&1 | tr '\n' ' ')"
+fi
+check_exit reach_dir_scrub_n_clean_after 0 "$C" scrub -n "$mnt"
 
 unmount_fs "$mnt"
 log_clean daemon_log_clean "$DAEMON_LOG" && pass daemon_log_clean
