@@ -40,7 +40,7 @@ static void check_cont_slots(struct ck *x, struct inode *ip)
 						find_pred(x->fs, head, n) == ip->ino));
 		(void)head;
 		inode_put(x->fs, ci);
-		if (!ok)
+		if (!ok && ino_valid(x->fs, n))
 			reach_ino(x->k, n);   /* what it named is an orphan there */
 		if (!ok && pr_fix(x, PR_CONT_POINTER, &(struct pctx){ .ino = ip->ino,
 								     .num = { n } })) {
@@ -245,9 +245,11 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 		d->bad = 1;
 		if (r->stub || CFS_INO_CHUNK(r->ino) != x->c) {
 			d->remote_bad++;
-			/* the stub it leaves is in the target's chunk */
-			reach_ino(x->k, r->ino);
-			if (r->stub)
+			/* the stub it leaves is in the target's chunk (a number
+			 * that names no inode has nothing there) */
+			if (ino_valid(x->fs, r->ino))
+				reach_ino(x->k, r->ino);
+			if (ino_valid(x->fs, r->stub))
 				reach_ino(x->k, r->stub);
 		}
 		if (!pr_fix(x, PR_ENTRY_INVALID, &(struct pctx){ .ino = d->dp->ino,
