@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bdev.h"
 #include "fsck.h"
 
 
@@ -294,6 +295,65 @@ static void fix_parent(struct ck *x, cfs_ino_t child, cfs_ino_t parent)
 	inode_put(x->fs, t);
 }
 
+struct remote_pf {
+	struct cfs_fs *fs;
+	uint64_t *blk;
+	size_t n, cap;
+};
+
+static int remote_collect(void *vc, const struct dirent_rec *r)
+{
+	struct remote_pf *p = vc;
+	cfs_ino_t want[2] = { r->ino, r->stub };
+	uint32_t off;
+
+	for (int i = 0; i < 2; i++) {
+		if (!ino_valid(p->fs, want[i]) || !r->stub)
+			continue;
+		if (p->n == p->cap) {
+			size_t nc = p->cap ? p->cap * 2 : 256;
+			uint64_t *n = realloc(p->blk, nc * sizeof(*n));
+
+			if (!n)
+				return 1;   /* a prefetch is only a hint */
+			p->blk = n;
+			p->cap = nc;
+		}
+		p->blk[p->n++] = inode_location(p->fs, want[i], &off);
+	}
+	return 0;
+}
+
+static int blk_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Each entry naming another chunk costs two inode reads there (its target
+ * and its stub), made one at a time by the walk.  A directory with many
+ * (a top-level directory whose children were spread over the chunks) made a
+ * crash check of its chunk wait for a thousand random reads in turn: ask for
+ * them all first, in block order, so the device serves them together. */
+static void prefetch_remote(struct ck *x, struct inode *dp)
+{
+	struct remote_pf p = { x->fs, NULL, 0, 0 };
+	size_t i, run;
+
+	if (!dp->d.hi || x->dirbad[CFS_INO_LOCAL(dp->ino) - 1])
+		return;
+	(void)dir_iterate(x->fs, dp, 0, remote_collect, &p);
+	if (p.n)   /* p.blk is NULL without entries */
+		qsort(p.blk, p.n, sizeof(*p.blk), blk_cmp);
+	for (i = 0; i < p.n; i += run) {
+		for (run = 1; i + run < p.n && p.blk[i + run] <= p.blk[i + run - 1] + 1; run++)
+			;
+		cfs_bdev_prefetch(x->fs->bd, p.blk[i], (uint32_t)(p.blk[i + run - 1] - p.blk[i] + 1));
+	}
+	free(p.blk);
+}
+
 static void check_dir(struct ck *x, struct inode *dp)
 {
 	struct dscan d = { x, dp, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
@@ -302,6 +362,7 @@ static void check_dir(struct ck *x, struct inode *dp)
 	int ret = -1, idx_fix = 0;
 
 	pthread_mutex_lock(&dp->lock);
+	prefetch_remote(x, dp);
 	if (!x->dirbad[l])
 		ret = dir_iterate(x->fs, dp, 0, dscan_entry, &d);
 	if (ret == 0 && d.disorder)
