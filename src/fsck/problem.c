@@ -241,6 +241,10 @@ void pr_report(struct fk *k, uint32_t c, int code, const struct pctx *p, int fix
 	snprintf(line, sizeof(line), "%s%s [%s]; %s: %s", where, what, e->id, e->action,
 		 rep.outcome);
 	rep.text = line;
+	if (p->name && e->subject == S_DIR) {
+		rep.name = p->name;
+		rep.namelen = p->namelen;
+	}
 	pthread_mutex_lock(&k->lock);
 	k->r->problems++;
 	if (fix && !err) {
