@@ -322,6 +322,10 @@ struct cfs_fsck_problem {
 				 * "fix failed: ..." */
 	const char *invariant;  /* the docs/FORMAT.md section it protects */
 	const char *text;       /* the whole line, as given to report */
+	/* the directory entry's name (not NUL-terminated) for a finding
+	 * about one entry (ino is then its directory), else NULL */
+	const char *name;
+	size_t namelen;
 };
 
 struct cfs_fsck_opts {

@@ -237,11 +237,11 @@ static int cpu_count(void)
 
 int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_result *r)
 {
-	return fsck_run(fs, o, NULL, r);
+	return fsck_run(fs, o, NULL, r, NULL);
 }
 
 int fsck_run(struct cfs_fs *fs, const struct cfs_fsck_opts *o, const uint8_t *want,
-	     struct cfs_fsck_result *r)
+	     struct cfs_fsck_result *r, struct fsck_reach *reach)
 {
 	uint32_t n = fs->sb.nchunks, c;
 	double t0 = cfs_now_mono();
@@ -257,6 +257,7 @@ int fsck_run(struct cfs_fs *fs, const struct cfs_fsck_opts *o, const uint8_t *wa
 	k.fs = fs;
 	k.o = o;
 	k.r = r;
+	k.reach = reach;
 	pthread_mutex_init(&k.lock, NULL);
 	k.sel = calloc(n, 1);
 	checked = calloc(n, 1);

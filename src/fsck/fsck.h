@@ -26,6 +26,18 @@
 #define K_CONT 2
 #define K_STUB 3
 
+/* The chunks a check's fixes reach beyond the chunks it checks (scrub, which
+ * repairs only some): where a reference that a fix here removes lives in
+ * another chunk, that chunk must be checked in the same run, or it keeps
+ * the dangling half (a directory entry naming a stub cleared here, a
+ * forward pointer to a continuation freed here).  unknown: a fix lost a
+ * reference whose other half cannot be named (a cleared inode, directory
+ * entries lost unseen), so only a check of every chunk finds it. */
+struct fsck_reach {
+	uint8_t chunk[CFS_MAX_CHUNKS];
+	int unknown;
+};
+
 struct orphan {
 	cfs_ino_t ino;
 	int code;               /* the problem it was found as (PR_ORPHAN, ...) */
@@ -47,6 +59,7 @@ struct fk {
 	size_t norphans;
 	uint64_t *chunk_unfixed;
 	uint32_t held_max;      /* step B: inodes each worker may hold */
+	struct fsck_reach *reach;       /* or NULL */
 };
 
 /* fk.esc_from: stubs may be left in chunks not checked (an entry dropped
@@ -215,11 +228,16 @@ void step_a(struct ck *x);
 void step_b(struct ck *x);
 void add_orphan(struct ck *x, cfs_ino_t ino, int code);
 
+/* Record, whether or not the finding is fixed, that a finding of this
+ * check reaches the chunk of ino (0: a reference that cannot be named). */
+void reach_ino(struct fk *k, cfs_ino_t ino);
+
 /* driver.c: cfs_fsck on the chunks want selects (NULL: those that need
  * it, as cfs_fsck); with want, escalation is left to the caller, told by
- * r->escalated (scrub). */
+ * r->escalated (scrub), and reach (if not NULL) gets the chunks the
+ * findings reach (see struct fsck_reach). */
 int fsck_run(struct cfs_fs *fs, const struct cfs_fsck_opts *o, const uint8_t *want,
-	     struct cfs_fsck_result *r);
+	     struct cfs_fsck_result *r, struct fsck_reach *reach);
 
 /* lpf.c */
 void check_root(struct fk *k);

@@ -82,6 +82,9 @@ static int scan_inode_slot(struct ck *x, uint32_t l, uint8_t *raw, struct buf *b
 	if (!cfs_dinode_csum_ok(raw, fs->isz, fs->seed, ino)) {
 		int ok = d->mode && dinode_plausible(fs, d);
 
+		/* a cleared inode's references elsewhere cannot be named */
+		if (!ok && d->mode)
+			reach_ino(x->k, 0);
 		if (!pr_fix(x, ok ? PR_INODE_CSUM_PLAUSIBLE : PR_INODE_CSUM,
 			    &(struct pctx){ .ino = ino })) {
 			bset(x->ibits, l - 1);   /* left for a person: keep it */
@@ -94,6 +97,7 @@ static int scan_inode_slot(struct ck *x, uint32_t l, uint8_t *raw, struct buf *b
 		if (buf_dirty(&fs->cache, b) < 0 || !ok)
 			return 0;
 	} else if (d->mode && !dinode_plausible(fs, d)) {
+		reach_ino(x->k, 0);
 		if (pr_fix(x, PR_INODE_MODE, &(struct pctx){ .ino = ino,
 							     .num = { d->mode, d->flags } })) {
 			memset(raw, 0, fs->isz);
@@ -479,6 +483,7 @@ static void scan_inode_blocks(struct ck *x, uint32_t l)
 	int changed = 0;
 
 	if (inode_get(fs, ino, &ip) < 0) {
+		reach_ino(x->k, 0);
 		if (pr_fix(x, PR_INODE_LOAD, &(struct pctx){ .ino = ino }))
 			clear_raw(x, ino);
 		else
@@ -644,8 +649,10 @@ void step_a(struct ck *x)
 	uint32_t l;
 	int quick = 1;
 
-	if (fs->chunks[x->c].hdr_bad)
+	if (fs->chunks[x->c].hdr_bad) {
+		reach_ino(x->k, 0);
 		pr_fix(x, PR_CHUNK_HEADER, &(struct pctx){ 0 });
+	}
 	icl_check(x);
 	for (b = 0; b < fs->sb.data_start; b++)
 		bset(x->bbits, b);
@@ -654,10 +661,11 @@ void step_a(struct ck *x)
 
 		itable_ahead(x, l, limit);
 		raw = itable_slot(x, l, &tb);
-		if (!raw)
+		if (!raw) {
+			reach_ino(x->k, 0);
 			pr_fix(x, PR_INODE_UNREADABLE,
 			       &(struct pctx){ .ino = CFS_INO_MAKE(x->c, l) });
-		else if (scan_inode_slot(x, l, raw, tb, &d) && quick &&
+		} else if (scan_inode_slot(x, l, raw, tb, &d) && quick &&
 			 quick_scan(x, l, raw, &d) < 0)
 			quick = 0;
 	}

@@ -41,6 +41,8 @@ static void check_cont_slots(struct ck *x, struct inode *ip)
 						find_pred(x->fs, head, n) == ip->ino));
 		(void)head;
 		inode_put(x->fs, ci);
+		if (!ok && ino_valid(x->fs, n))
+			reach_ino(x->k, n);   /* what it named is an orphan there */
 		if (!ok && pr_fix(x, PR_CONT_POINTER, &(struct pctx){ .ino = ip->ino,
 								     .num = { n } })) {
 			ip->d.cont[s] = 0;
@@ -250,6 +252,14 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 	if (!name_ok(r) || r->hash != dir_hash(x->fs, r->name, r->namelen) ||
 	    !entry_target_ok(x, d->dp, r)) {
 		d->bad = 1;
+		if (r->stub || CFS_INO_CHUNK(r->ino) != x->c) {
+			/* the stub it leaves is in the target's chunk (a number
+			 * that names no inode has nothing there) */
+			if (ino_valid(x->fs, r->ino))
+				reach_ino(x->k, r->ino);
+			if (ino_valid(x->fs, r->stub))
+				reach_ino(x->k, r->stub);
+		}
 		if (r->stub) {
 			d->remote_bad++;
 			d->stub_away += !stub_checked(x, r->stub);
@@ -388,8 +398,10 @@ static void check_dir(struct ck *x, struct inode *dp)
 	 * need nothing more: their inodes are here. */
 	if (d.stub_away)
 		x->k->esc_from[x->c] |= ESC_SURE;
-	if (d.remote_ok + d.remote_bad < dp->d.hi)
+	if (d.remote_ok + d.remote_bad < dp->d.hi) {
 		x->k->esc_from[x->c] |= ret < 0 ? ESC_SURE : ESC_LOST;
+		reach_ino(x->k, 0);   /* lost unseen: their chunks are unknown */
+	}
 	if (!d.bad && (d.nok != dp->d.lo || d.remote_ok != dp->d.hi) &&
 	    pr_fix(x, PR_DIR_COUNTS, &(struct pctx){ .ino = dp->ino,
 			.num = { dp->d.lo, dp->d.hi, d.nok, d.remote_ok } })) {
@@ -497,6 +509,8 @@ static void check_stub(struct ck *x, struct inode *s)
 			fix_parent(x, s->d.head, s->d.back);
 		return;
 	}
+	/* the entry it backed, if any, is in the directory's chunk */
+	reach_ino(x->k, s->d.back);
 	if (pr_fix(x, PR_STUB_ORPHAN, &(struct pctx){ .ino = s->ino }))
 		stub_release(fs, s);
 }
