@@ -53,6 +53,8 @@ struct cfs_mkfs_opts {
 	const char *label;      /* NULL = none; at most 63 bytes */
 	const uint8_t *uuid;    /* 16 bytes, NULL = random */
 	int64_t now;            /* creation time (seconds); 0 = time(NULL) */
+	int dyninodes;          /* inode clusters (DYNINODES): 0 = default (on),
+				   1 = on, -1 = off (the fixed-table layout) */
 };
 /* Create a filesystem on a file (created if missing, extended to size) or
  * block device. */
@@ -238,13 +240,19 @@ struct cfs_chunk_error {
  * it, cfs_statfs's bavail does not. */
 #define CFS_REPAIR_INODES 2u
 #define CFS_REPAIR_BLOCKS 8u
+/* feature_incompat bit: chunks make inodes from free blocks (FORMAT.md 10.4) */
+#define CFS_FEATURE_DYNINODES 0x2u
+
 struct cfs_chunk_info {
 	uint32_t index;
 	int state;                      /* CFS_CHUNK_* */
 	uint64_t generation;
 	int64_t last_check, last_write;
 	uint64_t blocks, free_blocks;   /* data area */
+	/* free_inodes: what the chunk can still give, with the inode clusters
+	 * its free blocks could make (DYNINODES); inodes: that plus those in use */
 	uint64_t inodes, free_inodes;
+	uint64_t clusters;              /* inode clusters made (DYNINODES) */
 	uint64_t conts;                 /* continuation inodes in this chunk */
 	uint64_t xrefs;                 /* cross-chunk link stand-ins in this chunk */
 	uint32_t errors;                /* errors recorded (0 without the feature) */
@@ -317,6 +325,10 @@ struct cfs_fsck_problem {
 				 * "fix failed: ..." */
 	const char *invariant;  /* the docs/FORMAT.md section it protects */
 	const char *text;       /* the whole line, as given to report */
+	/* the directory entry's name (not NUL-terminated) for a finding
+	 * about one entry (ino is then its directory), else NULL */
+	const char *name;
+	size_t namelen;
 };
 
 struct cfs_fsck_opts {

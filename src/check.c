@@ -18,6 +18,8 @@ struct oracle {
 	void *ctx;
 	int problems;
 	uint64_t ninodes;
+	uint64_t *base;            /* per chunk: index of its local inode 1 */
+	uint32_t *span;            /* per chunk: local numbers (table, clusters) */
 	uint32_t *refs, *subdirs, *stubrefs;
 	uint8_t *inuse;            /* 0 free, 1 head, 2 cont, 3 stub */
 	uint8_t *owned;            /* per-chunk block map being built */
@@ -38,9 +40,24 @@ static void oracle_problem(struct oracle *k, const char *fmt, ...)
 		k->report(k->ctx, msg);
 }
 
-static uint64_t idx_of(struct cfs_fs *fs, cfs_ino_t ino)
+/* An inode's index in the oracle's arrays; numbers past their chunk's
+ * clusters get the last index, which no inode uses (ninodes is one more). */
+static uint64_t idx_of(struct oracle *k, cfs_ino_t ino)
 {
-	return (uint64_t)CFS_INO_CHUNK(ino) * fs->sb.inodes_per_chunk + CFS_INO_LOCAL(ino) - 1;
+	uint32_t c = CFS_INO_CHUNK(ino);
+
+	if (CFS_INO_LOCAL(ino) > k->span[c])
+		return k->ninodes - 1;
+	return k->base[c] + CFS_INO_LOCAL(ino) - 1;
+}
+
+static cfs_ino_t ino_at(struct oracle *k, uint64_t i)
+{
+	uint32_t c = 0;
+
+	while (c + 1 < k->fs->sb.nchunks && k->base[c + 1] <= i)
+		c++;
+	return CFS_INO_MAKE(c, i - k->base[c] + 1);
 }
 
 static void claim(struct oracle *k, uint32_t rel, uint32_t n, cfs_ino_t ino)
@@ -100,6 +117,11 @@ static void check_chunk_bitmaps(struct oracle *k, uint32_t c, uint32_t used_inod
 {
 	struct cfs_fs *fs = k->fs;
 	struct chunk *ch = &fs->chunks[c];
+	struct chunk_inodes n;
+	uint32_t made;
+
+	chunk_inodes(fs, c, &n);
+	made = fs->sb.inodes_per_chunk + n.clusters * CFS_ICL_INODES;
 	uint64_t b, freeb = 0;
 	int set;
 
@@ -119,12 +141,53 @@ static void check_chunk_bitmaps(struct oracle *k, uint32_t c, uint32_t used_inod
 	if (freeb != ch->hdr.free_blocks)
 		oracle_problem(k, "chunk %u: free blocks %u, bitmap has %llu", c,
 			       ch->hdr.free_blocks, (unsigned long long)freeb);
-	if (fs->sb.inodes_per_chunk - used_inodes != ch->hdr.free_inodes)
+	if (made - used_inodes != ch->hdr.free_inodes)
 		oracle_problem(k, "chunk %u: free inodes %u, counted %u", c, ch->hdr.free_inodes,
-			       fs->sb.inodes_per_chunk - used_inodes);
+			       made - used_inodes);
 	if (conts != ch->hdr.nconts || stubs != ch->hdr.nstubs || dirs != ch->hdr.ndirs)
 		oracle_problem(k, "chunk %u: counts conts/stubs/dirs %u/%u/%u, counted %u/%u/%u", c,
 			       ch->hdr.nconts, ch->hdr.nstubs, ch->hdr.ndirs, conts, stubs, dirs);
+}
+
+/* Whether local inode l of a cluster is in use by its map record; -1 when
+ * no cluster holds it. */
+static int cluster_bit(struct cfs_fs *fs, uint32_t c, uint32_t l)
+{
+	struct chunk *ch = &fs->chunks[c];
+	uint32_t i = (l - fs->sb.inodes_per_chunk - 1) / CFS_ICL_INODES;
+	int set = -1;
+
+	pthread_mutex_lock(&ch->lock);
+	if (i < ch->icl_n && ch->icl[i].start)
+		set = (int)((ch->icl[i].used >> ((l - fs->sb.inodes_per_chunk - 1) %
+						 CFS_ICL_INODES)) & 1);
+	pthread_mutex_unlock(&ch->lock);
+	return set;
+}
+
+/* The inode-cluster map blocks and the clusters own their blocks (the map
+ * itself was verified when it was loaded). */
+static int claim_clusters(struct oracle *k, uint32_t c)
+{
+	struct cfs_fs *fs = k->fs;
+	struct chunk *ch = &fs->chunks[c];
+	uint32_t i, n;
+
+	pthread_mutex_lock(&ch->lock);
+	if (icl_load(fs, c) < 0) {
+		pthread_mutex_unlock(&ch->lock);
+		oracle_problem(k, "chunk %u: unreadable inode-cluster map", c);
+		return -1;
+	}
+	for (i = 0; i < CFS_ICMAP_BLOCKS; i++)
+		if (ch->hdr.icmap[i])
+			claim(k, ch->hdr.icmap[i], 1, 0);
+	n = ch->icl_n;
+	for (i = 0; i < n; i++)
+		if (ch->icl[i].start)
+			claim(k, ch->icl[i].start, fs->icl_blocks, 0);
+	pthread_mutex_unlock(&ch->lock);
+	return 0;
 }
 
 /* Pass 1: every inode of chunk c, its blocks and the chunk's bitmaps. */
@@ -137,16 +200,22 @@ static void check_chunk(struct oracle *k, uint32_t c)
 
 	k->chunk = c;
 	memset(k->owned, 0, (fs->sb.chunk_blocks + 7) / 8);
-	for (l = 1; l <= fs->sb.inodes_per_chunk; l++) {
+	if (claim_clusters(k, c) < 0)
+		return;
+	for (l = 1; l <= k->span[c]; l++) {
 		cfs_ino_t ino = CFS_INO_MAKE(c, l);
 		struct inode *ip;
 		int ret;
 
-		if (chunk_test_bit(fs, c, 1, l - 1, &set) < 0) {
+		if (l > fs->sb.inodes_per_chunk) {
+			set = cluster_bit(fs, c, l);
+			if (set < 0)
+				continue;   /* no cluster there */
+		} else if (chunk_test_bit(fs, c, 1, l - 1, &set) < 0) {
 			oracle_problem(k, "chunk %u: unreadable inode bitmap", c);
 			return;
 		}
-		if (l > limit) {
+		if (l > limit && l <= fs->sb.inodes_per_chunk) {
 			if (set)
 				oracle_problem(k, "inode %u: allocated beyond the inode table",
 					       ino);
@@ -162,7 +231,7 @@ static void check_chunk(struct oracle *k, uint32_t c)
 				       ip->d.mode ? "in use" : "free", set ? "used" : "free");
 		if (ip->d.mode) {
 			used++;
-			k->inuse[idx_of(fs, ino)] = (ip->d.flags & CFS_IFL_CONT) ? 2 :
+			k->inuse[idx_of(k, ino)] = (ip->d.flags & CFS_IFL_CONT) ? 2 :
 						    (ip->d.flags & CFS_IFL_STUB) ? 3 : 1;
 			conts += !!(ip->d.flags & CFS_IFL_CONT);
 			stubs += !!(ip->d.flags & CFS_IFL_STUB);
@@ -196,7 +265,7 @@ static void check_entry_stub(struct oracle *k, struct inode *dp, const struct di
 			       r->name);
 		return;
 	}
-	k->stubrefs[idx_of(fs, r->stub)]++;
+	k->stubrefs[idx_of(k, r->stub)]++;
 	if (inode_get(fs, r->stub, &s) < 0) {
 		oracle_problem(k, "stub %u unreadable", r->stub);
 		return;
@@ -219,12 +288,12 @@ static int check_entry(void *vc, const struct dirent_rec *r)
 	w->remote += r->stub != 0;
 	if (r->hash != dir_hash(fs, r->name, r->namelen))
 		oracle_problem(k, "dir %u: entry '%s' has a wrong hash", w->dp->ino, r->name);
-	if (!ino_valid(fs, r->ino) || k->inuse[idx_of(fs, r->ino)] != 1) {
+	if (!ino_valid(fs, r->ino) || k->inuse[idx_of(k, r->ino)] != 1) {
 		oracle_problem(k, "dir %u: entry '%s' names free or invalid inode %u", w->dp->ino,
 			       r->name, r->ino);
 		return 0;
 	}
-	k->refs[idx_of(fs, r->ino)]++;
+	k->refs[idx_of(k, r->ino)]++;
 	check_entry_stub(k, w->dp, r);
 	if (inode_get(fs, r->ino, &ip) < 0)
 		return 0;
@@ -232,7 +301,7 @@ static int check_entry(void *vc, const struct dirent_rec *r)
 		oracle_problem(k, "dir %u: entry '%s' type %u, inode says %u", w->dp->ino, r->name,
 			       r->type, (ip->d.mode & S_IFMT) >> 12);
 	if (S_ISDIR(ip->d.mode)) {
-		k->subdirs[idx_of(fs, w->dp->ino)]++;
+		k->subdirs[idx_of(k, w->dp->ino)]++;
 		if (ip->d.back != w->dp->ino)
 			oracle_problem(k, "dir %u: parent pointer %u, but it is in dir %u", ip->ino,
 				       ip->d.back, w->dp->ino);
@@ -247,7 +316,7 @@ static void check_cont(struct oracle *k, struct inode *ci)
 	struct inode *p;
 	int s, found = 0;
 
-	if (!ino_valid(fs, ci->d.head) || k->inuse[idx_of(fs, ci->d.head)] != 1) {
+	if (!ino_valid(fs, ci->d.head) || k->inuse[idx_of(k, ci->d.head)] != 1) {
 		oracle_problem(k, "continuation %u: head %u is not in use", ci->ino, ci->d.head);
 		return;
 	}
@@ -270,8 +339,7 @@ static void check_links(struct oracle *k)
 	uint64_t i;
 
 	for (i = 0; i < k->ninodes; i++) {
-		cfs_ino_t ino = CFS_INO_MAKE(i / fs->sb.inodes_per_chunk,
-					     i % fs->sb.inodes_per_chunk + 1);
+		cfs_ino_t ino = ino_at(k, i);
 		struct inode *ip;
 		struct dir_walk w;
 		int ret;
@@ -297,8 +365,7 @@ static void check_links(struct oracle *k)
 		inode_put(fs, ip);
 	}
 	for (i = 0; i < k->ninodes; i++) {
-		cfs_ino_t ino = CFS_INO_MAKE(i / fs->sb.inodes_per_chunk,
-					     i % fs->sb.inodes_per_chunk + 1);
+		cfs_ino_t ino = ino_at(k, i);
 		struct inode *ip;
 		uint32_t want;
 
@@ -329,9 +396,25 @@ int cfs_check(struct cfs_fs *fs, cfs_report_t report, void *ctx)
 	k.fs = fs;
 	k.report = report;
 	k.ctx = ctx;
-	k.ninodes = (uint64_t)fs->sb.nchunks * fs->sb.inodes_per_chunk;
-	if (k.ninodes > (64u << 20))
-		return -EFBIG;
+	k.base = calloc(fs->sb.nchunks, sizeof(*k.base));
+	k.span = calloc(fs->sb.nchunks, sizeof(*k.span));
+	if (!k.base || !k.span) {
+		k.problems = -ENOMEM;
+		goto out;
+	}
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		k.base[c] = k.ninodes;
+		struct chunk_inodes n;
+
+		chunk_inodes(fs, c, &n);
+		k.span[c] = n.span;
+		k.ninodes += k.span[c];
+	}
+	k.ninodes++;   /* idx_of's index for numbers past a chunk's clusters */
+	if (k.ninodes > (64u << 20)) {
+		k.problems = -EFBIG;
+		goto out;
+	}
 	k.refs = calloc(k.ninodes, 4);
 	k.subdirs = calloc(k.ninodes, 4);
 	k.stubrefs = calloc(k.ninodes, 4);
@@ -345,6 +428,8 @@ int cfs_check(struct cfs_fs *fs, cfs_report_t report, void *ctx)
 		check_chunk(&k, c);
 	check_links(&k);
 out:
+	free(k.base);
+	free(k.span);
 	free(k.refs);
 	free(k.subdirs);
 	free(k.stubrefs);

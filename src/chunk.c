@@ -100,11 +100,17 @@ static uint32_t itable_scan(struct cfs_fs *fs, uint32_t c, uint8_t *buf)
 
 static int hdr_sane(struct cfs_fs *fs, const struct cfs_chunk_hdr *h, uint32_t c)
 {
+	uint32_t k;
+
+	for (k = 0; fs->icl_max && k < CFS_ICMAP_BLOCKS; k++)
+		if (h->icmap[k] && (h->icmap[k] < fs->sb.data_start ||
+				    h->icmap[k] >= fs->sb.chunk_blocks))
+			return 0;
 	return h->index == c && !memcmp(h->uuid, fs->sb.uuid, 16) &&
 	       h->bbm_init <= fs->sb.bbm_blocks && h->ibm_init <= fs->sb.ibm_blocks &&
 	       h->itable_init <= fs->sb.itable_blocks &&
 	       h->free_blocks <= fs->sb.chunk_blocks &&
-	       h->free_inodes <= fs->sb.inodes_per_chunk;
+	       h->free_inodes <= fs->max_local;
 }
 
 /* With repair set, a destroyed header is replaced by one rebuilt from the
@@ -118,6 +124,7 @@ int chunk_load_all(struct cfs_fs *fs, int repair)
 
 	if (!buf)
 		return -ENOMEM;
+	icl_setup(fs);
 	/* The headers lie one per chunk across the whole device: ask for all
 	 * of them at once rather than wait for each in turn. */
 	for (c = 0; c < fs->sb.nchunks; c++)
@@ -171,6 +178,11 @@ void chunk_prefetch(struct cfs_fs *fs, uint32_t c)
 		       chunk_of(fs, c)->hdr.itable_init;
 
 	cfs_bdev_prefetch(fs->bd, chunk_base(fs, c), (uint32_t)len);
+	if (fs->icl_max) {
+		pthread_mutex_lock(&chunk_of(fs, c)->lock);
+		icl_prefetch(fs, c);
+		pthread_mutex_unlock(&chunk_of(fs, c)->lock);
+	}
 }
 
 /* With state_lock held: a change to chunk ch, in memory for now. */
@@ -603,6 +615,7 @@ int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t coun
 	if (ret == 0) {   /* a double free (corruption) must not inflate it */
 		ch->hdr.free_blocks += count;
 		ch->hdr_dirty = 1;
+		ch->icl_frag = 0;   /* a run for a cluster may be free again */
 	}
 	pthread_mutex_unlock(&ch->lock);
 	return ret;
@@ -631,35 +644,279 @@ static int itable_extend(struct cfs_fs *fs, uint32_t c, uint32_t l)
 	return 0;
 }
 
-int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino)
+/* A run of exactly want free blocks, marked in use: shorter runs found on
+ * the way are given back.  Caller holds the lock. */
+static int bm_alloc_exact(struct cfs_fs *fs, uint32_t c, uint32_t want, uint32_t *rel)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t cb = fs->sb.chunk_blocks, goal = ch->alloc_hint, got, seen = 0;
+	uint32_t len;
+	int ret;
+
+	if (ch->hdr.free_blocks < want)
+		return -ENOSPC;
+	while (seen <= cb) {
+		ret = bm_alloc(fs, c, BM_BLOCKS, goal, cb, want, &got, &len);
+		if (ret < 0)
+			return ret;
+		if (len == want) {
+			ch->hdr.free_blocks -= len;
+			ch->hdr_dirty = 1;
+			*rel = (uint32_t)got;
+			return 0;
+		}
+		ret = bm_clear(fs, c, BM_BLOCKS, got, len);
+		if (ret < 0)
+			return ret;
+		seen += (got >= goal ? got - goal : got + cb - goal) + len;
+		goal = got + len < cb ? got + len : fs->sb.data_start;
+	}
+	return -ENOSPC;
+}
+
+/* The inode table is used up: make an inode cluster from free blocks
+ * (FORMAT.md 10.4), after its map block if that is missing too.  A run
+ * for CFS_ICL_BATCH clusters is taken when there is one, so that the
+ * clusters of a chunk filling up lie together (a check reads them in few
+ * requests) and cost one flush between them; those left empty go back
+ * at the next sync. */
+static int itable_grow(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t i, n, rel, mb, avail, nrec = cfs_icmap_nrec(fs->bsize);
+	int new_map, ret;
+
+	if (ch->icl_frag)
+		return -ENOSPC;   /* no run found since a block was last freed */
+	ret = icl_next(fs, c, &i, &new_map);
+	if (ret < 0)
+		return ret;
+	n = icl_batch(fs, c, i);
+	ret = -ENOSPC;
+	/* a cluster is a normal allocation: it leaves the repair reserve */
+	avail = chunk_avail_blocks(fs, ch);
+	if (n > 1 && avail >= n * fs->icl_blocks + (uint32_t)new_map)
+		ret = bm_alloc_exact(fs, c, n * fs->icl_blocks, &rel);
+	if (ret == -ENOSPC) {
+		n = 1;
+		ret = avail < fs->icl_blocks + (uint32_t)new_map ? -ENOSPC :
+		      bm_alloc_exact(fs, c, fs->icl_blocks, &rel);
+		if (ret == -ENOSPC)
+			ch->icl_frag = 1;
+	}
+	if (ret < 0 || !new_map)
+		return ret < 0 ? ret : icl_add(fs, c, i, n, rel);
+	ret = bm_alloc_exact(fs, c, 1, &mb);
+	if (ret < 0) {
+		if (bm_clear(fs, c, BM_BLOCKS, rel, n * fs->icl_blocks) == 0)
+			ch->hdr.free_blocks += n * fs->icl_blocks;
+		return ret;
+	}
+	ret = icl_map_add(fs, c, i / nrec, mb);
+	if (ret == 0) {
+		/* the header names the map before any inode is in it */
+		pthread_mutex_lock(&ch->state_lock);
+		ret = chunk_write_header(fs, c, ch->disk_state);
+		pthread_mutex_unlock(&ch->state_lock);
+	}
+	if (ret == 0)
+		ret = cfs_bdev_flush(fs->bd);
+	return ret < 0 ? ret : icl_add(fs, c, i, n, rel);
+}
+
+/* A slot of the inode table while it has one (a check reads the table in
+ * one sweep), else of an inode cluster, made when none has a free slot. */
+static int ialloc_locked(struct cfs_fs *fs, uint32_t c, uint32_t *l)
 {
 	struct chunk *ch = chunk_of(fs, c);
 	uint64_t got;
 	uint32_t len;
+	int ret = icl_load(fs, c);
+
+	if (ret < 0)
+		return ret;
+	if (ch->hdr.free_inodes > ch->icl_nfree) {
+		ret = bm_alloc(fs, c, BM_INODES, ch->ialloc_hint, fs->sb.inodes_per_chunk, 1,
+			       &got, &len);
+		if (ret < 0)
+			return ret;
+		ret = itable_extend(fs, c, (uint32_t)got + 1);
+		if (ret < 0)
+			return ret;
+		ch->ialloc_hint = (uint32_t)got + 1;
+		*l = (uint32_t)got + 1;
+	} else {
+		if (!fs->icl_max)
+			return -ENOSPC;
+		if (!ch->icl_nfree) {
+			ret = itable_grow(fs, c);
+			if (ret < 0)
+				return ret;
+		}
+		ret = icl_alloc(fs, c, l);
+		if (ret < 0)
+			return ret;
+	}
+	ch->hdr.free_inodes--;
+	ch->hdr_dirty = 1;
+	return 0;
+}
+
+/* What chunk c can still give, its lock held: free slots and those of
+ * the clusters its free blocks could still make (DYNINODES); avail is
+ * that less the repair reserve outside a check (FORMAT.md 16.4). */
+static uint64_t inodes_free_locked(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t a = ch->hdr.free_inodes;
+
+	if (!ch->icl_frag && icl_load(fs, c) == 0)
+		a += icl_makeable(fs, c);
+	return a;
+}
+
+static uint64_t inodes_less_reserve(const struct cfs_fs *fs, uint64_t a)
+{
+	return fs->checking ? a : a > CFS_REPAIR_INODES ? a - CFS_REPAIR_INODES : 0;
+}
+
+/* Make inode clusters until chunk c has want free slots; its lock held. */
+static int slots_make(struct cfs_fs *fs, uint32_t c, uint64_t want)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	int ret = 0;
+
+	while (ret == 0 && ch->hdr.free_inodes < want)
+		ret = itable_grow(fs, c);
+	return ret;
+}
+
+int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t l;
 	int ret;
 
 	ret = chunk_change(fs, c);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
-	if (chunk_avail_inodes(fs, ch) == 0) {
+	if (!chunk_avail_inodes(fs, ch) && !inodes_less_reserve(fs, inodes_free_locked(fs, c)))
 		ret = -ENOSPC;
-		goto out;
-	}
-	ret = bm_alloc(fs, c, BM_INODES, ch->ialloc_hint, fs->sb.inodes_per_chunk, 1,
-		       &got, &len);
-	if (ret < 0)
-		goto out;
-	ret = itable_extend(fs, c, (uint32_t)got + 1);
-	if (ret < 0)
-		goto out;
-	ch->hdr.free_inodes--;
-	ch->hdr_dirty = 1;
-	ch->ialloc_hint = (uint32_t)got + 1;
-	*ino = CFS_INO_MAKE(c, got + 1);
-out:
+	else   /* a cluster first when only the repair reserve is free */
+		ret = slots_make(fs, c, fs->checking ? 1 : CFS_REPAIR_INODES + 1);
+	if (ret == 0)
+		ret = ialloc_locked(fs, c, &l);
+	if (ret == 0)
+		*ino = CFS_INO_MAKE(c, l);
 	pthread_mutex_unlock(&ch->lock);
 	return ret;
+}
+
+/* Cluster i of chunk c has no inode in use: its blocks become free.  A
+ * chunk keeps an empty cluster while it has no other free slot, so that a
+ * file made and removed again and again at the edge of a full table does
+ * not make and give back a cluster each time. */
+static int icl_give_back(struct cfs_fs *fs, uint32_t c, uint32_t i)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t rel = ch->icl[i].start, b;
+	int ret;
+
+	if (ch->icl[i].used || ch->hdr.free_inodes <= CFS_ICL_INODES)
+		return 0;
+	ret = icl_remove(fs, c, i);
+	for (b = 0; ret == 0 && b < fs->icl_blocks; b++)
+		cache_forget(&fs->cache, chunk_base(fs, c) + rel + b);
+	if (ret == 0)
+		ret = bm_clear(fs, c, BM_BLOCKS, rel, fs->icl_blocks);
+	if (ret == 0)
+		ch->hdr.free_blocks += fs->icl_blocks;
+	return ret;
+}
+
+/* A map block that lists no cluster (its last one given back, or its
+ * first never made for want of a free run) becomes free; the headers,
+ * written after the flush, stop naming it. */
+static int map_give_back(struct cfs_fs *fs, uint32_t c, uint32_t k)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint32_t mb = ch->hdr.icmap[k];
+	int ret;
+
+	if (!mb || !icl_map_empty(fs, c, k))
+		return 0;
+	ch->hdr.icmap[k] = 0;
+	ch->hdr_dirty = 1;
+	ret = bm_clear(fs, c, BM_BLOCKS, mb, 1);
+	if (ret == 0)
+		ch->hdr.free_blocks++;
+	return ret;
+}
+
+int chunk_trim_clusters(struct cfs_fs *fs)
+{
+	uint32_t c, i;
+	int ret = 0;
+
+	for (c = 0; c < fs->sb.nchunks && ret == 0; c++) {
+		struct chunk *ch = chunk_of(fs, c);
+
+		pthread_mutex_lock(&ch->lock);
+		for (i = ch->icl_loaded ? ch->icl_n : 0; i-- > 0 && ret == 0;)
+			if (ch->icl[i].start && !ch->icl[i].used)
+				ret = icl_give_back(fs, c, i);
+		for (i = 0; ch->icl_loaded && i < CFS_ICMAP_BLOCKS && ret == 0; i++)
+			ret = map_give_back(fs, c, i);
+		pthread_mutex_unlock(&ch->lock);
+	}
+	return ret;
+}
+
+void chunk_inodes(struct cfs_fs *fs, uint32_t c, struct chunk_inodes *n)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	int loaded;
+
+	pthread_mutex_lock(&ch->lock);
+	loaded = icl_load(fs, c) == 0;
+	n->clusters = loaded ? icl_count(fs, c) : 0;
+	n->span = fs->sb.inodes_per_chunk + (loaded ? ch->icl_n * CFS_ICL_INODES : 0);
+	n->free = inodes_free_locked(fs, c);
+	n->avail = inodes_less_reserve(fs, n->free);
+	n->used = fs->sb.inodes_per_chunk + (uint64_t)CFS_ICL_INODES * n->clusters;
+	n->used = n->used > ch->hdr.free_inodes ? n->used - ch->hdr.free_inodes : 0;
+	pthread_mutex_unlock(&ch->lock);
+}
+
+uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk_inodes n;
+
+	chunk_inodes(fs, c, &n);
+	return n.avail;
+}
+
+/* Whether chunk c has need free inode slots, making inode clusters for
+ * them if it must: a pick that counted on clusters its free blocks allow
+ * must not leave the second inode of the pair (a file and the stub beside
+ * it) to a cluster that finds no free run. */
+int inodes_ensure(struct cfs_fs *fs, uint32_t c, uint32_t need)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	/* the slots made must leave the repair reserve free too, or the
+	 * second inode of the pair finds the chunk at its reserve */
+	uint64_t slots = need + (fs->checking ? 0 : CFS_REPAIR_INODES);
+	int ok;
+
+	if (ch->hdr.free_inodes >= slots)
+		return 1;
+	if (chunk_inodes_avail(fs, c) < need || chunk_mark_dirty(fs, c) < 0)
+		return 0;
+	pthread_mutex_lock(&ch->lock);
+	ok = slots_make(fs, c, slots) == 0;
+	pthread_mutex_unlock(&ch->lock);
+	return ok;
 }
 
 /* Allocate local inode l of chunk c exactly: fsck makes a reserved inode
@@ -713,7 +970,10 @@ int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino)
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
-	ret = bm_clear(fs, c, BM_INODES, CFS_INO_LOCAL(ino) - 1, 1);
+	if (CFS_INO_LOCAL(ino) > fs->sb.inodes_per_chunk)
+		ret = icl_free(fs, c, CFS_INO_LOCAL(ino));
+	else
+		ret = bm_clear(fs, c, BM_INODES, CFS_INO_LOCAL(ino) - 1, 1);
 	if (ret == 0) {
 		ch->hdr.free_inodes++;
 		ch->hdr_dirty = 1;
@@ -734,14 +994,6 @@ void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta)
 	*f = (uint32_t)((int64_t)*f + delta);
 	ch->hdr_dirty = 1;
 	pthread_mutex_unlock(&ch->lock);
-}
-
-/* How many inodes chunk c can still give.  Every test of a chunk's free
- * inodes goes through here, so that a chunk able to make inodes from its
- * free blocks needs only this function to say so. */
-uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c)
-{
-	return chunk_avail_inodes(fs, chunk_of(fs, c));
 }
 
 /* Make one bitmap block (have: nbits bits for items first...) equal to the
@@ -822,6 +1074,14 @@ int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *t
 		/* read-only: drop the corrected copy, the disk stays as it is */
 		if (!fix && (d || bad))
 			cache_forget(&fs->cache, bm_abs(fs, c, which, k));
+	}
+	if (which == BM_INODES && ret == 0) {
+		/* the clusters' masks extend the inode bitmap */
+		uint64_t d = 0, f = 0;
+
+		ret = icl_sync(fs, c, truth, fix, &d, &f);
+		*diffs += d;
+		nfree += f;
 	}
 	*truth_free = nfree;
 	if (fix && ret == 0) {

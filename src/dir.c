@@ -105,18 +105,12 @@ static int dir_dirty(void *vc, struct bt_node *n)
 
 /* Everything dirty reaches the disk before n's new contents: the new
  * node, the index naming it, and the directory's inode and block map
- * through which fsck finds the leaves again after a crash.  A splitting
- * leaf is ordered behind them lazily (cache_order: one flush for many
- * splits); leaves rely only on unordered buffers, as cache_order requires.
- * An index node or a root moving down is rare: flushed at once. */
+ * through which fsck finds the leaves again after a crash; leaves rely
+ * only on unordered buffers, as cache_order requires. */
 static int dir_persist(void *vc, struct bt_node *m, struct bt_node *n)
 {
-	struct cache *c = &((struct dir_ctx *)vc)->fs->cache;
-
 	(void)m;
-	if (n && bt_level(n) == 0)
-		return cache_order(c, n->priv);
-	return cache_flush(c, 0, UINT64_MAX);
+	return tree_node_persist(((struct dir_ctx *)vc)->fs, n);
 }
 
 static const struct bt_ops dir_ops = {

@@ -101,9 +101,21 @@ static int ext_dirty(void *vc, struct bt_node *n)
 	return buf_dirty(&x->fs->cache, n->priv);
 }
 
+/* As a directory's tree (dir_persist): the new node and the index naming
+ * it reach the disk before n gives up its extents, so a crash in a split
+ * never loses the map of blocks written long before.  A directory's map
+ * is how fsck finds its leaves: a lost extent would take names that were
+ * on disk with it, and the stubs they left in chunks marked clean. */
+static int ext_persist(void *vc, struct bt_node *m, struct bt_node *n)
+{
+	(void)m;
+	return tree_node_persist(((struct ext_ctx *)vc)->fs, n);
+}
+
 static const struct bt_ops ext_ops = {
 	.leaf_len = ext_leaf_len, .get = ext_get, .alloc = ext_alloc,
-	.release = ext_release, .dirty = ext_dirty, .put = ext_put, .corrupt = ext_corrupt,
+	.release = ext_release, .dirty = ext_dirty, .persist = ext_persist,
+	.put = ext_put, .corrupt = ext_corrupt,
 };
 
 static void ext_tree(struct cfs_fs *fs, struct inode *ip, struct ext_ctx *x,

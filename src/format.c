@@ -236,19 +236,62 @@ static void err_rec_decode(const uint8_t *buf, struct cfs_err_rec *s)
 
 void cfs_chunk_hdr_encode(const struct cfs_chunk_hdr *s, uint8_t *buf)
 {
+	int i;
+
 	CH_FIELDS(FIELD_ENCODE)
 	memcpy(buf + CFS_OFF_CH_UUID, s->uuid, 16);
 	err_rec_encode(&s->first_error, buf + CFS_OFF_CH_ERR_FIRST);
 	err_rec_encode(&s->last_error, buf + CFS_OFF_CH_ERR_LAST);
+	for (i = 0; i < CFS_ICMAP_BLOCKS; i++)
+		put_le32(buf + CFS_OFF_CH_ICMAP + 4 * i, s->icmap[i]);
 }
 
 void cfs_chunk_hdr_decode(const uint8_t *buf, struct cfs_chunk_hdr *s)
 {
+	int i;
+
 	memset(s, 0, sizeof(*s));   /* padding too: callers compare headers whole */
 	CH_FIELDS(FIELD_DECODE)
 	memcpy(s->uuid, buf + CFS_OFF_CH_UUID, 16);
 	err_rec_decode(buf + CFS_OFF_CH_ERR_FIRST, &s->first_error);
 	err_rec_decode(buf + CFS_OFF_CH_ERR_LAST, &s->last_error);
+	for (i = 0; i < CFS_ICMAP_BLOCKS; i++)
+		s->icmap[i] = get_le32(buf + CFS_OFF_CH_ICMAP + 4 * i);
+}
+
+/* Inode-cluster map block: common header, index, records from
+ * CFS_OFF_IM_RECS. */
+
+uint32_t cfs_icmap_nrec(uint32_t bsize)
+{
+	return (bsize - CFS_OFF_IM_RECS) / CFS_ICR_SIZE;
+}
+
+uint32_t cfs_icmap_index(const uint8_t *blk)
+{
+	return get_le32(blk + CFS_OFF_IM_INDEX);
+}
+
+void cfs_icmap_set_index(uint8_t *blk, uint32_t k)
+{
+	put_le32(blk + CFS_OFF_IM_INDEX, k);
+}
+
+void cfs_icmap_rec_decode(const uint8_t *blk, uint32_t i, struct cfs_icl_rec *r)
+{
+	const uint8_t *p = blk + CFS_OFF_IM_RECS + (size_t)i * CFS_ICR_SIZE;
+
+	r->start = get_le32(p + CFS_OFF_ICR_START);
+	r->used = get_le64(p + CFS_OFF_ICR_USED);
+}
+
+void cfs_icmap_rec_encode(uint8_t *blk, uint32_t i, const struct cfs_icl_rec *r)
+{
+	uint8_t *p = blk + CFS_OFF_IM_RECS + (size_t)i * CFS_ICR_SIZE;
+
+	put_le32(p + CFS_OFF_ICR_START, r->start);
+	put_le32(p + CFS_OFF_ICR_START + 4, 0);
+	put_le64(p + CFS_OFF_ICR_USED, r->used);
 }
 
 /* Inode, inode_size bytes in the inode table: its fields, all integers. */

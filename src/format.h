@@ -25,6 +25,7 @@
 #define CFS_MAGIC_EXT       0x58454B43u   /* "CKEX" extent tree node */
 #define CFS_MAGIC_DIR       0x52444B43u   /* "CKDR" directory tree node */
 #define CFS_MAGIC_XATTR     0x41584B43u   /* "CKXA" xattr overflow block */
+#define CFS_MAGIC_ICMAP     0x4D494B43u   /* "CKIM" inode-cluster map block */
 
 /* Feature flags.  Unknown incompat: refuse.  Unknown ro_compat: read-only. */
 /* compat: mount_opts holds default mount options (chunkfs tune -o) */
@@ -33,9 +34,12 @@
 #define CFS_FEAT_COMPAT_ERROR_RECORD 0x2u
 /* incompat: metadata is bound to meta_uuid, uuid is free (chunkfs tune -U) */
 #define CFS_FEAT_INCOMPAT_META_UUID  0x1u
+/* incompat: a chunk makes inode clusters from free blocks when its inode
+ * table is used up (local numbers past inodes_per_chunk) [10.4] */
+#define CFS_FEAT_INCOMPAT_DYNINODES  0x2u
 #define CFS_FEAT_COMPAT_SUPP     (CFS_FEAT_COMPAT_MOUNT_OPTS | CFS_FEAT_COMPAT_ERROR_RECORD)
 #define CFS_FEAT_RO_COMPAT_SUPP  0u
-#define CFS_FEAT_INCOMPAT_SUPP   CFS_FEAT_INCOMPAT_META_UUID
+#define CFS_FEAT_INCOMPAT_SUPP   (CFS_FEAT_INCOMPAT_META_UUID | CFS_FEAT_INCOMPAT_DYNINODES)
 
 #define CFS_BLOCK_HDR       16            /* common metadata block header */
 #define CFS_INO_CHUNK_OF(i) ((uint32_t)(i) >> 24)
@@ -122,6 +126,20 @@ enum {
 	CFS_OFF_CH_ERR_COUNT  = 96,   /* u32 errors met in operation */
 	CFS_OFF_CH_ERR_FIRST  = 104,  /* record: the first of them */
 	CFS_OFF_CH_ERR_LAST   = 160,  /* record: the last */
+	/* DYNINODES: chunk-relative blocks of the inode-cluster map, 0 = none */
+	CFS_OFF_CH_ICMAP      = 216,  /* u32[CFS_ICMAP_BLOCKS] */
+};
+
+/* Inode clusters [10.4] (DYNINODES): CFS_ICL_INODES inodes in
+ * cfs_icl_blocks() contiguous data-area blocks, listed in map blocks. */
+#define CFS_ICMAP_BLOCKS    16            /* map blocks per chunk, at most */
+#define CFS_ICL_INODES      64            /* inodes per cluster */
+enum {
+	CFS_OFF_IM_INDEX = 16,     /* u32 which of the chunk's map blocks (0..15) */
+	CFS_OFF_IM_RECS  = 32,     /* records, to the end of the block */
+	CFS_OFF_ICR_START = 0,     /* u32 chunk-relative first block, 0 = no cluster */
+	CFS_OFF_ICR_USED  = 8,     /* u64 bit s: slot s in use */
+	CFS_ICR_SIZE      = 16,
 };
 
 /* One error of the chunk header's record, at CFS_OFF_CH_ERR_FIRST/LAST. */
@@ -264,6 +282,13 @@ struct cfs_chunk_hdr {
 		uint64_t block;
 		char what[CFS_ERR_WHAT_LEN];   /* NUL terminated */
 	} first_error, last_error;
+	uint32_t icmap[CFS_ICMAP_BLOCKS];   /* DYNINODES: map blocks, 0 = none */
+};
+
+/* One inode cluster of a map block [10.4]. */
+struct cfs_icl_rec {
+	uint32_t start;           /* chunk-relative, 0 = no cluster */
+	uint64_t used;            /* bit s: slot s in use */
 };
 
 struct cfs_dinode {
@@ -296,6 +321,21 @@ int cfs_super_validate(const struct cfs_super *sb, uint64_t dev_blocks, const ch
 
 void cfs_chunk_hdr_encode(const struct cfs_chunk_hdr *h, uint8_t *blk);
 void cfs_chunk_hdr_decode(const uint8_t *blk, struct cfs_chunk_hdr *h);
+
+/* Inode-cluster map block [10.4]: records per block, the block's index,
+ * record i. */
+uint32_t cfs_icmap_nrec(uint32_t bsize);
+uint32_t cfs_icmap_index(const uint8_t *blk);
+void cfs_icmap_set_index(uint8_t *blk, uint32_t k);
+void cfs_icmap_rec_decode(const uint8_t *blk, uint32_t i, struct cfs_icl_rec *r);
+void cfs_icmap_rec_encode(uint8_t *blk, uint32_t i, const struct cfs_icl_rec *r);
+/* Blocks of one cluster: enough for CFS_ICL_INODES inodes, at least one. */
+static inline uint32_t cfs_icl_blocks(uint32_t bsize, uint32_t isz)
+{
+	uint32_t n = (uint32_t)(((uint64_t)CFS_ICL_INODES * isz + bsize - 1) / bsize);
+
+	return n ? n : 1;
+}
 
 /* Inode codec: raw is inode_size bytes.  The variable area
  * (raw + CFS_INODE_FIXED) is left to its owners (data, extents, xattrs). */

@@ -33,6 +33,14 @@ struct chunk {
 					   chunk are -EUCLEAN (cfs_chunk_set_failed) */
 	uint32_t alloc_hint;            /* next data block to try */
 	uint32_t ialloc_hint;
+	/* DYNINODES (icluster.c), under lock: the inode-cluster map, loaded
+	 * on first use; icl[i] is cluster i (start 0: none) */
+	struct cfs_icl_rec *icl;
+	uint32_t icl_n;                 /* entries in icl (one past the last) */
+	uint32_t icl_nfree;             /* free slots in the clusters */
+	int icl_loaded;
+	int icl_frag;                   /* no free run for a cluster was found:
+					   none counted until a block is freed */
 };
 
 struct inode {
@@ -63,6 +71,9 @@ struct cfs_fs {
 	uint32_t varsz;                 /* variable area bytes in an inode */
 	uint32_t ipb;                   /* inodes per block */
 	uint64_t bits_per_bm;           /* bits per bitmap block */
+	uint32_t icl_blocks;            /* DYNINODES: blocks per inode cluster */
+	uint32_t icl_max;               /* clusters a chunk may have (0: none) */
+	uint32_t max_local;             /* highest local inode number */
 	struct cache cache;
 	struct chunk *chunks;
 	pthread_mutex_t icache_lock;
@@ -104,7 +115,7 @@ static inline uint32_t blk_chunk(const struct cfs_fs *fs, uint64_t abs)
 static inline int ino_valid(const struct cfs_fs *fs, cfs_ino_t ino)
 {
 	return CFS_INO_CHUNK(ino) < fs->sb.nchunks && CFS_INO_LOCAL(ino) != 0 &&
-	       CFS_INO_LOCAL(ino) <= fs->sb.inodes_per_chunk;
+	       CFS_INO_LOCAL(ino) <= fs->max_local;
 }
 
 double cfs_now_mono(void);
@@ -144,6 +155,24 @@ int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t coun
 int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino);
 int chunk_alloc_inode_at(struct cfs_fs *fs, uint32_t c, uint32_t l);
 int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino);
+/* How many inodes chunk c can still give: free slots, and what new inode
+ * clusters could be made from its free blocks (DYNINODES), less the
+ * repair reserve outside a check.  Every test of a chunk's free inodes
+ * goes through here. */
+uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c);
+/* Chunk c's inodes (loads its cluster map). */
+struct chunk_inodes {
+	uint64_t avail;                 /* as chunk_inodes_avail */
+	uint64_t free;                  /* as avail, the repair reserve in */
+	uint64_t used;                  /* in use, table and clusters */
+	uint32_t clusters;              /* inode clusters made */
+	uint32_t span;                  /* local numbers that may be in use */
+};
+void chunk_inodes(struct cfs_fs *fs, uint32_t c, struct chunk_inodes *n);
+/* Give inode clusters whose inodes are all free back to free blocks.  With
+ * every operation excluded, and followed by a full flush, so the map says
+ * so on disk before the blocks can be used again. */
+int chunk_trim_clusters(struct cfs_fs *fs);
 /* Test a bit in a bitmap (for the checker): which 0 = block, 1 = inode. */
 int chunk_test_bit(struct cfs_fs *fs, uint32_t c, int which, uint32_t bit, int *set);
 void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta);
@@ -170,8 +199,9 @@ static inline uint32_t chunk_repair_blocks(const struct cfs_fs *fs)
 }
 #define chunk_avail_inodes(fs, ch) chunk_avail((fs), (ch)->hdr.free_inodes, CFS_REPAIR_INODES)
 #define chunk_avail_blocks(fs, ch) chunk_avail((fs), (ch)->hdr.free_blocks, chunk_repair_blocks(fs))
-/* Inodes chunk c can still give: the one test of a chunk's free inodes. */
-uint64_t chunk_inodes_avail(struct cfs_fs *fs, uint32_t c);
+/* Whether chunk c has need inodes free now, making inode clusters for
+ * them if it must (chunk.c). */
+int inodes_ensure(struct cfs_fs *fs, uint32_t c, uint32_t need);
 
 /* alloc.c: placement policy (docs/ALLOCATION.md).  Reserves are soft:
  * room_* count what a chunk has outside them. */
@@ -197,8 +227,58 @@ int alloc_data_fits(struct cfs_fs *fs, const struct inode *head, uint32_t c, uin
 int alloc_data_chunk(struct cfs_fs *fs, const struct inode *head, uint64_t lblk,
 		     uint32_t *c);
 
+/* icluster.c: inode clusters (DYNINODES, FORMAT.md 10.4).  Every function
+ * taking a chunk expects its lock held. */
+void icl_setup(struct cfs_fs *fs);
+void icl_release(struct cfs_fs *fs);
+int icl_load(struct cfs_fs *fs, uint32_t c);
+/* Where local inode l (> inodes_per_chunk) lives: 1 and *blk, *off when
+ * its cluster exists, 0 when not (the slot reads as a free inode). */
+int icl_locate(struct cfs_fs *fs, uint32_t c, uint32_t l, uint64_t *blk, uint32_t *off);
+/* A free slot of an existing cluster, or of a new one made from free
+ * blocks: *l its local number. */
+int icl_alloc(struct cfs_fs *fs, uint32_t c, uint32_t *l);
+int icl_free(struct cfs_fs *fs, uint32_t c, uint32_t l);
+/* Clusters the chunk has. */
+uint32_t icl_count(struct cfs_fs *fs, uint32_t c);
+/* Inodes new clusters could still give from the chunk's free blocks. */
+uint64_t icl_makeable(struct cfs_fs *fs, uint32_t c);
+/* fsck: make the clusters' used masks say what truth (one bit per local
+ * inode, from 1) says; as chunk_bitmap_sync. */
+int icl_sync(struct cfs_fs *fs, uint32_t c, const uint8_t *truth, int fix, uint64_t *diffs,
+	     uint64_t *truth_free);
+/* The index a new cluster takes, and whether its map block is missing. */
+int icl_next(struct cfs_fs *fs, uint32_t c, uint32_t *i, int *new_map);
+/* Put map block k, or cluster i, at chunk-relative block rel (allocated by
+ * the caller); ordered and flushed so that a crash never lists a cluster
+ * whose blocks hold stale bytes. */
+int icl_map_add(struct cfs_fs *fs, uint32_t c, uint32_t k, uint32_t rel);
+int icl_add(struct cfs_fs *fs, uint32_t c, uint32_t i, uint32_t n, uint32_t rel);
+/* Clusters made together from index i (their blocks one run): up to
+ * CFS_ICL_BATCH, fewer at the end of a map block or at a hole. */
+#define CFS_ICL_BATCH 4
+uint32_t icl_batch(struct cfs_fs *fs, uint32_t c, uint32_t i);
+/* Start reading every cluster of chunk c (for a check). */
+void icl_prefetch(struct cfs_fs *fs, uint32_t c);
+/* Remove cluster i, all of whose slots are free, from the map and the
+ * counts (its blocks are the caller's to free). */
+int icl_remove(struct cfs_fs *fs, uint32_t c, uint32_t i);
+/* Map block k lists no cluster. */
+int icl_map_empty(struct cfs_fs *fs, uint32_t c, uint32_t k);
+/* fsck: drop cluster i from the map (in memory; on disk too with write);
+ * its blocks are left to the caller.  Rewrite map block k from memory. */
+int icl_drop(struct cfs_fs *fs, uint32_t c, uint32_t i, int write);
+int icl_rewrite_map(struct cfs_fs *fs, uint32_t c, uint32_t k);
+static inline uint32_t icl_first_local(const struct cfs_fs *fs, uint32_t i)
+{
+	return fs->sb.inodes_per_chunk + i * CFS_ICL_INODES + 1;
+}
+
 /* inode.c */
 uint64_t inode_location(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *off);
+/* 1: the slot was written (table watermark, existing cluster); 0: it
+ * reads as a free inode; <0: the cluster map cannot be read. */
+int inode_slot_present(struct cfs_fs *fs, cfs_ino_t ino);
 int inode_get(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out);
 /* Read an in-memory inode's dinode and variable area again from the
  * table (scrub, after a repair); the caller holds it locked. */
@@ -325,6 +405,8 @@ int dir_iterate(struct cfs_fs *fs, struct inode *dp, uint64_t cookie,
 int xref_add(struct cfs_fs *fs, struct inode *dp, cfs_ino_t target, uint16_t mode,
 	     const char *name, size_t len, cfs_ino_t *stub);
 int xref_del(struct cfs_fs *fs, cfs_ino_t stub, cfs_ino_t target);
+/* Before an entry naming stub changes: stub's chunk marked dirty on disk. */
+int xref_hold(struct cfs_fs *fs, cfs_ino_t stub);
 
 /* super.c */
 int super_write_primary(struct cfs_fs *fs);

@@ -6,22 +6,39 @@
 
 #include "fsint.h"
 
+/* The block and offset of an inode: a slot of the inode table, or of an
+ * inode cluster (FORMAT.md 10.1, 10.4).  UINT64_MAX for a cluster that
+ * does not exist; callers ask inode_slot_present first. */
 uint64_t inode_location(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *off)
 {
-	uint32_t l = CFS_INO_LOCAL(ino) - 1;
+	uint32_t l = CFS_INO_LOCAL(ino) - 1, c = CFS_INO_CHUNK(ino);
+	uint64_t blk = UINT64_MAX;
 
+	if (l >= fs->sb.inodes_per_chunk) {
+		pthread_mutex_lock(&fs->chunks[c].lock);
+		if (icl_locate(fs, c, l + 1, &blk, off) <= 0)
+			blk = UINT64_MAX;
+		pthread_mutex_unlock(&fs->chunks[c].lock);
+		return blk;
+	}
 	*off = (l % fs->ipb) * fs->isz;
-	return chunk_base(fs, CFS_INO_CHUNK(ino)) + 1 + fs->sb.bbm_blocks +
-	       fs->sb.ibm_blocks + l / fs->ipb;
+	return chunk_base(fs, c) + 1 + fs->sb.bbm_blocks + fs->sb.ibm_blocks + l / fs->ipb;
 }
 
-static int itable_initialized(struct cfs_fs *fs, cfs_ino_t ino)
+/* 1 if the inode's slot was ever written: below the inode table's
+ * watermark, or in a cluster that exists; else it reads as a free inode. */
+int inode_slot_present(struct cfs_fs *fs, cfs_ino_t ino)
 {
 	struct chunk *ch = &fs->chunks[CFS_INO_CHUNK(ino)];
+	uint32_t l = CFS_INO_LOCAL(ino), off;
+	uint64_t blk;
 	int r;
 
 	pthread_mutex_lock(&ch->lock);
-	r = (CFS_INO_LOCAL(ino) - 1) / fs->ipb < ch->hdr.itable_init;
+	if (l > fs->sb.inodes_per_chunk)
+		r = icl_locate(fs, CFS_INO_CHUNK(ino), l, &blk, &off);
+	else
+		r = (l - 1) / fs->ipb < ch->hdr.itable_init;
 	pthread_mutex_unlock(&ch->lock);
 	return r;
 }
@@ -53,11 +70,12 @@ static int inode_read(struct cfs_fs *fs, struct inode *ip)
 {
 	struct buf *b;
 	uint32_t off;
-	uint64_t blk = inode_location(fs, ip->ino, &off);
-	int ret;
+	uint64_t blk;
+	int ret = inode_slot_present(fs, ip->ino);
 
-	if (!itable_initialized(fs, ip->ino))
-		return 0;
+	if (ret <= 0)
+		return ret;
+	blk = inode_location(fs, ip->ino, &off);
 	ret = cache_get(&fs->cache, blk, 0, &b);
 	if (ret < 0)
 		return ret;
@@ -315,6 +333,8 @@ int inode_write(struct cfs_fs *fs, struct inode *ip)
 
 	if (fs->rdonly)
 		return -EROFS;
+	if (blk == UINT64_MAX)
+		return -EUCLEAN;   /* no cluster holds it */
 	ret = cache_get(&fs->cache, blk, 0, &b);
 	if (ret < 0)
 		return ret;
@@ -353,10 +373,13 @@ int inode_alloc(struct cfs_fs *fs, uint32_t c, int exact, uint16_t mode,
 {
 	cfs_ino_t ino;
 	struct inode *ip;
+	uint32_t tries;
 	int ret;
 
 	ret = chunk_alloc_inode(fs, c, &ino);
-	if (ret == -ENOSPC && !exact) {
+	/* A chunk counted on for an inode cluster may find no free run long
+	 * enough: it counts none from then on, and the next one is tried. */
+	for (tries = 0; ret == -ENOSPC && !exact && tries < fs->sb.nchunks; tries++) {
 		/* elsewhere it will need a back-reference stub beside it */
 		ret = chunk_pick(fs, c, 2, 1, &c);
 		if (ret == 0)

@@ -99,7 +99,10 @@ static int link_add(struct cfs_fs *fs, struct inode *dp, const char *name, struc
 
 static int link_remove(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
 {
-	int ret = dir_remove(fs, dp, r->name);
+	int ret = xref_hold(fs, r->stub);
+
+	if (ret == 0)
+		ret = dir_remove(fs, dp, r->name);
 
 	if (ret == 0)
 		ret = xref_del(fs, r->stub, r->ino);
@@ -165,7 +168,9 @@ static int init_new(struct cfs_fs *fs, struct inode *dp, struct inode *ip, uint6
 
 /* A new inode where the placement policy puts it.  Others allocate
  * meanwhile, so the chunk chosen can be full when its inode is taken:
- * then choose again. */
+ * then choose again.  The slots are made first, the stub's too away from
+ * the parent's chunk: a chunk counted on for an inode cluster may find no
+ * free run for it, and then counts none (inodes_ensure). */
 static int new_inode(struct cfs_fs *fs, struct inode *dp, uint32_t mode, struct inode **ip)
 {
 	uint32_t c, tries;
@@ -173,6 +178,8 @@ static int new_inode(struct cfs_fs *fs, struct inode *dp, uint32_t mode, struct 
 
 	for (tries = 0; tries < fs->sb.nchunks && ret == -ENOSPC; tries++) {
 		ret = alloc_new_inode_chunk(fs, dp, mode, &c);
+		if (ret == 0 && !inodes_ensure(fs, c, c == CFS_INO_CHUNK(dp->ino) ? 1 : 2))
+			ret = -ENOSPC;
 		if (ret == 0)
 			ret = inode_alloc(fs, c, 1, (uint16_t)mode, ip);
 	}
@@ -444,7 +451,9 @@ static int entry_retarget(struct cfs_fs *fs, struct inode *dp, struct dirent_rec
 	r->ino = ip->ino;
 	r->stub = stub;
 	r->type = DT_OF(ip->d.mode);
-	ret = dir_update(fs, dp, r);
+	ret = xref_hold(fs, old_stub);
+	if (ret == 0)
+		ret = dir_update(fs, dp, r);
 	if (ret < 0) {
 		xref_del(fs, stub, ip->ino);
 		return ret;
@@ -483,7 +492,11 @@ static int rename_exchange(struct cfs_fs *fs, struct rn *x)
 	b.ino = x->src->ino;
 	b.stub = sb;
 	b.type = DT_OF(x->src->d.mode);
-	ret = dir_update(fs, x->od, &a);
+	ret = xref_hold(fs, x->sr.stub);
+	if (ret == 0)
+		ret = xref_hold(fs, x->dr.stub);
+	if (ret == 0)
+		ret = dir_update(fs, x->od, &a);
 	if (ret == 0)
 		ret = dir_update(fs, x->nd, &b);
 	if (ret == 0)

@@ -12,7 +12,8 @@
  *  3. a view of the disk is opened on the same device with a cache and
  *     inode table of its own (fs_view_open) and the checker's passes run
  *     on the one chunk in it, partner inodes in other chunks read from
- *     the disk too; repairs are written through the view;
+ *     the disk too; a repair checks that chunk and the chunks its findings
+ *     reach (view_check), and is written through the view;
  *  4. what the repairs wrote is taken back: the chunk headers the view
  *     changed replace the mounted ones, the blocks of the chunks it wrote
  *     are dropped from the mounted cache, their in-memory inodes are read
@@ -228,7 +229,7 @@ static int inodes_take(struct cfs_fs *fs, const uint8_t *touched, cfs_ino_t **ch
  * want NULL and vo->force, as fsck -f); its repairs written and taken
  * back (what it wrote before a failure too). */
 static int view_run(struct cfs_fs *fs, const uint8_t *want, const struct cfs_fsck_opts *vo,
-		    struct cfs_fsck_result *r, uint8_t *touched)
+		    struct cfs_fsck_result *r, uint8_t *touched, struct fsck_reach *reach)
 {
 	struct cfs_fs *view;
 	uint32_t c;
@@ -242,7 +243,7 @@ static int view_run(struct cfs_fs *fs, const uint8_t *want, const struct cfs_fsc
 	 * mark the mounted filesystem's own writes put on disk */
 	for (c = 0; c < view->sb.nchunks; c++)
 		view->chunks[c].was_dirty = fs->chunks[c].was_dirty;
-	ret = fsck_run(view, vo, want, r);
+	ret = fsck_run(view, vo, want, r, reach);
 	if (vo->mode != CFS_FSCK_NO) {
 		for (c = 0; c < view->sb.nchunks; c++)
 			view->touched[c] |= view->chunks[c].hdr_dirty;
@@ -270,31 +271,103 @@ static int chunk_checked(struct cfs_fs *fs, uint32_t c)
 	return ret ? ret : cfs_bdev_flush(fs->bd);
 }
 
-/* Steps 2 and 3 (changes held off): chunk c's check; a repair checks every
- * chunk, as fsck -f, in one run.  A fix in one chunk can change what
- * another chunk's references mean (a stub cleared here leaves an entry
- * naming it in a directory elsewhere), and the orphans are reconnected to
- * /lost+found only after every chunk's own fixes, as offline. */
+/* The chunks a repair of the chunks in sel must check in the same run:
+ * every chunk the findings reach (struct fsck_reach), followed by checks
+ * that change nothing until none is new, added to sel.  Returns 1 when
+ * that set is known, 0 when only a check of every chunk will do (a
+ * reference lost that cannot be named), or a negative errno. */
+static int reach_close(struct cfs_fs *fs, uint8_t *sel, struct fsck_reach *reach,
+		       uint8_t *touched)
+{
+	struct cfs_fsck_opts look = { .mode = CFS_FSCK_NO, .threads = 1 };
+	struct cfs_fsck_result lr;
+	uint8_t add[CFS_MAX_CHUNKS];
+	uint32_t c, n;
+	int ret;
+
+	for (;;) {
+		if (reach->unknown)
+			return 0;
+		for (c = n = 0; c < fs->sb.nchunks; c++) {
+			add[c] = reach->chunk[c] && !sel[c];
+			sel[c] |= add[c];
+			n += add[c];
+		}
+		if (n == 0)
+			return 1;
+		memset(reach, 0, sizeof(*reach));
+		ret = view_run(fs, add, &look, &lr, touched, reach);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+static int reach_beyond(struct cfs_fs *fs, const uint8_t *sel, const struct fsck_reach *reach)
+{
+	uint32_t c;
+
+	for (c = 0; c < fs->sb.nchunks; c++)
+		if (reach->chunk[c] && !sel[c])
+			return 1;
+	return reach->unknown;
+}
+
+/* A repair of the chunks in sel (NULL: every chunk, as fsck -f), and if
+ * its fixes reached further than sel said (a fix's own consequence, which
+ * a check that changes nothing cannot see), one of every chunk after it,
+ * whose counts add the first one's fixes. */
+static int view_repair(struct cfs_fs *fs, const uint8_t *sel, const struct cfs_fsck_opts *vo,
+		       struct cfs_fsck_result *r, uint8_t *touched)
+{
+	struct fsck_reach reach = { 0 };
+	struct cfs_fsck_result first;
+	int ret = view_run(fs, sel, vo, r, touched, &reach);
+
+	if (ret < 0 || !sel)
+		return ret;
+	r->escalated = 0;   /* the chunks reached were checked instead */
+	if (!reach_beyond(fs, sel, &reach))
+		return 0;
+	first = *r;
+	ret = view_run(fs, NULL, vo, r, touched, NULL);
+	r->problems += first.fixed;
+	r->fixed += first.fixed;
+	return ret;
+}
+
+/* Steps 2 and 3 (changes held off): chunk c's check.  A repair checks, in
+ * one run, the chunk and every chunk its findings reach (a stub cleared
+ * here leaves the entry naming it in a directory of another chunk, which
+ * must be removed before the inode it named goes to /lost+found under the
+ * same name), found by checks that change nothing first; when a reference
+ * lost cannot be named, every chunk, as fsck -f. */
 static int view_check(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
 		      struct cfs_fsck_result *r, uint8_t *touched)
 {
 	struct cfs_fsck_opts vo = *o, look = { .mode = CFS_FSCK_NO, .threads = 1 };
 	uint8_t want[CFS_MAX_CHUNKS] = { 0 };
-	int ret;
+	struct fsck_reach reach = { 0 };
+	int ret, known;
 
 	want[chunk] = 1;
 	vo.force = 1;
 	vo.threads = 1;
 	state_lock_all(fs, 1);
 	if (o->mode == CFS_FSCK_NO) {
-		ret = view_run(fs, want, &vo, r, touched);
-	} else {
-		ret = view_run(fs, want, &look, r, touched);
-		if (ret == 0 && !r->problems && !r->escalated)
-			ret = chunk_checked(fs, chunk);
-		else if (ret == 0)
-			ret = view_run(fs, NULL, &vo, r, touched);
+		ret = view_run(fs, want, &vo, r, touched, NULL);
+		goto out;
 	}
+	ret = view_run(fs, want, &look, r, touched, &reach);
+	if (ret == 0 && !r->problems && !r->escalated) {
+		ret = chunk_checked(fs, chunk);
+		goto out;
+	}
+	known = ret < 0 ? ret : reach_close(fs, want, &reach, touched);
+	if (known < 0)
+		ret = known;
+	else
+		ret = view_repair(fs, known ? want : NULL, &vo, r, touched);
+out:
 	state_lock_all(fs, 0);
 	return ret;
 }
@@ -352,7 +425,7 @@ static int quiet_check(struct cfs_fs *fs, uint32_t c, const struct cfs_fsck_opts
 		return ret;
 	want[c] = 1;
 	vo.threads = 1;
-	ret = fsck_run(view, &vo, want, r);
+	ret = fsck_run(view, &vo, want, r, NULL);
 	fs_view_close(view);
 	test_pause("CHUNKFS_TEST_SCRUB_QUIET_PAUSE", &paused_quiet);
 	if (ret < 0 || r->problems || r->escalated)

@@ -83,6 +83,8 @@ static int geometry(const struct cfs_mkfs_opts *o, uint64_t dev_blocks, uint32_t
 	memset(sb, 0, sizeof(*sb));
 	sb->version = CFS_FORMAT_VERSION;
 	sb->feat_compat = CFS_FEAT_COMPAT_ERROR_RECORD;
+	if (o->dyninodes >= 0)
+		sb->feat_incompat |= CFS_FEAT_INCOMPAT_DYNINODES;
 	sb->block_size = bs;
 	sb->inode_size = isz;
 	sb->nchunks = (uint32_t)n;
@@ -456,6 +458,8 @@ static void fs_free(struct cfs_fs *fs)
 			inode_destroy(ip);
 		}
 	cache_destroy(&fs->cache);
+	if (fs->chunks)
+		icl_release(fs);
 	free(fs->chunks);
 	if (fs->bd && fs->own_bd)
 		cfs_bdev_destroy(fs->bd);
@@ -598,7 +602,9 @@ int cfs_sync(struct cfs_fs *fs)
 	/* no operation in flight: every buffer is written whole, never while
 	 * a thread is half-way through changing it */
 	pthread_rwlock_wrlock(&fs->op_lock);
-	ret = fs_write_all(fs);
+	ret = chunk_trim_clusters(fs);
+	if (ret == 0)
+		ret = fs_write_all(fs);
 	pthread_rwlock_unlock(&fs->op_lock);
 	if (ret < 0)
 		fs->error = ret;
@@ -612,10 +618,15 @@ int fs_write_all(struct cfs_fs *fs)
 	return ret ? ret : write_headers(fs, 0);
 }
 
-/* Every change so far to stable storage (operations are excluded). */
+/* Every change so far to stable storage (operations are excluded), and
+ * every chunk's header after it.  A dirty chunk's header on disk is
+ * otherwise the one written when it went dirty: its inode-table watermark,
+ * which is how far fsck reads the table, would hide the inodes made since,
+ * though they are on disk now and a chunk about to be marked clean may
+ * name them. */
 static int idle_flush(struct cfs_fs *fs)
 {
-	int ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+	int ret = fs_write_all(fs);
 
 	if (ret == 0)
 		fs->idle_flushed = cfs_now_mono();
@@ -766,6 +777,8 @@ int cfs_close(struct cfs_fs *fs)
 		 * chunk left dirty */
 		int r = release_orphans(fs);
 
+		if (!fs->checking)
+			r = r ? r : chunk_trim_clusters(fs);
 		ret = cache_flush(&fs->cache, 0, UINT64_MAX);
 		if (ret == 0)
 			ret = r;
@@ -789,6 +802,7 @@ int cfs_close(struct cfs_fs *fs)
  * are soft (alloc.c), given out when nothing else is left. */
 int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st)
 {
+	struct chunk_inodes n;
 	uint32_t c;
 
 	memset(st, 0, sizeof(*st));
@@ -796,16 +810,16 @@ int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st)
 	st->namemax = CFS_NAME_MAX;
 	for (c = 0; c < fs->sb.nchunks; c++) {
 		struct chunk *ch = &fs->chunks[c];
-		uint64_t fi;
 
+		chunk_inodes(fs, c, &n);   /* takes the chunk's lock */
 		pthread_mutex_lock(&ch->lock);
-		fi = chunk_inodes_avail(fs, c);
 		st->blocks += fs->sb.chunk_blocks - fs->sb.data_start;
 		st->bfree += ch->hdr.free_blocks;
-		st->bavail += fi ? chunk_avail_blocks(fs, ch) : 0;   /* nor the repair reserve */
-		st->files += fs->sb.inodes_per_chunk;
-		st->ffree += fi;   /* what a user can make: not the repair reserve */
+		/* nor the repair reserve */
+		st->bavail += n.avail ? chunk_avail_blocks(fs, ch) : 0;
 		pthread_mutex_unlock(&ch->lock);
+		st->ffree += n.avail;   /* what a user can make: not the repair reserve */
+		st->files += n.free + n.used;
 	}
 	return 0;
 }
@@ -844,6 +858,7 @@ static void error_pub(const struct cfs_err_rec *e, struct cfs_chunk_error *out)
 
 int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_info *ci)
 {
+	struct chunk_inodes n;
 	struct chunk *ch;
 
 	if (c >= fs->sb.nchunks)
@@ -859,11 +874,13 @@ int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_info *ci)
 	ci->last_write = ch->hdr.last_write;
 	ci->blocks = fs->sb.chunk_blocks - fs->sb.data_start;
 	ci->free_blocks = ch->hdr.free_blocks;
-	ci->inodes = fs->sb.inodes_per_chunk;
-	ci->free_inodes = ch->hdr.free_inodes;
 	ci->conts = ch->hdr.nconts;
 	ci->xrefs = ch->hdr.nstubs;
 	pthread_mutex_unlock(&ch->lock);
+	chunk_inodes(fs, c, &n);
+	ci->free_inodes = n.free;   /* the repair reserve in (chunkfs.h) */
+	ci->inodes = n.free + n.used;
+	ci->clusters = n.clusters;
 	pthread_mutex_lock(&ch->state_lock);
 	ci->errors = ch->hdr.error_count;
 	error_pub(&ch->hdr.first_error, &ci->first_error);

@@ -57,3 +57,10 @@ void tree_node_put(struct cfs_fs *fs, struct bt_node *n)
 	if (n->priv)
 		buf_put(&fs->cache, n->priv);
 }
+
+int tree_node_persist(struct cfs_fs *fs, struct bt_node *n)
+{
+	if (n && n->priv && bt_level(n) == 0)
+		return cache_order(&fs->cache, n->priv);
+	return cache_flush(&fs->cache, 0, UINT64_MAX);
+}

@@ -24,5 +24,11 @@ int tree_node_new(struct cfs_fs *fs, uint64_t abs, uint32_t magic, uint32_t owne
 uint64_t tree_node_blk(const struct bt_node *n);
 /* Drop n's block (nothing for a root in an inode). */
 void tree_node_put(struct cfs_fs *fs, struct bt_node *n);
+/* bt_ops.persist of both trees: everything dirty reaches the disk before
+ * n's new contents (n NULL: the root moving down into a new node).  A
+ * splitting leaf is ordered behind the rest lazily (cache_order: one flush
+ * for many splits); an index node, or a root moving down, is rare and
+ * flushed at once. */
+int tree_node_persist(struct cfs_fs *fs, struct bt_node *n);
 
 #endif

@@ -81,6 +81,27 @@ static int tune_apply(struct cfs_super *sb, const struct cfs_tune *t)
 	return 0;
 }
 
+/* DYNINODES (FORMAT.md 10.4) can be turned off only while no chunk has
+ * an inode cluster: an older chunkfs would not see their inodes. */
+static int tune_dyninodes(struct cfs_fs *fs, struct cfs_super *sb, int on)
+{
+	struct chunk_inodes n;
+	uint32_t c;
+
+	if (on > 0) {
+		sb->feat_incompat |= CFS_FEAT_INCOMPAT_DYNINODES;
+		return 0;
+	}
+	for (c = 0; c < fs->sb.nchunks; c++)
+		if (chunk_inodes(fs, c, &n), n.clusters) {
+			cfs_set_error("chunk %u has inode clusters: dyninodes cannot be "
+				      "turned off", c);
+			return -EBUSY;
+		}
+	sb->feat_incompat &= ~CFS_FEAT_INCOMPAT_DYNINODES;
+	return 0;
+}
+
 static int super_write_at(struct cfs_fs *fs, const struct cfs_super *sb, uint64_t blk)
 {
 	int ret = write_super(fs->bd, sb, blk);
@@ -101,13 +122,17 @@ int cfs_tune(struct cfs_fs *fs, const struct cfs_tune *t)
 		return -EUCLEAN;
 	}
 	ret = tune_apply(&sb, t);
+	if (ret == 0 && t->dyninodes)
+		ret = tune_dyninodes(fs, &sb, t->dyninodes);
 	if (ret < 0)
 		return ret;
 	/* A crash between the two leaves a good primary with the change and
 	 * an older backup, which fsck only reads when the primary is lost. */
 	ret = super_write_at(fs, &sb, 0);
-	if (ret == 0)
+	if (ret == 0) {
 		fs->sb = sb;
+		icl_setup(fs);
+	}
 	if (ret == 0)
 		ret = super_write_at(fs, &sb, sb.backup_sb_block);
 	if (ret < 0)

@@ -19,6 +19,7 @@ struct cfs_tune {
 	const uint8_t *uuid;         /* NULL: keep */
 	int uuid_random;             /* a new random (version 4) UUID */
 	const char *mount_opts;      /* NULL: keep; "": none */
+	int dyninodes;               /* 0: keep; 1: on; -1: off (no clusters) */
 };
 
 /* Apply t to fs (opened read-write): the primary superblock is written and

@@ -65,3 +65,14 @@ int xref_del(struct cfs_fs *fs, cfs_ino_t stub, cfs_ino_t target)
 	inode_put(fs, s);
 	return ret;
 }
+
+/* The entry's block may reach the disk (written back to make room) before
+ * xref_del frees the stub and so marks its chunk dirty: a crash in between
+ * would leave a stub backing no entry in a chunk marked clean, which a
+ * check of the dirty chunks alone cannot see.  Marked first, the stub's
+ * chunk is checked after any such crash, and a directory's lost entries
+ * never need the chunks marked clean checked (FORMAT.md 18). */
+int xref_hold(struct cfs_fs *fs, cfs_ino_t stub)
+{
+	return stub && ino_valid(fs, stub) ? chunk_mark_dirty(fs, CFS_INO_CHUNK(stub)) : 0;
+}

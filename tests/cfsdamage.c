@@ -24,6 +24,16 @@
  *                                   damage passes it; prints "KIND BLOCK
  *                                   OFFSET" (the online repair test,
  *                                   tests/mount/inject.sh)
+ *   cfsdamage IMAGE stubs INO       flip a bit of the entry hash of every
+ *                                   stub of inode INO (its names in
+ *                                   directories of other chunks) and reseal:
+ *                                   each backs no entry any more, and the
+ *                                   entries they backed name no stub; prints
+ *                                   how many
+ *   cfsdamage IMAGE ibit INO        clear inode INO's bit in its chunk's
+ *                                   inode bitmap and reseal the block: the
+ *                                   table holds it in use, the bitmap and
+ *                                   the free count say free
  *   cfsdamage IMAGE dirlevel C      make the first directory node block of
  *                                   chunk C claim B+tree level 7 and reseal
  *                                   it: only the node's own rules see it;
@@ -53,6 +63,8 @@ static int usage(void)
 			"       cfsdamage IMAGE inode INO [MASK]\n"
 			"       cfsdamage IMAGE dirnode CHUNK\n"
 			"       cfsdamage IMAGE meta CHUNK SEED [reseal]\n"
+			"       cfsdamage IMAGE stubs INO\n"
+			"       cfsdamage IMAGE ibit INO\n"
 			"       cfsdamage IMAGE dirlevel CHUNK\n");
 	return 2;
 }
@@ -119,6 +131,46 @@ static int garble_dirnode(struct damage_img *m, uint64_t c,
 	return -ENOENT;
 }
 
+static int garble_stubs(struct damage_img *m, uint64_t ino)
+{
+	static cfs_ino_t used[1 << 16];
+	int n, i, hit = 0;
+
+	if (ino > UINT32_MAX || CFS_INO_CHUNK_OF(ino) >= m->sb.nchunks)
+		return -ERANGE;
+	n = damage_used_inodes(m, used, (int)(sizeof(used) / sizeof(used[0])));
+	for (i = 0; i < n; i++) {
+		uint8_t *d = damage_inode(m, used[i]);
+
+		if (!(damage_get(d + CFS_OFF_IN_FLAGS, 2) & CFS_IFL_STUB) ||
+		    damage_get(d + CFS_OFF_IN_HEAD, 4) != ino)
+			continue;
+		damage_put(d + CFS_OFF_IN_LO, 8, damage_get(d + CFS_OFF_IN_LO, 8) ^ 1);
+		cfs_dinode_csum_set(d, m->sb.inode_size, m->seed, used[i]);
+		hit++;
+	}
+	printf("%d\n", hit);
+	return hit ? 0 : -ENOENT;
+}
+
+static int clear_ibit(struct damage_img *m, uint64_t ino)
+{
+	uint32_t c = CFS_INO_CHUNK_OF(ino), l = CFS_INO_LOCAL_OF(ino);
+	uint64_t bpb = (uint64_t)(m->bs - CFS_BLOCK_HDR) * 8, bit, blk;
+	uint8_t *bits;
+
+	if (ino > UINT32_MAX || c >= m->sb.nchunks || l < 1 || l > m->sb.inodes_per_chunk)
+		return -ERANGE;
+	bit = l - 1;
+	blk = damage_cbase(m, c) + 1 + m->sb.bbm_blocks + bit / bpb;
+	bits = damage_blk(m, blk) + CFS_OFF_BM_BITS;
+	if (!(bits[(bit % bpb) >> 3] & (1u << (bit & 7))))
+		return -ENOENT;   /* free already */
+	bits[(bit % bpb) >> 3] &= (uint8_t)~(1u << (bit & 7));
+	damage_reseal(m, blk);
+	return 0;
+}
+
 static int garble_meta(struct damage_img *m, uint64_t c, uint64_t seed, int reseal)
 {
 	static struct damage_map map;
@@ -157,7 +209,8 @@ static int verb_args(const char *verb, int *least, int *most)
 		*most = 3;
 	}
 	return strcmp(verb, "incompat") && strcmp(verb, "inode") && strcmp(verb, "dirnode") &&
-	       strcmp(verb, "meta") && strcmp(verb, "dirlevel");
+	       strcmp(verb, "meta") && strcmp(verb, "dirlevel") && strcmp(verb, "stubs") &&
+	       strcmp(verb, "ibit");
 }
 
 int main(int argc, char **argv)
@@ -193,6 +246,10 @@ int main(int argc, char **argv)
 		ret = garble_inode(&m, (uint64_t)arg, (uint64_t)mask);
 	else if (!strcmp(argv[2], "meta"))
 		ret = garble_meta(&m, (uint64_t)arg, (uint64_t)mask, argc == 6);
+	else if (!strcmp(argv[2], "ibit"))
+		ret = clear_ibit(&m, (uint64_t)arg);
+	else if (!strcmp(argv[2], "stubs"))
+		ret = garble_stubs(&m, (uint64_t)arg);
 	else if (!strcmp(argv[2], "dirnode"))
 		ret = garble_dirnode(&m, (uint64_t)arg, dirnode_flip);
 	else

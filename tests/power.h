@@ -9,7 +9,8 @@
  *   power_cut_recover(k, path, &stats)            what the boot after a
  *       crash does: fsck -p must repair everything by itself; then a forced
  *       fsck -y finds nothing, cfs_check agrees, every chunk is clean and no
- *       chunk clean at the cut was changed.  Returns the image
+ *       chunk clean at the cut was changed (POWER_CHECK_ESCALATIONS: and
+ *       only a rebuilt directory tree escalated the check).  Returns the image
  *       opened read-only for the workload's own checks (fsync'ed data).
  *
  * For unit tests (uses test.h); #include after it. */
@@ -43,7 +44,15 @@ typedef void (*power_verify_t)(int64_t cut, const char *path, void *arg);
 
 struct power_stats {
 	int64_t cuts, repaired, escalated;
+	/* escalations where fsck -p rebuilt a directory tree: a crash during
+	 * a split losing entries made since, or damage, which the checker
+	 * cannot tell apart (src/fsck/pass_b.c check_dir) */
+	int64_t escalated_tree;
 };
+
+/* A crash leaves only the chunks it was writing to be checked, but for
+ * entries lost from a directory tree it had to rebuild. */
+#define POWER_CHECK_ESCALATIONS(st) CHECK_EQ((st).escalated, (st).escalated_tree)
 
 static inline void power_cut_init(struct power_cut *pc, const uint8_t *image, size_t size,
 				  uint32_t bsize, const char *tag)
@@ -173,12 +182,25 @@ static inline void power_clean_untouched(int64_t k, const uint8_t *clean,
 	}
 }
 
+/* A directory tree rebuilt in the last power_fsck */
+static int power_dir_rebuilt;
+/* fsck's worker threads (0: one per CPU); 1 checks the chunks in order */
+static int power_threads;
+
+static inline void power_problem(void *ctx, const struct cfs_fsck_problem *p)
+{
+	(void)ctx;
+	power_dir_rebuilt |= !strcmp(p->code, "DIR_INDEX");
+}
+
 static inline void power_fsck(struct cfs_fs *fs, int mode, int force, int64_t k,
 			      struct cfs_fsck_result *r)
 {
 	struct cfs_fsck_opts o = { .mode = mode, .force = force, .report = power_report,
-				   .ctx = mode == CFS_FSCK_PREEN ? NULL : (void *)1 };
+				   .ctx = mode == CFS_FSCK_PREEN ? NULL : (void *)1,
+				   .problem = power_problem, .threads = power_threads };
 
+	power_dir_rebuilt = 0;
 	CHECK_OK(cfs_fsck(fs, &o, r));
 	(void)k;
 }
@@ -219,6 +241,7 @@ static inline struct cfs_fs *power_cut_recover(int64_t k, const char *path,
 	st->cuts++;
 	st->repaired += r.fixed > 0;
 	st->escalated += r.escalated;
+	st->escalated_tree += r.escalated && power_dir_rebuilt;
 	CHECK_OK(cfs_close(fs));
 	power_read_image(path, after, size);
 	power_clean_untouched(k, clean, &in, before, after);

@@ -43,7 +43,7 @@ struct command {
 static const struct command commands[] = {
 	{ "mkfs", cmd_mkfs,
 	  "[-b BLOCKSIZE] [-c CHUNKS] [-L LABEL] [-N INODES] [-I INODE_SIZE]\n"
-	  "            [-U UUID] [-F] [-q] IMAGE [SIZE]",
+	  "            [-O FEATURES] [-U UUID] [-F] [-q] IMAGE [SIZE]",
 	  "Create a chunkfs filesystem on IMAGE (a file, created if missing, or a\n"
 	  "block device).  SIZE and BLOCKSIZE take K, M, G, T suffixes (powers of\n"
 	  "1024).  SIZE is required when IMAGE does not exist; on a block device\n"
@@ -54,6 +54,9 @@ static const struct command commands[] = {
 	  "  -L LABEL       volume label, at most 63 bytes\n"
 	  "  -N INODES      total number of inodes wanted\n"
 	  "  -I INODE_SIZE  inode size in bytes, a power of two >= 256\n"
+	  "  -O FEATURES    comma-separated; ^ turns one off.  dyninodes (default\n"
+	  "                 on): a chunk whose inode table is full makes inodes\n"
+	  "                 from its free blocks; ^dyninodes: a fixed inode table\n"
 	  "  -U UUID        filesystem UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx,\n"
 	  "                 \"random\" or \"nil\")\n"
 	  "  -F             overwrite an existing filesystem (chunkfs, or any that\n"
@@ -160,7 +163,7 @@ static const struct command commands[] = {
 	  "Exit status (fsck(8)): 0 clean, 1 errors corrected, 4 errors left,\n"
 	  "8 operational error, 16 usage error.\n" },
 	/* admin commands */
-	{ "tune", cmd_tune, "[-L LABEL] [-U UUID] [-o OPTIONS] [-l] IMAGE",
+	{ "tune", cmd_tune, "[-L LABEL] [-U UUID] [-o OPTIONS] [-O FEATURES] [-l] IMAGE",
 	  "Change the label, the UUID or the default mount options of an\n"
 	  "unmounted image (a mounted one is refused); without options, or with\n"
 	  "-l, list them.\n"
@@ -168,6 +171,9 @@ static const struct command commands[] = {
 	  "  -U UUID     xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, \"random\" or \"nil\"\n"
 	  "  -o OPTIONS  default mount options, comma-separated, applied before\n"
 	  "              those given to the mount (\"\" for none)\n"
+	  "  -O FEATURES dyninodes: let chunks make inodes from free blocks;\n"
+	  "              ^dyninodes: back to fixed inode tables (refused while a\n"
+	  "              chunk has inode clusters)\n"
 	  "  -l          list them (after any change)\n" },
 	{ "trim", cmd_trim, "[-m MINLEN] [-v] IMAGE",
 	  "Give the free blocks of an unmounted image back to the storage, as\n"
@@ -398,6 +404,26 @@ int parse_uuid(const char *s, uint8_t out[16])
 		i++;
 	}
 	return 0;
+}
+
+int parse_features(const char *cmd, const char *s, int *dyninodes)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return usage_error(cmd, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
+		int off = *tok == '^';
+
+		if (strcmp(tok + off, "dyninodes") == 0)
+			*dyninodes = off ? -1 : 1;
+		else
+			ret = usage_error(cmd, "unknown feature '%s' (known: dyninodes, "
+					  "^dyninodes)", tok + off);
+	}
+	free(copy);
+	return ret;
 }
 
 /* ---- image access --------------------------------------------------- */

@@ -10,7 +10,7 @@
 #include "tool.h"
 
 struct totals {
-	uint64_t blocks, free_blocks, inodes, free_inodes, conts, xrefs;
+	uint64_t blocks, free_blocks, inodes, free_inodes, conts, xrefs, clusters;
 	uint32_t dirty, errors, unreadable;
 	int64_t last_write;             /* newest of the chunks' */
 	int64_t last_check;             /* oldest of the chunks' */
@@ -227,10 +227,11 @@ static void json_chunk(const struct chunk_row *r, uint32_t idx, bool last)
 	printf("     \"blocks\": %" PRIu64 ", \"used_blocks\": %" PRIu64
 	       ", \"free_blocks\": %" PRIu64 ", \"inodes\": %" PRIu64
 	       ", \"used_inodes\": %" PRIu64 ", \"free_inodes\": %" PRIu64
-	       ", \"conts\": %" PRIu64 ", \"xrefs\": %" PRIu64,
+	       ", \"conts\": %" PRIu64 ", \"xrefs\": %" PRIu64
+	       ", \"clusters\": %" PRIu64,
 	       c->blocks, used(c->blocks, c->free_blocks), c->free_blocks,
 	       c->inodes, used(c->inodes, c->free_inodes), c->free_inodes,
-	       c->conts, c->xrefs);
+	       c->conts, c->xrefs, c->clusters);
 	json_chunk_errors(c);
 	printf("}%s\n", last ? "" : ",");
 }
@@ -294,8 +295,9 @@ static void text_info(const struct cfs_info *in)
 	print_label(in->label);
 	printf("\nFormat version:      %" PRIu32 "\n", in->version);
 	printf("Features:            compat 0x%" PRIx32 ", ro_compat 0x%" PRIx32
-	       ", incompat 0x%" PRIx32 "\n", in->feature_compat,
-	       in->feature_ro_compat, in->feature_incompat);
+	       ", incompat 0x%" PRIx32 "%s\n", in->feature_compat,
+	       in->feature_ro_compat, in->feature_incompat,
+	       in->feature_incompat & CFS_FEATURE_DYNINODES ? " (dyninodes)" : "");
 	printf("Created:             %s\n", created);
 	printf("Block size:          %" PRIu32 "\n", in->block_size);
 	printf("Inode size:          %" PRIu32 "\n", in->inode_size);
@@ -353,6 +355,8 @@ static void text_totals(const struct totals *t)
 	       "\n", used(t->blocks, t->free_blocks), t->free_blocks, t->blocks);
 	printf("Inodes:              %" PRIu64 " used, %" PRIu64 " free of %" PRIu64
 	       "\n", used(t->inodes, t->free_inodes), t->free_inodes, t->inodes);
+	printf("Inode clusters:      %" PRIu64 " (64 inodes each, made from free blocks)\n",
+	       t->clusters);
 	printf("Continuations:       %" PRIu64 "\n", t->conts);
 	printf("Cross-chunk refs:    %" PRIu64 "\n", t->xrefs);
 	printf("Bookkeeping:         %.2f%% (continuations and cross-chunk refs per "
@@ -380,6 +384,22 @@ static void text_chunk(const struct chunk_row *r, uint32_t idx)
 	       c->conts, c->xrefs, c->generation);
 }
 
+/* The inode clusters each chunk made (FORMAT.md 10.4), where there are any. */
+static void text_clusters(const struct chunk_row *rows, uint32_t n)
+{
+	bool any = false;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (rows[i].err || !rows[i].ci.clusters)
+			continue;
+		printf("%s %" PRIu32 ":%" PRIu64, any ? "" : "\nInode clusters (chunk:count):",
+		       i, rows[i].ci.clusters);
+		any = true;
+	}
+	if (any)
+		printf("\n");
+}
+
 static void print_text(const struct cfs_info *in, const struct chunk_row *rows,
 		       const struct totals *t, const struct live *l)
 {
@@ -390,6 +410,7 @@ static void print_text(const struct cfs_info *in, const struct chunk_row *rows,
 	       " conts  xrefs generation\n");
 	for (uint32_t i = 0; i < in->chunks; i++)
 		text_chunk(&rows[i], i);
+	text_clusters(rows, in->chunks);
 	text_errors(rows, in->chunks);
 }
 
@@ -409,6 +430,7 @@ static void add_row(struct totals *t, const struct chunk_row *r)
 	t->free_inodes += c->free_inodes;
 	t->conts += c->conts;
 	t->xrefs += c->xrefs;
+	t->clusters += c->clusters;
 	if (c->last_write > t->last_write)
 		t->last_write = c->last_write;
 	if (!t->last_check_set || c->last_check < t->last_check) {

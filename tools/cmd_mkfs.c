@@ -110,13 +110,14 @@ static int parse_args(int argc, char **argv, struct mkfs_args *a)
 	int c, ret = 0;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:c:L:N:I:U:Fq", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":b:c:L:N:I:O:U:Fq", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'b': ret = opt_block_size(cmd, optarg, a); break;
 		case 'c': ret = opt_chunks(cmd, optarg, a); break;
 		case 'L': ret = opt_label(cmd, optarg, a); break;
 		case 'N': ret = opt_inodes(cmd, optarg, a); break;
 		case 'I': ret = opt_inode_size(cmd, optarg, a); break;
+		case 'O': ret = parse_features(cmd, optarg, &a->o.dyninodes); break;
 		case 'U': ret = opt_uuid(cmd, optarg, a); break;
 		case 'F': a->force = true; break;
 		case 'q': a->quiet = true; break;

@@ -88,17 +88,20 @@ static int report_fetch(int fd, const struct chunkfs_scrub_arg *a, struct fsck_u
 	return ret;
 }
 
-/* A repair checks every chunk (r->checked is then all of them): its
- * counts of inodes and directories are the filesystem's, and stay. */
+/* A repair may check every chunk (r->checked is then all of them): its
+ * counts of inodes and directories are the filesystem's, and stay.  One
+ * that checked the chunks its findings reach besides counts them once. */
 static void result_add(struct cfs_fsck_result *t, const struct cfs_fsck_result *r, int *full)
 {
-	if (r->checked > 1) {
+	if (r->checked >= r->chunks && r->chunks > 1) {
 		*full = 1;
 		t->checked = t->chunks;
 		t->inodes = r->inodes;
 		t->dirs = r->dirs;
 	} else if (!*full) {
 		t->checked += r->checked;
+		if (t->checked > t->chunks)
+			t->checked = t->chunks;
 		t->inodes += r->inodes;
 		t->dirs += r->dirs;
 	}

@@ -42,7 +42,7 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
 	int c, ret;
 
 	opterr = 0;
-	while ((c = getopt(argc, argv, ":L:U:o:l")) != -1) {
+	while ((c = getopt(argc, argv, ":L:U:o:O:l")) != -1) {
 		switch (c) {
 		case 'L':
 			if (strlen(optarg) > CFS_TUNE_TEXT_MAX)
@@ -59,6 +59,10 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
 						   "63 bytes, comma-separated, no spaces", optarg);
 			a->t.mount_opts = optarg;
 			break;
+		case 'O':
+			if ((ret = parse_features("tune", optarg, &a->t.dyninodes)) != 0)
+				return ret;
+			break;
 		case 'l':
 			a->list = true;
 			break;
@@ -69,7 +73,8 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
 	if (argc - optind != 1)
 		return usage_error("tune", argc == optind ? "no IMAGE given" :
 				   "too many arguments");
-	if (!a->t.label && !a->t.uuid && !a->t.uuid_random && !a->t.mount_opts)
+	if (!a->t.label && !a->t.uuid && !a->t.uuid_random && !a->t.mount_opts &&
+	    !a->t.dyninodes)
 		a->list = true;
 	return 0;
 }
@@ -89,8 +94,9 @@ static void print_tunables(struct cfs_fs *fs)
 	printf("\nFilesystem UUID:          %s\n", uuid);
 	printf("Default mount options:    %s\n", *opts ? opts : "(none)");
 	printf("Features:                 compat 0x%" PRIx32 ", ro_compat 0x%" PRIx32
-	       ", incompat 0x%" PRIx32 "\n", in.feature_compat,
-	       in.feature_ro_compat, in.feature_incompat);
+	       ", incompat 0x%" PRIx32 "%s\n", in.feature_compat,
+	       in.feature_ro_compat, in.feature_incompat,
+	       in.feature_incompat & CFS_FEATURE_DYNINODES ? " (dyninodes)" : "");
 }
 
 /* Why a read-write open failed, with what to do about it. */
@@ -118,7 +124,7 @@ int cmd_tune(int argc, char **argv)
 	if ((ret = parse_args(argc, argv, &a)) != 0)
 		return ret;
 	img = argv[optind];
-	change = a.t.label || a.t.uuid || a.t.uuid_random || a.t.mount_opts;
+	change = a.t.label || a.t.uuid || a.t.uuid_random || a.t.mount_opts || a.t.dyninodes;
 	/* Only the superblock changes, so chunks left dirty by a crash do
 	 * not stand in the way (NOCHECK); fsck still sees them dirty. */
 	ret = cfs_open(img, change ? CFS_OPEN_NOCHECK :

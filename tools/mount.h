@@ -101,6 +101,8 @@ struct mnt {
 						    service, not scrubbed again */
 	cfs_ino_t *changed;      /* inodes a repair changed: the kernel's */
 	size_t nchanged;         /* copies to drop (scrubber_inval) */
+	struct recent_name *gone;   /* names a repair removed (ino unused) */
+	size_t ngone;
 };
 
 extern const struct fuse_lowlevel_ops chunkfs_ops;
@@ -135,8 +137,15 @@ void scrubber_stop(struct mnt *m);
 /* `chunkfs scrub` put chunk c back in service */
 void scrubber_chunk_back(struct mnt *m, uint32_t c);
 /* Tell the kernel to drop what it caches of the inodes the last repairs
- * changed; not from inside a request (the ioctl's, after its reply). */
+ * changed and of the names they removed; not from inside a request (the
+ * ioctl's, after its reply). */
 void scrubber_inval(struct mnt *m);
+/* A repair's finding (a cfs_fsck_opts.problem callback's): the name of a
+ * directory entry it removed is queued for scrubber_inval. */
+void scrubber_problem(struct mnt *m, const struct cfs_fsck_problem *p);
+/* tools/mount_ops.c: drop the kernel's entry for the name ino was last
+ * looked up or made under, if it is remembered */
+void mount_name_inval(struct mnt *m, cfs_ino_t ino);
 
 /* FUSE requests served, by opcode (counted always, a relaxed atomic add
  * each); written at unmount to the file named by CHUNKFS_REQUEST_COUNTS. */

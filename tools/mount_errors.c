@@ -72,11 +72,17 @@ static void log_problem(void *ctx, const char *msg)
 	fuse_log(FUSE_LOG_WARNING, "chunkfs: %s: scrub: %s\n", m->image, msg);
 }
 
+static void problem_queue(void *ctx, const struct cfs_fsck_problem *p)
+{
+	scrubber_problem(ctx, p);
+}
+
 /* One chunk, preen's rules; what is left for a person takes the chunk out
  * of service when repair was asked for. */
 static void scrub_one(struct mnt *m, uint32_t c, bool repair)
 {
-	struct cfs_fsck_opts o = { .mode = CFS_FSCK_PREEN, .report = log_problem, .ctx = m };
+	struct cfs_fsck_opts o = { .mode = CFS_FSCK_PREEN, .report = log_problem,
+				   .problem = problem_queue, .ctx = m };
 	struct cfs_fsck_result r;
 	int ret = cfs_scrub(m->fs, c, &o, &r);
 
@@ -183,6 +189,25 @@ void scrubber_chunk_back(struct mnt *m, uint32_t c)
 	pthread_mutex_unlock(&m->slock);
 }
 
+void scrubber_problem(struct mnt *m, const struct cfs_fsck_problem *p)
+{
+	struct recent_name *n;
+
+	if (!p->name || !p->namelen || p->namelen > CFS_NAME_MAX || strcmp(p->outcome, "fixed"))
+		return;
+	pthread_mutex_lock(&m->slock);
+	n = realloc(m->gone, (m->ngone + 1) * sizeof(*n));
+	if (n) {
+		m->gone = n;
+		n += m->ngone++;
+		n->ino = 0;
+		n->parent = p->ino;
+		memcpy(n->name, p->name, p->namelen);
+		n->name[p->namelen] = '\0';
+	}
+	pthread_mutex_unlock(&m->slock);
+}
+
 static void changed_queue(void *ctx, cfs_ino_t ino)
 {
 	struct mnt *m = ctx;
@@ -199,17 +224,31 @@ static void changed_queue(void *ctx, cfs_ino_t ino)
 
 void scrubber_inval(struct mnt *m)
 {
+	struct recent_name *gone;
 	cfs_ino_t *list;
-	size_t n;
+	size_t n, ngone;
 
 	pthread_mutex_lock(&m->slock);
 	list = m->changed;
 	n = m->nchanged;
 	m->changed = NULL;
 	m->nchanged = 0;
+	gone = m->gone;
+	ngone = m->ngone;
+	m->gone = NULL;
+	m->ngone = 0;
 	pthread_mutex_unlock(&m->slock);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < ngone; i++)
+		fuse_lowlevel_notify_inval_entry(m->se, gone[i].parent, gone[i].name,
+						 strlen(gone[i].name));
+	free(gone);
+	/* the name too: a repair may have moved the inode (to /lost+found),
+	 * and the kernel takes a file's size from us only for an inode it
+	 * looks up anew */
+	for (size_t i = 0; i < n; i++) {
 		fuse_lowlevel_notify_inval_inode(m->se, list[i], 0, 0);
+		mount_name_inval(m, list[i]);
+	}
 	free(list);
 }
 
@@ -249,4 +288,7 @@ void scrubber_stop(struct mnt *m)
 	free(m->changed);      /* nobody left to tell */
 	m->changed = NULL;
 	m->nchanged = 0;
+	free(m->gone);
+	m->gone = NULL;
+	m->ngone = 0;
 }

@@ -290,6 +290,14 @@ static bool name_recall(struct mnt *m, cfs_ino_t ino, struct recent_name *out)
 	return out->ino == ino && out->name[0];
 }
 
+void mount_name_inval(struct mnt *m, cfs_ino_t ino)
+{
+	struct recent_name r;
+
+	if (name_recall(m, ino, &r))
+		fuse_lowlevel_notify_inval_entry(m->se, r.parent, r.name, strlen(r.name));
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct mnt *m = mnt_of(req);
@@ -1084,12 +1092,8 @@ static void inval_queued(struct mnt *m)
 	m->ninval = 0;
 	pthread_mutex_unlock(&m->lock);
 	for (unsigned i = 0; i < n; i++) {
-		struct recent_name r;
-
 		fuse_lowlevel_notify_inval_inode(m->se, inval[i], 0, 0);
-		if (name_recall(m, inval[i], &r))
-			fuse_lowlevel_notify_inval_entry(m->se, r.parent, r.name,
-							 strlen(r.name));
+		mount_name_inval(m, inval[i]);
 	}
 	pthread_mutex_lock(&m->lock);
 	clock_gettime(CLOCK_MONOTONIC, &pause);

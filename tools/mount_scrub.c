@@ -27,10 +27,17 @@ static void field(FILE *f, const char *s, char end)
 	putc(end, f);
 }
 
+struct collect {
+	struct mnt *m;
+	FILE *f;
+};
+
 static void collect_problem(void *ctx, const struct cfs_fsck_problem *p)
 {
-	FILE *f = ctx;
+	struct collect *cl = ctx;
+	FILE *f = cl->f;
 
+	scrubber_problem(cl->m, p);
 	field(f, p->code, SCRUB_FS);
 	fprintf(f, "%lld%c%u%c", (long long)p->chunk, SCRUB_FS, p->ino, SCRUB_FS);
 	field(f, p->finding, SCRUB_FS);
@@ -53,10 +60,11 @@ int mount_scrub_chunk(struct mnt *m, uint32_t chunk, int mode, struct cfs_fsck_r
 		      FILE *records)
 {
 	struct cfs_fsck_opts o = { .mode = mode };
+	struct collect cl = { m, records };
 
 	if (records) {
 		o.problem = collect_problem;
-		o.ctx = records;
+		o.ctx = &cl;
 	}
 	if (mode != CFS_FSCK_NO && m->rdonly)
 		return -EROFS;

@@ -105,6 +105,9 @@ int parse_u64(const char *s, uint64_t *out);
 int parse_mode(const char *s, uint32_t *out);
 /* xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (either case), nothing else. */
 int parse_uuid(const char *s, uint8_t out[16]);
+/* A feature list as mke2fs -O takes it: comma-separated names, each
+ * turned off by a leading '^'.  Known: dyninodes (*dyninodes 1 or -1). */
+int parse_features(const char *cmd, const char *s, int *dyninodes);
 
 /* ---- image access ---- */
 /* Open img; prints the error and returns a negative errno on failure. */

@@ -26,6 +26,18 @@
 #define K_CONT 2
 #define K_STUB 3
 
+/* The chunks a check's fixes reach beyond the chunks it checks (scrub, which
+ * repairs only some): where a reference that a fix here removes lives in
+ * another chunk, that chunk must be checked in the same run, or it keeps
+ * the dangling half (a directory entry naming a stub cleared here, a
+ * forward pointer to a continuation freed here).  unknown: a fix lost a
+ * reference whose other half cannot be named (a cleared inode, directory
+ * entries lost unseen), so only a check of every chunk finds it. */
+struct fsck_reach {
+	uint8_t chunk[CFS_MAX_CHUNKS];
+	int unknown;
+};
+
 struct orphan {
 	cfs_ino_t ino;
 	int code;               /* the problem it was found as (PR_ORPHAN, ...) */
@@ -41,12 +53,22 @@ struct fk {
 	uint32_t next, ndone, ntotal;
 	int step;
 	int escalated;          /* checking the chunks escalation added */
-	uint8_t *esc_from;      /* chunks whose directories lost remote entries */
+	uint8_t *esc_from;      /* per chunk: why its directories may have left
+				 * stubs in chunks not checked (ESC_*) */
 	struct orphan *orphans; /* to reconnect to lost+found */
 	size_t norphans;
 	uint64_t *chunk_unfixed;
 	uint32_t held_max;      /* step B: inodes each worker may hold */
+	struct fsck_reach *reach;       /* or NULL */
 };
+
+/* fk.esc_from: stubs may be left in chunks not checked (an entry dropped
+ * whose stub is in one; entries with stubs gone from a directory whose
+ * tree is damaged); or entries with stubs are missing from a directory
+ * whose tree is whole, which a crash explains in a dirty chunk
+ * (want_escalation). */
+#define ESC_SURE 1
+#define ESC_LOST 2
 
 /* One chunk's check, in one step. */
 struct ck {
@@ -66,6 +88,7 @@ struct ck {
 	 * pointer is set */
 	uint32_t *nlink, *back;
 	uint8_t *ftype;
+	uint8_t *icl_claimed;           /* step A: clusters whose blocks are claimed */
 };
 
 #define SLOT_CONTS 0x80
@@ -81,6 +104,12 @@ enum problem_code {
 	/* step A */
 	PR_CHUNK_HEADER,
 	PR_NO_MEMORY,
+	PR_ICMAP_LOST,
+	PR_ICMAP_CSUM,
+	PR_ICL_OUTSIDE,
+	PR_ICL_OVERLAP,
+	PR_ICL_GARBAGE,
+	PR_ICL_DATA,
 	PR_INODE_UNREADABLE,
 	PR_INODE_CSUM_PLAUSIBLE,
 	PR_INODE_CSUM,
@@ -163,6 +192,29 @@ static inline uint64_t itable_limit(struct ck *x)
 
 int is_head(struct inode *ip);
 int dinode_plausible(struct cfs_fs *fs, const struct cfs_dinode *d);
+
+/* icluster.c: inode clusters (DYNINODES) */
+/* The first slot at or after l that was ever written (inode table below
+ * its watermark, existing clusters), or x->ipc + 1. */
+uint32_t ck_next(struct ck *x, uint32_t l);
+/* An inode number of this chunk within the slots the check knows (the
+ * table and the clusters there were when it started): a number past them
+ * (valid with DYNINODES) is in no cluster, a free inode. */
+static inline int ck_slot_known(const struct ck *x, cfs_ino_t ino)
+{
+	return CFS_INO_CHUNK(ino) == x->c && CFS_INO_LOCAL(ino) <= x->ipc;
+}
+/* Read the blocks of the cluster holding slot l (> inodes_per_chunk). */
+void icl_read_ahead(struct ck *x, uint32_t l);
+/* Step A, before the inode scan: the map blocks, and every cluster's
+ * place and contents; the blocks of clusters with inodes are claimed. */
+void icl_check(struct ck *x);
+/* Step A's full pass, after the quick one is undone: the claims
+ * icl_check made (map blocks kept, clusters with inodes) again. */
+void icl_reclaim(struct ck *x);
+/* Step A, after the block maps are claimed: a cluster with no inode in use
+ * that shares blocks with a file is dropped, the others claimed. */
+void icl_claim_rest(struct ck *x);
 void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit);
 void itable_ahead(struct ck *x, uint32_t l, uint64_t limit);
 uint8_t *itable_slot(struct ck *x, uint32_t l, struct buf **b);
@@ -176,11 +228,16 @@ void step_a(struct ck *x);
 void step_b(struct ck *x);
 void add_orphan(struct ck *x, cfs_ino_t ino, int code);
 
+/* Record, whether or not the finding is fixed, that a finding of this
+ * check reaches the chunk of ino (0: a reference that cannot be named). */
+void reach_ino(struct fk *k, cfs_ino_t ino);
+
 /* driver.c: cfs_fsck on the chunks want selects (NULL: those that need
  * it, as cfs_fsck); with want, escalation is left to the caller, told by
- * r->escalated (scrub). */
+ * r->escalated (scrub), and reach (if not NULL) gets the chunks the
+ * findings reach (see struct fsck_reach). */
 int fsck_run(struct cfs_fs *fs, const struct cfs_fsck_opts *o, const uint8_t *want,
-	     struct cfs_fsck_result *r);
+	     struct cfs_fsck_result *r, struct fsck_reach *reach);
 
 /* lpf.c */
 void check_root(struct fk *k);

@@ -293,13 +293,8 @@ void reconnect_orphans(struct fk *k)
 		if (k->orphans[i].ino != k->fs->sb.lpf_ino)
 			count[CFS_INO_CHUNK(k->orphans[i].ino)]++;
 	/* decided once per chunk, before any stub or holder takes an inode */
-	for (c = 0; count && c < n; c++) {
-		struct chunk *ch = &k->fs->chunks[c];
-
-		pthread_mutex_lock(&ch->lock);
-		count[c] = ch->hdr.free_inodes < count[c] + CFS_REPAIR_INODES;
-		pthread_mutex_unlock(&ch->lock);
-	}
+	for (c = 0; count && c < n; c++)
+		count[c] = chunk_inodes_avail(k->fs, c) < count[c] + CFS_REPAIR_INODES;
 	for (i = 0; i < k->norphans; i++)
 		if (k->orphans[i].ino != k->fs->sb.lpf_ino)
 			reconnect_one(k, &k->orphans[i],

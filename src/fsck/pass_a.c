@@ -82,6 +82,9 @@ static int scan_inode_slot(struct ck *x, uint32_t l, uint8_t *raw, struct buf *b
 	if (!cfs_dinode_csum_ok(raw, fs->isz, fs->seed, ino)) {
 		int ok = d->mode && dinode_plausible(fs, d);
 
+		/* a cleared inode's references elsewhere cannot be named */
+		if (!ok && d->mode)
+			reach_ino(x->k, 0);
 		if (!pr_fix(x, ok ? PR_INODE_CSUM_PLAUSIBLE : PR_INODE_CSUM,
 			    &(struct pctx){ .ino = ino })) {
 			bset(x->ibits, l - 1);   /* left for a person: keep it */
@@ -94,6 +97,7 @@ static int scan_inode_slot(struct ck *x, uint32_t l, uint8_t *raw, struct buf *b
 		if (buf_dirty(&fs->cache, b) < 0 || !ok)
 			return 0;
 	} else if (d->mode && !dinode_plausible(fs, d)) {
+		reach_ino(x->k, 0);
 		if (pr_fix(x, PR_INODE_MODE, &(struct pctx){ .ino = ino,
 							     .num = { d->mode, d->flags } })) {
 			memset(raw, 0, fs->isz);
@@ -235,6 +239,10 @@ void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit)
 	uint64_t left;
 	uint32_t off;
 
+	if (l > x->fs->sb.inodes_per_chunk) {
+		icl_read_ahead(x, l);
+		return;
+	}
 	if (l > limit)
 		return;
 	left = (limit - 1) / x->fs->ipb - (l - 1) / x->fs->ipb + 1;
@@ -244,7 +252,10 @@ void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit)
 
 void itable_ahead(struct ck *x, uint32_t l, uint64_t limit)
 {
-	if ((l - 1) % ((uint64_t)x->fs->ipb * FSCK_RA) == 0)
+	uint32_t ipc = x->fs->sb.inodes_per_chunk;
+
+	if (l > ipc ? (l - ipc - 1) % CFS_ICL_INODES == 0 :
+	    (l - 1) % ((uint64_t)x->fs->ipb * FSCK_RA) == 0)
 		itable_read_ahead(x, l, limit);
 }
 
@@ -292,7 +303,7 @@ static void find_losers(struct ck *x, uint64_t limit)
 	struct buf *b = NULL;
 	size_t i, m = 0;
 
-	for (o.l = 1; o.owner && deg && o.l <= x->ipc && o.l <= limit; o.l++) {
+	for (o.l = ck_next(x, 1); o.owner && deg && o.l <= x->ipc; o.l = ck_next(x, o.l + 1)) {
 		struct inode tmp;
 
 		itable_ahead(x, o.l, limit);
@@ -472,6 +483,7 @@ static void scan_inode_blocks(struct ck *x, uint32_t l)
 	int changed = 0;
 
 	if (inode_get(fs, ino, &ip) < 0) {
+		reach_ino(x->k, 0);
 		if (pr_fix(x, PR_INODE_LOAD, &(struct pctx){ .ino = ino }))
 			clear_raw(x, ino);
 		else
@@ -637,35 +649,41 @@ void step_a(struct ck *x)
 	uint32_t l;
 	int quick = 1;
 
-	if (fs->chunks[x->c].hdr_bad)
+	if (fs->chunks[x->c].hdr_bad) {
+		reach_ino(x->k, 0);
 		pr_fix(x, PR_CHUNK_HEADER, &(struct pctx){ 0 });
+	}
+	icl_check(x);
 	for (b = 0; b < fs->sb.data_start; b++)
 		bset(x->bbits, b);
-	for (l = 1; l <= x->ipc && l <= limit; l++) {
+	for (l = ck_next(x, 1); l <= x->ipc; l = ck_next(x, l + 1)) {
 		uint8_t *raw;
 
 		itable_ahead(x, l, limit);
 		raw = itable_slot(x, l, &tb);
-		if (!raw)
+		if (!raw) {
+			reach_ino(x->k, 0);
 			pr_fix(x, PR_INODE_UNREADABLE,
 			       &(struct pctx){ .ino = CFS_INO_MAKE(x->c, l) });
-		else if (scan_inode_slot(x, l, raw, tb, &d) && quick &&
+		} else if (scan_inode_slot(x, l, raw, tb, &d) && quick &&
 			 quick_scan(x, l, raw, &d) < 0)
 			quick = 0;
 	}
 	buf_put(&fs->cache, tb);
 	if (quick) {
-		for (l = 1; l <= x->ipc && l <= limit; l++)
+		for (l = ck_next(x, 1); l <= x->ipc; l = ck_next(x, l + 1))
 			if (x->kind[l - 1] != K_FREE)
 				bset(x->ibits, l - 1);
 	} else {
 		quick_undo(x);
+		icl_reclaim(x);
 		find_losers(x, limit);
-		for (l = 1; l <= x->ipc && l <= limit; l++) {
+		for (l = ck_next(x, 1); l <= x->ipc; l = ck_next(x, l + 1)) {
 			itable_ahead(x, l, limit);
 			if (x->kind[l - 1] != K_FREE)
 				scan_inode_blocks(x, l);
 		}
 	}
+	icl_claim_rest(x);
 	sync_bitmaps(x);
 }

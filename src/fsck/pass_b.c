@@ -41,6 +41,8 @@ static void check_cont_slots(struct ck *x, struct inode *ip)
 						find_pred(x->fs, head, n) == ip->ino));
 		(void)head;
 		inode_put(x->fs, ci);
+		if (!ok && ino_valid(x->fs, n))
+			reach_ino(x->k, n);   /* what it named is an orphan there */
 		if (!ok && pr_fix(x, PR_CONT_POINTER, &(struct pctx){ .ino = ip->ino,
 								     .num = { n } })) {
 			ip->d.cont[s] = 0;
@@ -165,7 +167,8 @@ struct dscan {
 	struct inode *dp;
 	struct dirent_rec *ok;
 	size_t nok, cap;
-	uint64_t seen, remote_ok, remote_bad;
+	uint64_t seen, remote_ok, remote_bad;   /* entries with a stub */
+	uint64_t stub_away;     /* bad ones whose stub is in a chunk not checked */
 	int bad, oom, unfixed;
 	int salvaging, disorder;        /* reading leaves by block; index inconsistent */
 };
@@ -181,7 +184,7 @@ static int entry_target_ok(struct ck *x, struct inode *dp, const struct dirent_r
 	if (CFS_INO_CHUNK(r->ino) == x->c) {
 		uint32_t l = CFS_INO_LOCAL(r->ino) - 1;
 
-		if (x->kind[l] != K_HEAD || r->stub)
+		if (!ck_slot_known(x, r->ino) || x->kind[l] != K_HEAD || r->stub)
 			return 0;
 		if (x->isdir[l] && x->refs[l])
 			return 0;   /* a second name for a directory */
@@ -206,6 +209,13 @@ static int name_ok(const struct dirent_rec *r)
 static int same_name(const struct dirent_rec *a, const struct dirent_rec *b)
 {
 	return a->namelen == b->namelen && !memcmp(a->name, b->name, a->namelen);
+}
+
+/* The stub an entry names is judged by the check of its chunk, if that is
+ * checked (stub_entry_ok); a number no inode has is no stub at all. */
+static int stub_checked(struct ck *x, cfs_ino_t stub)
+{
+	return !ino_valid(x->fs, stub) || x->k->sel[CFS_INO_CHUNK(stub)];
 }
 
 /* In hash order a name met before is among the last records, of its hash. */
@@ -242,7 +252,18 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 	if (!name_ok(r) || r->hash != dir_hash(x->fs, r->name, r->namelen) ||
 	    !entry_target_ok(x, d->dp, r)) {
 		d->bad = 1;
-		d->remote_bad += r->stub || CFS_INO_CHUNK(r->ino) != x->c;
+		if (r->stub || CFS_INO_CHUNK(r->ino) != x->c) {
+			/* the stub it leaves is in the target's chunk (a number
+			 * that names no inode has nothing there) */
+			if (ino_valid(x->fs, r->ino))
+				reach_ino(x->k, r->ino);
+			if (ino_valid(x->fs, r->stub))
+				reach_ino(x->k, r->stub);
+		}
+		if (r->stub) {
+			d->remote_bad++;
+			d->stub_away += !stub_checked(x, r->stub);
+		}
 		if (!pr_fix(x, PR_ENTRY_INVALID, &(struct pctx){ .ino = d->dp->ino,
 				.num = { r->ino }, .name = r->name, .namelen = r->namelen }))
 			d->unfixed = 1;
@@ -346,7 +367,7 @@ static void prefetch_remote(struct ck *x, struct inode *dp)
 
 static void check_dir(struct ck *x, struct inode *dp)
 {
-	struct dscan d = { x, dp, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	struct dscan d = { .x = x, .dp = dp };
 	uint32_t l = CFS_INO_LOCAL(dp->ino) - 1;
 	size_t i;
 	int ret = -1, idx_fix = 0;
@@ -363,18 +384,24 @@ static void check_dir(struct ck *x, struct inode *dp)
 			if (CFS_INO_CHUNK(d.ok[i].ino) == x->c)
 				x->refs[CFS_INO_LOCAL(d.ok[i].ino) - 1]--;
 		d.nok = 0;
-		d.remote_ok = d.remote_bad = 0;
+		d.remote_ok = d.remote_bad = d.stub_away = 0;
 		d.bad = 1;
 		d.unfixed = 0;   /* the leaves' entries are judged again */
 		d.salvaging = 1;
 		if (dp->d.flags & CFS_IFL_EXTENTS)
 			dir_salvage(x->fs, dp, dscan_entry, &d);
 	}
-	/* Entries lost or dropped that named other chunks may have left a
-	 * stub behind in a chunk that is not being checked: check them all.
-	 * Lost local entries need nothing more: their inodes are here. */
-	if (d.remote_bad || d.remote_ok < dp->d.hi)
-		x->k->esc_from[x->c] = 1;
+	/* An entry dropped whose stub is in a chunk not being checked leaves
+	 * the stub behind there.  Entries missing (fewer with a stub than hi
+	 * counts) may have too: surely if the tree is damaged, else unless a
+	 * crash explains their loss (want_escalation).  Lost local entries
+	 * need nothing more: their inodes are here. */
+	if (d.stub_away)
+		x->k->esc_from[x->c] |= ESC_SURE;
+	if (d.remote_ok + d.remote_bad < dp->d.hi) {
+		x->k->esc_from[x->c] |= ret < 0 ? ESC_SURE : ESC_LOST;
+		reach_ino(x->k, 0);   /* lost unseen: their chunks are unknown */
+	}
 	if (!d.bad && (d.nok != dp->d.lo || d.remote_ok != dp->d.hi) &&
 	    pr_fix(x, PR_DIR_COUNTS, &(struct pctx){ .ino = dp->ino,
 			.num = { dp->d.lo, dp->d.hi, d.nok, d.remote_ok } })) {
@@ -401,7 +428,7 @@ struct stub_find {
 	cfs_ino_t ino, stub;
 	uint64_t hash;
 	struct dirent_rec r;
-	int found;
+	int found, leaves;      /* leaves: reading every leaf, in no order */
 };
 
 static int stub_find_cb(void *vc, const struct dirent_rec *r)
@@ -409,7 +436,7 @@ static int stub_find_cb(void *vc, const struct dirent_rec *r)
 	struct stub_find *f = vc;
 
 	if (r->hash != f->hash)
-		return 1;
+		return !f->leaves;
 	if (r->ino != f->ino || r->stub != f->stub)
 		return 0;
 	f->r = *r;
@@ -422,12 +449,21 @@ static int stub_find_cb(void *vc, const struct dirent_rec *r)
  * entry that one removes is not counted by the other. */
 static int stub_entry_ok(struct ck *x, struct inode *s, struct inode *dp)
 {
-	struct stub_find f = { s->d.head, s->ino, s->d.lo, { 0 }, 0 };
+	struct stub_find f = { s->d.head, s->ino, s->d.lo, { 0 }, 0, 0 };
 	struct inode *t;
 	int ok;
 
 	pthread_mutex_lock(&dp->lock);
-	ok = dir_iterate(x->fs, dp, s->d.lo, stub_find_cb, &f) == 0 && f.found;
+	/* A tree whose walk fails is rebuilt from its leaves by the check of
+	 * its chunk, keeping every entry a leaf holds (check_dir): look in
+	 * the leaves too, or a stub checked before that rebuild would be
+	 * freed, and then the entry it backs dropped, a name lost. */
+	if (dir_iterate(x->fs, dp, s->d.lo, stub_find_cb, &f) < 0 && !f.found &&
+	    (dp->d.flags & CFS_IFL_EXTENTS)) {
+		f.leaves = 1;
+		dir_salvage(x->fs, dp, stub_find_cb, &f);
+	}
+	ok = f.found;
 	pthread_mutex_unlock(&dp->lock);
 	if (!ok || !name_ok(&f.r) || f.r.hash != dir_hash(x->fs, f.r.name, f.r.namelen))
 		return 0;
@@ -458,7 +494,7 @@ static void check_stub(struct ck *x, struct inode *s)
 	struct cfs_fs *fs = x->fs;
 	struct inode *dp = NULL;
 	int ok = CFS_INO_CHUNK(s->d.head) == x->c && ino_valid(fs, s->d.head) &&
-		 x->kind[CFS_INO_LOCAL(s->d.head) - 1] == K_HEAD;
+		 ck_slot_known(x, s->d.head) && x->kind[CFS_INO_LOCAL(s->d.head) - 1] == K_HEAD;
 
 	if (ok) {
 		ok = ino_valid(fs, s->d.back) && inode_get(fs, s->d.back, &dp) == 0 &&
@@ -473,6 +509,8 @@ static void check_stub(struct ck *x, struct inode *s)
 			fix_parent(x, s->d.head, s->d.back);
 		return;
 	}
+	/* the entry it backed, if any, is in the directory's chunk */
+	reach_ino(x->k, s->d.back);
 	if (pr_fix(x, PR_STUB_ORPHAN, &(struct pctx){ .ino = s->ino }))
 		stub_release(fs, s);
 }
@@ -639,7 +677,7 @@ static void load_kinds(struct ck *x)
 	struct cfs_dinode d;
 	struct buf *b = NULL;
 
-	for (l = 1; l <= x->ipc && l <= limit; l++) {
+	for (l = ck_next(x, 1); l <= x->ipc; l = ck_next(x, l + 1)) {
 		struct inode *ip;
 		uint8_t *raw;
 

@@ -49,6 +49,24 @@ static const struct problem table[PR_COUNT] = {
 		"rebuild it from the chunk's contents", 0, "17.2" },
 	[PR_NO_MEMORY] = { "NO_MEMORY", S_NONE, "out of memory, not checked",
 		"none", PF_NOFIX, "-" },
+	[PR_ICMAP_LOST] = { "ICMAP_LOST", S_NONE,
+		"inode-cluster map block %0 (block %1) unreadable or not a map block",
+		"forget it: the inodes of its clusters are lost", 0, "10.4" },
+	[PR_ICMAP_CSUM] = { "ICMAP_CSUM", S_NONE,
+		"inode-cluster map block %0 (block %1): checksum mismatch",
+		"rewrite it", 0, "10.4" },
+	[PR_ICL_OUTSIDE] = { "ICL_OUTSIDE", S_NONE,
+		"inode cluster %0 at block %1 lies outside the data area",
+		"drop it from the map", 0, "10.4" },
+	[PR_ICL_OVERLAP] = { "ICL_OVERLAP", S_NONE,
+		"inode cluster %0 at block %1 overlaps a map block or another cluster",
+		"drop it from the map", 0, "10.4" },
+	[PR_ICL_GARBAGE] = { "ICL_GARBAGE", S_NONE,
+		"inode cluster %0 at block %1 holds no inode, only damaged slots",
+		"drop it from the map", 0, "10.4" },
+	[PR_ICL_DATA] = { "ICL_DATA", S_NONE,
+		"inode cluster %0 at block %1 holds no inode in use and overlaps file data",
+		"drop it from the map", 0, "10.4" },
 	[PR_INODE_UNREADABLE] = { "INODE_UNREADABLE", S_INODE, "unreadable",
 		"none", PF_NOFIX, "17.1" },
 	[PR_INODE_CSUM_PLAUSIBLE] = { "INODE_CSUM_PLAUSIBLE", S_INODE,
@@ -83,8 +101,12 @@ static const struct problem table[PR_COUNT] = {
 		"none", PF_NOFIX, "17.1" },
 	[PR_BLOCK_BITMAP] = { "BLOCK_BITMAP", S_NONE, "block bitmap differs in %0 places",
 		"rewrite it from the block maps", PF_CRASH, "17.7" },
+	/* preen's anywhere, as e2fsck -p fixes inode bitmap differences: the
+	 * table it is rewritten from is what step A verified slot by slot, and
+	 * the library meets the damage in normal operation (an inode handed
+	 * out that is in use), which errors=repair then fixes online */
 	[PR_INODE_BITMAP] = { "INODE_BITMAP", S_NONE, "inode bitmap differs in %0 places",
-		"rewrite it from the inode table", PF_CRASH, "17.4" },
+		"rewrite it from the inode table", PF_PREEN, "17.4" },
 	[PR_FREE_BLOCKS] = { "FREE_BLOCKS", S_NONE, "free block count %0, should be %1",
 		"correct it", PF_CRASH, "17.8" },
 	[PR_FREE_INODES] = { "FREE_INODES", S_NONE, "free inode count %0, should be %1",
@@ -237,6 +259,10 @@ void pr_report(struct fk *k, uint32_t c, int code, const struct pctx *p, int fix
 	snprintf(line, sizeof(line), "%s%s [%s]; %s: %s", where, what, e->id, e->action,
 		 rep.outcome);
 	rep.text = line;
+	if (p->name && e->subject == S_DIR) {
+		rep.name = p->name;
+		rep.namelen = p->namelen;
+	}
 	pthread_mutex_lock(&k->lock);
 	k->r->problems++;
 	if (fix && !err) {
@@ -259,4 +285,14 @@ int pr_fix(struct ck *x, int code, const struct pctx *p)
 
 	pr_report(x->k, x->c, code, p, fix, 0);
 	return fix;
+}
+
+void reach_ino(struct fk *k, cfs_ino_t ino)
+{
+	if (!k->reach)
+		return;
+	if (ino_valid(k->fs, ino))
+		__atomic_store_n(&k->reach->chunk[CFS_INO_CHUNK(ino)], 1, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&k->reach->unknown, 1, __ATOMIC_RELAXED);
 }

@@ -179,7 +179,7 @@ if [ $HAVE_PY = 1 ]; then
 	python3 -c 'import json,sys; sys.stdout.buffer.write(json.load(open(sys.argv[1]))["label"].encode("latin-1"))' \
 		"$OUT" >got_label 2>/dev/null
 	cmp -s want_label got_label && pass info_json_label_escaped || fail info_json_label_escaped "label did not round trip"
-	[ "$(jget 'sorted(d["chunks"][0].keys()) == sorted(["index","state","state_code","generation","last_check","last_write","blocks","used_blocks","free_blocks","inodes","used_inodes","free_inodes","conts","xrefs","errors"])')" = True ] &&
+	[ "$(jget 'sorted(d["chunks"][0].keys()) == sorted(["index","state","state_code","generation","last_check","last_write","blocks","used_blocks","free_blocks","inodes","used_inodes","free_inodes","conts","xrefs","clusters","errors"])')" = True ] &&
 		pass info_json_chunk_fields || fail info_json_chunk_fields "$(jget 'd["chunks"][0]')"
 	[ "$(jget 'all(c["state"] == "clean" for c in d["chunks"])')" = True ] &&
 		pass info_fresh_all_clean || fail info_fresh_all_clean "not all clean"

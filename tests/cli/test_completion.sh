@@ -87,7 +87,7 @@ for m in "${modes[@]}"; do
 	expect_only "put_dest_in_image_$m" "$m" "chunkfs put imgs/disk.img host /ph" /photos/
 	expect_only "info_svg_file_$m" "$m" "chunkfs info --svg imgs/d" imgs/disk.img
 	expect_only "info_after_svg_$m" "$m" "chunkfs info --svg x.svg imgs/d" imgs/disk.img
-	expect_only "tune_options_$m" "$m" "chunkfs tune -" -L -U -l -o
+	expect_only "tune_options_$m" "$m" "chunkfs tune -" -L -O -U -l -o
 	expect "tune_mount_opts_$m" "$m" "chunkfs tune -o no" noatime nocheck
 	expect_only "tune_uuid_$m" "$m" "chunkfs tune -U r" random
 	expect_only "trim_options_$m" "$m" "chunkfs trim -" -m -v

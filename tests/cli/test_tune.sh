@@ -32,7 +32,7 @@ u=0badc0de-1234-4abc-8def-0123456789ab
 label='new label <&> ü'
 if expect_exit 0 "$C" tune -L "$label" -U "$u" -o noatime,clean_after=2 "$img" &&
    [ "$(jinfo 'd["label"]')" = "$label" ] && [ "$(jinfo 'd["uuid"]')" = "$u" ] &&
-   [ "$(jinfo 'd["features"]["compat"] & 1, d["features"]["incompat"]')" = "1 1" ] &&
+   [ "$(jinfo 'd["features"]["compat"] & 1, d["features"]["incompat"] & 1')" = "1 1" ] &&
    expect_exit 0 "$C" tune -l "$img" &&
    grep -q '^Default mount options: *noatime,clean_after=2$' "$OUT"; then
 	pass tune_round_trip
@@ -63,7 +63,7 @@ fi
 	pass tune_uuid_nil || fail tune_uuid_nil "$(jinfo 'd["uuid"]')"
 # back to the UUID it was made with: no feature needed any more
 if expect_exit 0 "$C" tune -U "$orig_uuid" -o "" "$img" &&
-   [ "$(jinfo 'd["features"]["compat"] & 1, d["features"]["incompat"]')" = "0 0" ] &&
+   [ "$(jinfo 'd["features"]["compat"] & 1, d["features"]["incompat"] & 1')" = "0 0" ] &&
    [ "$(jinfo 'd["uuid"]')" = "$orig_uuid" ] && "$C" fsck -f -n "$img" >/dev/null; then
 	pass tune_uuid_back_clears_feature
 else

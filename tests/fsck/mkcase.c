@@ -4,6 +4,8 @@
  *   mkcase build64 IMG          populated 64-chunk image (+ IMG.manifest)
  *   mkcase buildfull IMG        4-chunk image with every chunk full of inodes
  *                               and blocks (+ IMG.manifest)
+ *   mkcase buildcl IMG          2 chunks of 16-inode tables, one with inode
+ *                               clusters (DYNINODES) (+ IMG.manifest)
  *   mkcase damage CASE IMG      apply one named damage to IMG
  *   mkcase verify IMG           walk IMG (normal read-only open, so every
  *                               chunk must be clean), read everything, and
@@ -173,11 +175,11 @@ static void mksym(struct builder *b, const char *target, const char *path)
 }
 
 static void begin(struct builder *b, const char *img, uint64_t size, uint32_t chunks,
-		  uint64_t inodes)
+		  uint64_t inodes, int dyninodes)
 {
 	struct cfs_mkfs_opts o = { .size = size, .block_size = BS, .chunks = chunks,
 				   .inodes = inodes, .label = "fsck-case", .uuid = UUID,
-				   .now = 1700000000 };
+				   .now = 1700000000, .dyninodes = dyninodes };
 	char mf[4096];
 
 	unlink(img);
@@ -201,7 +203,10 @@ static void end(struct builder *b)
 }
 
 /* Four chunks of 1023 one-KiB blocks.  Top-level directories are spread
- * over the chunks, so the root (chunk 0) names them through stubs. */
+ * over the chunks, so the root (chunk 0) names them through stubs.  The
+ * fixed inode tables of images made before DYNINODES (-O ^dyninodes), so
+ * that the cases check that layout too (and a chunk can run out of
+ * inodes: orphans-full-chunk); the 64-chunk and icl-* images have it. */
 static void build4(const char *img)
 {
 	struct builder b;
@@ -210,7 +215,7 @@ static void build4(const char *img)
 	char name[64];
 	int i;
 
-	begin(&b, img, 4u << 20, 4, 512);
+	begin(&b, img, 4u << 20, 4, 512, -1);
 	mkdir_p(&b, "/d1");
 	mkdir_p(&b, "/d2");
 	mkdir_p(&b, "/d3");
@@ -277,7 +282,7 @@ static void build64(const char *img)
 	char name[64];
 	int i;
 
-	begin(&b, img, 64u * 64 * BS + 4 * BS, 64, 64 * 16);
+	begin(&b, img, 64u * 64 * BS + 4 * BS, 64, 64 * 16, 0);
 	for (i = 0; i < 8; i++) {
 		snprintf(name, sizeof(name), "/t%d", i);
 		mkdir_p(&b, name);
@@ -348,7 +353,7 @@ static void buildfull(const char *img)
 	uint64_t fsize[4] = { 0 };
 	int i, next = 0;
 
-	begin(&b, img, 2u << 20, 4, 128);
+	begin(&b, img, 2u << 20, 4, 128, -1);   /* the old layout: a chunk full of inodes */
 	for (i = 0; i < 4; i++)
 		dir[i] = mkdir_p(&b, dirs[i]);
 	/* inodes: round-robin until every directory is refused */
@@ -420,6 +425,39 @@ static void buildfull(const char *img)
 		if (fclose(out) != 0 || rename(tmp, mf) < 0)
 			die("%s: %s", mf, strerror(errno));
 	}
+}
+
+/* 2 chunks whose inode tables hold 16 inodes: /many's chunk makes two
+ * inode clusters (FORMAT.md 10.4) for its 100 files; /many/big, made
+ * first, has its inode in the table and 20 blocks of data. */
+static void buildcl(const char *img)
+{
+	struct builder b;
+	char name[64];
+	int i;
+
+	begin(&b, img, 2u << 20, 2, 32, 1);
+	mkdir_p(&b, "/many");
+	mkfile(&b, "/many/big", 20 * BS);
+	mkdir_p(&b, "/other");
+	mkfile(&b, "/other/f", 3000);
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "/many/f%03d", i);
+		mkfile(&b, name, (size_t)(i % 7) * 90);
+	}
+	/* a name in the root's chunk (the placement puts /other with /many):
+	 * a cross-chunk entry and its stub beside a cluster inode */
+	mklink(&b, "/many/f050", "/link-f050");
+	OK(cfs_sync(b.fs));   /* gives back the clusters made ahead, empty */
+	{
+		struct cfs_chunk_info ci;
+
+		OK(cfs_get_chunk_info(b.fs, CFS_INO_CHUNK(resolve(b.fs, "/many")), &ci));
+		if (ci.clusters != 2)
+			die("/many's chunk has %llu inode clusters, not 2",
+			    (unsigned long long)ci.clusters);
+	}
+	end(&b);
 }
 
 /* ---- raw access to a closed image --------------------------------------- */
@@ -878,14 +916,16 @@ static void d_dangling_xentry(const char *img)
 	also_dirty[0] = 1;
 }
 
-/* /d1/link-f removed from /d1, its stub in /d2/f's chunk left behind (a
- * clean chunk: the unlink was cut before it got there); /d1's entry counts
- * still include it, which tells fsck that an entry naming another chunk was
- * lost, so every chunk must be checked */
+/* /d1/link-f removed from /d1, its stub in /d2/f's chunk left behind: an
+ * unlink cut after the entry's block reached the disk, before the stub was
+ * freed.  The stub's chunk was marked dirty before the entry changed
+ * (xref_hold), so the crash left it dirty too and the check of the dirty
+ * chunks finds the stub; /d1's entry counts still include the entry. */
 static void d_orphan_stub(const char *img)
 {
 	struct cfs_fs *fs = lib_open(img);
 
+	also_dirty[CFS_INO_CHUNK(stub_of(fs, "/d1", "link-f"))] = 1;
 	remove_entry_only(fs, "/d1", "link-f", 0);
 	OK(cfs_close(fs));
 }
@@ -1003,8 +1043,9 @@ static void d_dir_count(const char *img)
 	edit_inode(img, lookup_ro(img, "/d1/sub"), set_entries, 5);
 }
 
-/* /d2 says one more of its entries names another chunk than do: entries
- * with stubs may have been lost, so every chunk must be checked */
+/* /d2 says one more of its entries names another chunk than do: a crash
+ * lost an entry made or removed since a chunk was last marked clean, whose
+ * stub is in a chunk dirty too, so the dirty chunks alone are checked */
 static void d_dir_remote_count(const char *img)
 {
 	edit_inode(img, lookup_ro(img, "/d2"), set_entries, 0);
@@ -1084,12 +1125,14 @@ static void d_c64_link_count(const char *img)
 	edit_inode(img, lookup_ro(img, "/t5/a"), set_nlink, 3);
 }
 
-/* 64 chunks: /t2/link-a removed, leaving its stub in /t1/a's chunk; the
- * directory's remote count says an entry was lost */
+/* 64 chunks: /t2/link-a removed, leaving its stub in /t1/a's chunk, which
+ * an unlink marks dirty first (as orphan-stub); the directory's remote
+ * count says an entry was lost: 2 chunks of 64 checked */
 static void d_c64_orphan_stub(const char *img)
 {
 	struct cfs_fs *fs = lib_open(img);
 
+	also_dirty[CFS_INO_CHUNK(stub_of(fs, "/t2", "link-a"))] = 1;
 	remove_entry_only(fs, "/t2", "link-a", 0);
 	OK(cfs_close(fs));
 }
@@ -1300,7 +1343,125 @@ static void d_dir_index_dup_child(const char *img)
 	img_save(&m);
 }
 
+/* ---- inode clusters (icl-* cases, the buildcl image) ---- */
+
+/* The absolute block of map block 0 of /many's chunk, and that chunk. */
+static uint64_t icmap_block(struct img *m, const char *img, uint32_t *c)
+{
+	struct cfs_chunk_hdr h;
+
+	*c = chunk_of_path(img, "/many");
+	hdr_get(m, *c, &h);
+	if (!h.icmap[0])
+		die("chunk %u has no inode-cluster map", *c);
+	return damage_cbase(&m->d, *c) + h.icmap[0];
+}
+
+/* Cluster record j of /many's map block 0 edited through edit, resealed. */
+static void edit_icl(const char *img, uint32_t j, void (*edit)(struct img *m, uint32_t c,
+								 struct cfs_icl_rec *r))
+{
+	struct cfs_icl_rec r;
+	struct img m;
+	uint64_t b;
+	uint32_t c;
+
+	img_load(&m, img);
+	b = icmap_block(&m, img, &c);
+	cfs_icmap_rec_decode(blk(&m, b), j, &r);
+	if (!r.start)
+		die("no inode cluster %u", j);
+	edit(&m, c, &r);
+	cfs_icmap_rec_encode(blk(&m, b), j, &r);
+	reseal(&m, b);
+	img_save(&m);
+}
+
+/* /many's map block: one byte of its zero area flipped, not resealed */
+static void d_icl_map_csum(const char *img)
+{
+	struct img m;
+	uint32_t c;
+
+	img_load(&m, img);
+	blk(&m, icmap_block(&m, img, &c))[CFS_OFF_IM_INDEX + 6] ^= 0x40;
+	img_save(&m);
+}
+
+/* /many's map block overwritten: no longer a map block */
+static void d_icl_map_lost(const char *img)
+{
+	struct img m;
+	uint32_t c;
+
+	img_load(&m, img);
+	memset(blk(&m, icmap_block(&m, img, &c)), 0x5A, BS);
+	img_save(&m);
+}
+
+static void icl_outside(struct img *m, uint32_t c, struct cfs_icl_rec *r)
+{
+	(void)c;
+	r->start = (uint32_t)m->d.sb.chunk_blocks - 4;
+}
+
+/* cluster 1 of /many's chunk: its start past the end of the data area */
+static void d_icl_outside(const char *img)
+{
+	edit_icl(img, 1, icl_outside);
+}
+
+static const char *on_file_path = "/many/big";
+
+static void icl_on_file(struct img *m, uint32_t c, struct cfs_icl_rec *r)
+{
+	uint64_t lblk;
+
+	(void)c;
+	r->start = first_pblk(m, lookup_ro(m->path, on_file_path), &lblk);
+}
+
+/* cluster 0 of /many's chunk points at /many/big's data blocks */
+static void d_icl_on_file(const char *img)
+{
+	edit_icl(img, 0, icl_on_file);
+}
+
+/* /many/big's first extent starts at cluster 0's first block */
+static void d_icl_extent_into(const char *img)
+{
+	cfs_ino_t big = lookup_ro(img, on_file_path);
+	struct cfs_icl_rec r;
+	struct img m;
+	uint32_t c;
+
+	img_load(&m, img);
+	cfs_icmap_rec_decode(blk(&m, icmap_block(&m, img, &c)), 0, &r);
+	set_first_pblk(&m, big, r.start);
+	img_save(&m);
+}
+
+static void icl_used_wrong(struct img *m, uint32_t c, struct cfs_icl_rec *r)
+{
+	(void)m;
+	(void)c;
+	r->used ^= 1ull << 3 | 1ull << 63;   /* an inode in use, a free slot */
+}
+
+/* cluster 1's used mask: one inode in use marked free, one free slot used */
+static void d_icl_used_mask(const char *img)
+{
+	edit_icl(img, 1, icl_used_wrong);
+}
+
 static const struct damage damages[] = {
+	{ "icl-map-csum", "inode-cluster map block checksum mismatch", d_icl_map_csum },
+	{ "icl-map-lost", "inode-cluster map block overwritten", d_icl_map_lost },
+	{ "icl-outside", "inode cluster outside the chunk", d_icl_outside },
+	{ "icl-on-file", "inode cluster record points at a file's data", d_icl_on_file },
+	{ "icl-extent-into", "file extent pointing into an inode cluster",
+	  d_icl_extent_into },
+	{ "icl-used-mask", "inode cluster used mask wrong", d_icl_used_mask },
 	{ "inode-csum", "inode checksum mismatch (contents plausible)", d_inode_csum },
 	{ "inode-garbage", "inode overwritten with garbage", d_inode_garbage },
 	{ "dirnode-csum", "directory node checksum mismatch", d_dirnode_csum },
@@ -1324,8 +1485,7 @@ static const struct damage damages[] = {
 	{ "free-counts", "wrong free block and inode counts", d_free_counts },
 	{ "header-counts", "wrong continuation/stub/directory counts", d_header_counts },
 	{ "dir-count", "wrong directory entry count", d_dir_count },
-	{ "dir-remote-count", "directory remote entry count too high (escalation)",
-	  d_dir_remote_count },
+	{ "dir-remote-count", "directory remote entry count too high", d_dir_remote_count },
 	{ "xattr-block", "xattr overflow block checksum mismatch", d_xattr_block },
 	{ "extent-node", "extent tree node checksum mismatch", d_extent_node },
 	{ "root-dirnode", "root directory node zeroed", d_root_dirnode },
@@ -1855,6 +2015,8 @@ int main(int argc, char **argv)
 		build64(argv[2]);
 	else if (argc == 3 && !strcmp(argv[1], "buildfull"))
 		buildfull(argv[2]);
+	else if (argc == 3 && !strcmp(argv[1], "buildcl"))
+		buildcl(argv[2]);
 	else if (argc == 4 && !strcmp(argv[1], "damage"))
 		damage(argv[2], argv[3]);
 	else if (argc == 3 && !strcmp(argv[1], "verify"))
@@ -1867,7 +2029,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < NDAMAGES; i++)
 			printf("%s\n", damages[i].name);
 	else
-		die("usage: mkcase build|build64|buildfull IMG | damage CASE IMG | verify IMG | "
+		die("usage: mkcase build|build64|buildfull|buildcl IMG | damage CASE IMG | verify IMG | "
 		    "names IMG | symbolize NAMES | list");
 	return 0;
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The fsck corruption library, in the spirit of e2fsprogs' tests/f_*.
-# test-timeout: 1200  (42 cases, 4-6 fsck runs each: 90 s on an idle machine; 900 s seen with a load average of 50)
+# test-timeout: 1500  (47 cases, 4-6 fsck runs each: 90 s on an idle machine; 900 s seen with a load average of 50 at 42)
 #
 # Each directory tests/fsck/CASE/ is one case: a populated image (4 chunks,
 # 64 for the c64-* cases, 4 with every chunk full of inodes and blocks but
-# for the repair reserve for the full-* cases) given ONE damage by tests/fsck/mkcase.c
+# for the repair reserve for the full-* cases (fixed inode tables), 2 with
+# inode clusters for the icl-* cases) given ONE damage by tests/fsck/mkcase.c
 # (`mkcase damage CASE`; the chunks it changed are marked dirty, as a crash
 # would leave them, except for clean-* cases).  For each case:
 #   expect.p  `chunkfs fsck -p` (the boot-time check: dirty chunks only)
@@ -92,19 +93,21 @@ fi
 mkdir -p "$WORK/base"
 if ! "$MK" build "$WORK/base/b4.img" >"$WORK/base/b4.log" 2>&1 ||
    ! "$MK" build64 "$WORK/base/b64.img" >"$WORK/base/b64.log" 2>&1 ||
-   ! "$MK" buildfull "$WORK/base/bfull.img" >"$WORK/base/bfull.log" 2>&1; then
+   ! "$MK" buildfull "$WORK/base/bfull.img" >"$WORK/base/bfull.log" 2>&1 ||
+   ! "$MK" buildcl "$WORK/base/bcl.img" >"$WORK/base/bcl.log" 2>&1; then
 	fail mkcase_build "$(cat "$WORK"/base/*.log | head -c 600)"
 	finish
 fi
 # inode numbers -> names, for readable and allocation-independent output
 if ! "$MK" names "$WORK/base/b4.img" >"$WORK/base/b4.img.names" 2>"$WORK/base/names.err" ||
    ! "$MK" names "$WORK/base/b64.img" >"$WORK/base/b64.img.names" 2>>"$WORK/base/names.err" ||
-   ! "$MK" names "$WORK/base/bfull.img" >"$WORK/base/bfull.img.names" 2>>"$WORK/base/names.err"; then
+   ! "$MK" names "$WORK/base/bfull.img" >"$WORK/base/bfull.img.names" 2>>"$WORK/base/names.err" ||
+   ! "$MK" names "$WORK/base/bcl.img" >"$WORK/base/bcl.img.names" 2>>"$WORK/base/names.err"; then
 	fail mkcase_build "mkcase names: $(head -c 600 "$WORK/base/names.err")"
 	finish
 fi
 # what a case without expect.3 must verify as: its base image, undamaged
-for b in b4 b64 bfull; do
+for b in b4 b64 bfull bcl; do
 	cp "$WORK/base/$b.img" "$WORK/base/v.img" && cp "$WORK/base/$b.img.manifest" "$WORK/base/v.img.manifest" &&
 		timeout 120 "$MK" verify "$WORK/base/v.img" >"$WORK/base/$b.verify" 2>&1
 	rc=$?
@@ -251,7 +254,8 @@ PY
 
 run_case() {
 	local c=$1 dir=$HERE/$1 base=$WORK/base/b4.img w=$WORK/case/$1 pe why rc
-	case $c in c64-*) base=$WORK/base/b64.img ;; full-*) base=$WORK/base/bfull.img ;; esac
+	case $c in c64-*) base=$WORK/base/b64.img ;; full-*) base=$WORK/base/bfull.img ;;
+		icl-*) base=$WORK/base/bcl.img ;; esac
 	NAMES=$base.names
 	if [ -f "$dir/known-bug" ]; then
 		skip "fsck/$c" "known fsck bug: $(head -n 1 "$dir/known-bug")"

@@ -599,9 +599,12 @@ static void test_concurrent_gets(void)
 /* the fs gets a borrowed view (fixture.h): the device outlives cfs_close */
 static struct cfs_bdev *dev;    /* the device under the current test's fs */
 
+/* The fixed inode tables (-O ^dyninodes): these tests run chunks out of
+ * inodes; test_icluster.c covers the chunks that make more. */
 static struct cfs_fs *make_fs(void)
 {
-	struct cfs_mkfs_opts o = { .block_size = FS_BS, .chunks = FS_CHUNKS, .inodes = 512 };
+	struct cfs_mkfs_opts o = { .block_size = FS_BS, .chunks = FS_CHUNKS, .inodes = 512,
+				   .dyninodes = -1 };
 	struct cfs_fs *fs;
 
 	CHECK_OK(fixture_mkfs(FS_SIZE, &o, &dev, &fs));

@@ -6,6 +6,8 @@
  *  - a forced fsck -y afterwards finds nothing,
  *  - the library's own consistency check agrees, every chunk is clean,
  *  - every chunk that was clean at the cut needed no change,
+ *  - no cut made the check go on to every chunk, but after rebuilding a
+ *    directory tree (POWER_CHECK_ESCALATIONS),
  *  - every file whose fsync returned reads back exactly. */
 #include <stdint.h>
 #include <sys/stat.h>
@@ -16,7 +18,7 @@
 #define IMG_SIZE  (3u << 20)
 #define BSIZE     1024
 
-static uint8_t *pristine;
+static uint8_t *pristine, *pristine_cl;
 static struct power_stats stats;
 
 struct durable {
@@ -179,27 +181,95 @@ static void dirs_workload(struct cfs_fs *fs, void *arg)
 	cfs_sync(fs);
 }
 
-static void setup(void)
+/* Remove every entry of dir (and of the directories in it, one level)
+ * but keep; 0 or the first error. */
+static int empty_dir(struct cfs_fs *fs, cfs_ino_t dir, const char *keep,
+		     struct fixture_ents *e, int depth)
 {
-	struct cfs_mkfs_opts o = { .block_size = BSIZE, .chunks = 6, .inodes = 600 };
+	cfs_ino_t sub;
+	int i, n, ret;
 
-	pristine = power_pristine(IMG_SIZE, &o);
+	ret = fixture_readdir(fs, dir, 0, e);
+	n = e->n;
+	for (i = 0; ret >= 0 && i < n; i++) {
+		char name[CFS_NAME_MAX + 1];
+
+		snprintf(name, sizeof(name), "%s", e->name[i]);
+		if (keep && !strcmp(name, keep))
+			continue;
+		ret = cfs_unlink(fs, dir, name);
+		if (ret == -EISDIR && depth == 0 && cfs_lookup(fs, dir, name, &sub) == 0) {
+			ret = empty_dir(fs, sub, NULL, e, 1);
+			if (ret >= 0)
+				ret = cfs_rmdir(fs, dir, name);
+			if (ret >= 0)
+				ret = fixture_readdir(fs, dir, 0, e);   /* e was reused */
+			n = e->n;
+			i = -1;
+		}
+	}
+	return ret < 0 ? ret : 0;
 }
 
-static void every_cut(const char *what, power_workload_t w)
+/* Workload 3, on the image of 16-inode tables: the directory workload
+ * (its chunks make inode clusters), then every name removed but the
+ * fsync'ed one and a sync, which gives the emptied clusters back. */
+static void clusters_workload(struct cfs_fs *fs, void *arg)
+{
+	struct fixture_ents *e = fixture_ents_new(FIXTURE_MAX_ENTS, 1);
+	struct durable *dur = arg;
+	cfs_ino_t top;
+	char name[16];
+	int t;
+
+	dirs_workload(fs, arg);
+	for (t = 0; e && t < 3; t++) {
+		snprintf(name, sizeof(name), "top%d", t);
+		if (cfs_lookup(fs, CFS_ROOT_INO, name, &top) < 0 ||
+		    empty_dir(fs, top, t == 2 && dur->valid ? dur->name : NULL, e, 0) < 0)
+			goto out;
+	}
+	cfs_sync(fs);
+out:
+	free(e);
+}
+
+static uint8_t *pristine_make(uint64_t inodes)
+{
+	struct cfs_mkfs_opts o = { .block_size = BSIZE, .chunks = 6, .inodes = inodes };
+
+	return power_pristine(IMG_SIZE, &o);
+}
+
+/* The second image has inode tables of 16 inodes a chunk: the directory
+ * workload's chunks make inode clusters (FORMAT.md 10.4) as they fill. */
+static void setup(void)
+{
+	pristine = pristine_make(600);
+	pristine_cl = pristine_make(96);
+}
+
+static void every_cut_on(const uint8_t *img, const char *what, power_workload_t w)
 {
 	struct power_cut pc;
 	struct durable dur;
 	int64_t n;
 
-	power_cut_init(&pc, pristine, IMG_SIZE, BSIZE, "crash");
+	power_cut_init(&pc, img, IMG_SIZE, BSIZE, "crash");
 	memset(&stats, 0, sizeof(stats));
 	n = each_power_cut(&pc, w, verify, &dur);
 	printf("crash: %s: %lld cut points (odd: unflushed writes dropped, even: a seeded "
 	       "half kept), each repaired by fsck -p alone: %lld needed repairs, %lld "
-	       "escalated to all chunks\n", what, (long long)n, (long long)stats.repaired,
-	       (long long)stats.escalated);
+	       "escalated to all chunks (%lld after a directory tree was rebuilt)\n", what,
+	       (long long)n, (long long)stats.repaired, (long long)stats.escalated,
+	       (long long)stats.escalated_tree);
 	unlink(pc.path);
+	POWER_CHECK_ESCALATIONS(stats);
+}
+
+static void every_cut(const char *what, power_workload_t w)
+{
+	every_cut_on(pristine, what, w);
 }
 
 static void test_crash_every_write(void)
@@ -210,6 +280,37 @@ static void test_crash_every_write(void)
 static void test_crash_every_write_dirs(void)
 {
 	every_cut("directories", dirs_workload);
+}
+
+/* Every cut while chunks make inode clusters: the map block written and
+ * flushed before the header naming it, the cluster zeroed and flushed
+ * before its record; fsck -p must repair whatever a cut leaves. */
+static void test_crash_every_write_clusters(void)
+{
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs;
+	struct cfs_chunk_info ci;
+	struct durable dur;
+	uint32_t c;
+	uint64_t n = 0;
+
+	/* uncut, the directory workload makes clusters, and the whole
+	 * workload gives back all but the one the fsync'ed file keeps */
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t was = n;
+
+		CHECK_OK(fixture_image_dev(pristine_cl, IMG_SIZE, BSIZE, &dev));
+		CHECK_OK(fixture_open(dev, 0, &fs));
+		(pass ? clusters_workload : dirs_workload)(fs, &dur);
+		CHECK(dur.valid);
+		for (c = 0, n = 0; cfs_get_chunk_info(fs, c, &ci) == 0; c++)
+			n += ci.clusters;
+		CHECK(pass ? n <= 1 && n < was : n >= 2);
+		CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
+		CHECK_OK(cfs_close(fs));
+		cfs_bdev_destroy(dev);
+	}
+	every_cut_on(pristine_cl, "inode clusters made and given back", clusters_workload);
 }
 
 static void test_crash_random_subset(void)
@@ -226,6 +327,7 @@ static void test_crash_random_subset(void)
 	w2 = power_cut_count(&pc, dirs_workload, &dur);
 	printf("crash: seed %llu, %lld random cut points keeping a random half\n",
 	       (unsigned long long)seed, (long long)n);
+	memset(&stats, 0, sizeof(stats));
 	srandom((unsigned)seed);
 	for (i = 0; i < n; i++) {
 		int dirs = random() % 2;
@@ -233,8 +335,11 @@ static void test_crash_random_subset(void)
 		power_cut_at(&pc, 1 + random() % (dirs ? w2 : w1), 0.5, seed + (uint64_t)i,
 			     dirs ? dirs_workload : files_workload, verify, &dur);
 	}
-	printf("crash: %lld crash points covered (random subsets kept)\n", (long long)n);
+	printf("crash: %lld crash points covered (random subsets kept), %lld escalated to all "
+	       "chunks (%lld after a directory tree was rebuilt)\n", (long long)n,
+	       (long long)stats.escalated, (long long)stats.escalated_tree);
 	unlink(pc.path);
+	POWER_CHECK_ESCALATIONS(stats);
 }
 
 int main(void)
@@ -244,7 +349,9 @@ int main(void)
 	setup();
 	TEST_RUN(test_crash_every_write);
 	TEST_RUN(test_crash_every_write_dirs);
+	TEST_RUN(test_crash_every_write_clusters);
 	TEST_RUN(test_crash_random_subset);
 	free(pristine);
+	free(pristine_cl);
 	return TEST_DONE();
 }

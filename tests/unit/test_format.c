@@ -86,6 +86,10 @@ static void test_chunk_header(void)
 		{ 56, 4 }, { 60, 4 }, { 64, 4 }, { 68, 4 }, { 72, 4 }, { 76, 4 },
 		{ 96, 4 }, { 104, 8 }, { 112, 4 }, { 116, 4 }, { 120, 8 },
 		{ 160, 8 }, { 168, 4 }, { 172, 4 }, { 176, 8 },
+		/* DYNINODES: the inode-cluster map blocks, u32[16] (10.4) */
+		{ 216, 4 }, { 220, 4 }, { 224, 4 }, { 228, 4 }, { 232, 4 }, { 236, 4 },
+		{ 240, 4 }, { 244, 4 }, { 248, 4 }, { 252, 4 }, { 256, 4 }, { 260, 4 },
+		{ 264, 4 }, { 268, 4 }, { 272, 4 }, { 276, 4 },
 	};
 	static struct cfs_chunk_hdr h = {
 		(uint32_t)VAL(0), (uint32_t)VAL(1), VAL(2), (int64_t)VAL(3), (int64_t)VAL(4),
@@ -94,6 +98,10 @@ static void test_chunk_header(void)
 		{ 9, 8, 7 }, (uint32_t)VAL(13),
 		{ (int64_t)VAL(14), (uint32_t)VAL(15), (uint32_t)VAL(16), VAL(17), "first" },
 		{ (int64_t)VAL(18), (uint32_t)VAL(19), (uint32_t)VAL(20), VAL(21), "last" },
+		{ (uint32_t)VAL(22), (uint32_t)VAL(23), (uint32_t)VAL(24), (uint32_t)VAL(25),
+		  (uint32_t)VAL(26), (uint32_t)VAL(27), (uint32_t)VAL(28), (uint32_t)VAL(29),
+		  (uint32_t)VAL(30), (uint32_t)VAL(31), (uint32_t)VAL(32), (uint32_t)VAL(33),
+		  (uint32_t)VAL(34), (uint32_t)VAL(35), (uint32_t)VAL(36), (uint32_t)VAL(37) },
 	};
 	struct cfs_chunk_hdr back;
 	static uint8_t blk[1024];
@@ -115,6 +123,33 @@ static void test_chunk_header(void)
 	blk[1023] ^= 1;
 	CHECK_ERR(cfs_meta_verify(blk, sizeof(blk), 77, CFS_MAGIC_CHUNK, 0x1122334455ull),
 		  EBADMSG);
+}
+
+/* FORMAT.md 10.4: the inode-cluster map block and its records */
+static void test_icluster_map(void)
+{
+	static uint8_t blk[4096];
+	struct cfs_icl_rec r = { 0x11223344u, 0x8877665544332211ull }, back;
+
+	CHECK_EQ(cfs_icmap_nrec(4096), 254u);
+	CHECK_EQ(cfs_icmap_nrec(1024), 62u);
+	CHECK_EQ(cfs_icl_blocks(4096, 256), 4u);
+	CHECK_EQ(cfs_icl_blocks(1024, 256), 16u);
+	CHECK_EQ(cfs_icl_blocks(65536, 256), 1u);
+	CHECK_EQ(CFS_MAGIC_ICMAP, 0x4D494B43u);
+	memset(blk, 0xAA, sizeof(blk));
+	cfs_meta_init(blk, CFS_MAGIC_ICMAP, 99);
+	cfs_icmap_set_index(blk, 7);
+	check_le(blk + 16, 4, 7, "map block index");
+	CHECK_EQ(cfs_icmap_index(blk), 7u);
+	cfs_icmap_rec_encode(blk, 3, &r);
+	check_le(blk + 32 + 3 * 16, 4, r.start, "cluster start");
+	check_le(blk + 32 + 3 * 16 + 4, 4, 0, "cluster record zero");
+	check_le(blk + 32 + 3 * 16 + 8, 8, r.used, "cluster used mask");
+	cfs_icmap_rec_decode(blk, 3, &back);
+	CHECK(back.start == r.start && back.used == r.used);
+	CHECK_EQ(blk[32 + 2 * 16 + 15], 0xAA);   /* its neighbours untouched */
+	CHECK_EQ(blk[32 + 4 * 16], 0xAA);
 }
 
 /* FORMAT.md 10.2 */
@@ -242,6 +277,7 @@ int main(void)
 	TEST_RUN(test_superblock);
 	TEST_RUN(test_chunk_header);
 	TEST_RUN(test_inode);
+	TEST_RUN(test_icluster_map);
 	TEST_RUN(test_tree_nodes);
 	TEST_RUN(test_xattrs_and_bitmaps);
 	return TEST_DONE();

@@ -175,6 +175,10 @@ static void build_pristine(void)
 	char name[64];
 	int i;
 
+	/* full chunks on the fixed inode tables: with inode clusters a chunk
+	 * runs out of inodes only with its blocks */
+	if (full)
+		o.dyninodes = -1;
 	CHECK_OK(fixture_mkfs(IMG_SIZE, &o, &dev, &fs));
 	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d1", 0755, 0, 0, &d1));
 	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d2", 0755, 0, 0, &d2));

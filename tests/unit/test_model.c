@@ -112,6 +112,7 @@ struct mcfg {
 	size_t big_write;               /* largest write */
 	int fill;                       /* start nearly full */
 	int cross;                      /* must see continuations and stubs */
+	int clusters;                   /* must see inode clusters made */
 };
 
 static struct {
@@ -136,7 +137,7 @@ static struct {
 	int root_chain0;
 	uint64_t conts0, xrefs0;
 	long nospc_chunk;               /* -ENOSPC from one full chunk */
-	uint64_t peak_conts, peak_xrefs;
+	uint64_t peak_conts, peak_xrefs, peak_clusters;
 	uint32_t inline_max;            /* from cfs_get_info */
 	/* Set by an op before judge(): chunks whose own space the format
 	 * requires (see chunk_nospc_fair), -1 = none. */
@@ -1315,7 +1316,7 @@ static void check_statfs(void)
 {
 	struct cfs_statfs st = get_statfs();
 	struct cfs_chunk_info ci;
-	uint64_t blocks = 0, bfree = 0, files = 0, ffree = 0, conts, xrefs;
+	uint64_t blocks = 0, bfree = 0, files = 0, ffree = 0, conts, xrefs, nclusters = 0;
 
 	for (uint32_t c = 0; c < g.cfg->chunks; c++) {
 		int r = cfs_get_chunk_info(g.fs, c, &ci);
@@ -1333,6 +1334,7 @@ static void check_statfs(void)
 		files += ci.inodes;
 		/* statfs leaves out the repair reserve (FORMAT.md 16.4) */
 		ffree += ci.free_inodes > CFS_REPAIR_INODES ? ci.free_inodes - CFS_REPAIR_INODES : 0;
+		nclusters += ci.clusters;
 	}
 	if (blocks != st.blocks || bfree != st.bfree || files != st.files ||
 	    ffree != st.ffree)
@@ -1343,6 +1345,8 @@ static void check_statfs(void)
 		      (unsigned long long)blocks, (unsigned long long)ffree,
 		      (unsigned long long)files);
 	chunk_totals(&conts, &xrefs);
+	if (nclusters > g.peak_clusters)
+		g.peak_clusters = nclusters;
 	if (conts > g.peak_conts)
 		g.peak_conts = conts;
 	if (xrefs > g.peak_xrefs)
@@ -3204,8 +3208,10 @@ static void check_no_leak(void)
 	chunk_totals(&conts, &xrefs);
 	grew = blocks > g.root_blocks0 ?
 	       (blocks - g.root_blocks0) * 512 / g.cfg->bsize : 0;
+	/* inodes in use, not free: with inode clusters what a chunk can
+	 * still make follows its free blocks, which the root took some of */
 	if (st.bfree + grew != g.sf0.bfree ||
-	    st.ffree + (chain - g.root_chain0) != g.sf0.ffree ||
+	    st.files - st.ffree != g.sf0.files - g.sf0.ffree + (uint64_t)(chain - g.root_chain0) ||
 	    xrefs != g.xrefs0 || conts - g.conts0 != (uint64_t)(chain - g.root_chain0)) {
 		print_chunks();
 		MFAIL("after deleting everything: %llu blocks and %llu inodes free,"
@@ -3247,7 +3253,7 @@ static void model_reset(void)
 	rd_free_all();
 	g.root = NULL;
 	g.nospc = g.shorts = g.remounts = g.nospc_chunk = 0;
-	g.peak_conts = g.peak_xrefs = 0;
+	g.peak_conts = g.peak_xrefs = g.peak_clusters = 0;
 	hint_clear();
 	g.nhist = 0;
 	g.opno = 0;
@@ -3311,6 +3317,8 @@ static void run_config(const struct mcfg *c)
 	       now() - t0);
 	if (c->cross && g.nops >= 1000 && (!g.peak_conts || !g.peak_xrefs))
 		TEST_FAIL("tiny chunks, yet no continuation or no cross-chunk stub");
+	if (c->clusters && !g.peak_clusters)
+		TEST_FAIL("16-inode tables, yet no chunk made an inode cluster");
 	if (c->fill && !g.nospc && !g.shorts)
 		TEST_FAIL("the nearly full configuration never ran out of space");
 	model_reset();
@@ -3336,6 +3344,14 @@ static const struct mcfg cfg_full = {
 	.max_off = 1ull << 26, .big_write = 256 << 10, .fill = 1,
 };
 
+/* 16-inode tables: chunks make inode clusters (FORMAT.md 10.4) all the
+ * time, and give freed slots again. */
+static const struct mcfg cfg_clusters = {
+	.name = "clusters", .wi = 0, .seed = 9090, .ops = 8000,
+	.size = 8 << 20, .bsize = 1024, .chunks = 4, .inodes = 64,
+	.max_off = 1ull << 24, .big_write = 32 << 10, .clusters = 1,
+};
+
 static void test_model_tiny_chunks(void)
 {
 	run_config(&cfg_tiny);
@@ -3351,6 +3367,11 @@ static void test_model_nearly_full(void)
 	run_config(&cfg_full);
 }
 
+static void test_model_clusters(void)
+{
+	run_config(&cfg_clusters);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -3358,6 +3379,7 @@ int main(void)
 	TEST_RUN(test_model_tiny_chunks);
 	TEST_RUN(test_model_default);
 	TEST_RUN(test_model_nearly_full);
+	TEST_RUN(test_model_clusters);
 	model_reset();
 	return TEST_DONE();
 }

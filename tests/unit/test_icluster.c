@@ -1,0 +1,416 @@
+/* Unit tests of inode clusters (feature DYNINODES, FORMAT.md 10.4;
+ * src/icluster.c, the allocation in src/chunk.c, the location in
+ * src/inode.c): a chunk whose inode table is used up makes inodes from its
+ * free blocks; files there read back, survive a reopen, check clean; freed
+ * slots are reused before a new cluster is made; statfs counts what can
+ * still be made; the old layout (^dyninodes) keeps a fixed pool. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bdev.h"
+#include "chunkfs.h"
+#include "fixture.h"
+#include "fsint.h"
+#include "test.h"
+
+#define SIZE (16u << 20)
+
+static struct cfs_fs *make_fs(uint32_t bs, uint32_t chunks, uint64_t inodes, int dyn,
+			      struct cfs_bdev **dev)
+{
+	/* 64 KiB blocks: 700 one-block files need more than 16 MiB */
+	uint64_t size = bs > 4096 ? SIZE * 4ull : SIZE;
+	struct cfs_mkfs_opts o = { .size = size, .block_size = bs, .chunks = chunks,
+				   .inodes = inodes, .dyninodes = dyn };
+	struct cfs_fs *fs;
+
+	CHECK_OK(fixture_mkfs(size, &o, dev, &fs));
+	return fs;
+}
+
+static uint32_t clusters_of(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk_inodes n;
+
+	chunk_inodes(fs, c, &n);
+	return n.clusters;
+}
+
+static void fsck_clean(struct cfs_fs *fs)
+{
+	struct cfs_fsck_opts fo = { .mode = CFS_FSCK_NO, .force = 1, .threads = 2,
+				    .report = fixture_report };
+	struct cfs_fsck_result res;
+
+	CHECK(cfs_fsck(fs, &fo, &res) >= 0);
+	CHECK_EQ(res.problems, 0u);
+}
+
+/* Both checkers find nothing, then the device goes. */
+static void checked_close(struct cfs_fs *fs, struct cfs_bdev *dev)
+{
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
+	CHECK_OK(cfs_close(fs));
+	CHECK_OK(fixture_open(dev, CFS_OPEN_RDONLY | CFS_OPEN_REPAIR | CFS_OPEN_NOCHECK, &fs));
+	fsck_clean(fs);
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(dev);
+}
+
+/* n files in one directory, file i holding 1 + i*37 % 700 bytes of
+ * pattern i (inline or in a block). */
+static void make_files(struct cfs_fs *fs, cfs_ino_t dir, int from, int n, cfs_ino_t *inos)
+{
+	static uint8_t buf[800];
+	char name[32];
+
+	for (int i = from; i < from + n; i++) {
+		size_t len = 1 + (size_t)i * 37 % 700;
+
+		snprintf(name, sizeof(name), "f%05d", i);
+		CHECK_OK(cfs_mknod(fs, dir, name, S_IFREG | 0644, 0, 0, 0, &inos[i]));
+		fixture_fill(buf, len, (unsigned)i);
+		CHECK_EQ(cfs_write(fs, inos[i], buf, len, 0), (ssize_t)len);
+	}
+}
+
+static void read_files(struct cfs_fs *fs, cfs_ino_t dir, int n, const uint8_t *gone)
+{
+	static uint8_t want[800], got[800];
+	char name[32];
+	cfs_ino_t ino;
+
+	for (int i = 0; i < n; i++) {
+		size_t len = 1 + (size_t)i * 37 % 700;
+
+		snprintf(name, sizeof(name), "f%05d", i);
+		if (gone && gone[i]) {
+			CHECK_ERR(cfs_lookup(fs, dir, name, &ino), ENOENT);
+			continue;
+		}
+		CHECK_OK(cfs_lookup(fs, dir, name, &ino));
+		fixture_fill(want, len, (unsigned)i);
+		CHECK_EQ(cfs_read(fs, ino, got, sizeof(got), 0), (ssize_t)len);
+		CHECK(!memcmp(want, got, len));
+	}
+}
+
+/* statfs leaves each chunk's repair reserve out of ffree, not files
+ * (FORMAT.md 16.4); every chunk here has at least that many free. */
+static uint64_t used_inodes(struct cfs_fs *fs)
+{
+	struct cfs_statfs st;
+
+	CHECK_OK(cfs_statfs(fs, &st));
+	return st.files - st.ffree - (uint64_t)CFS_REPAIR_INODES * fs->sb.nchunks;
+}
+
+/* One chunk of 16 table inodes takes 700 files: they land in clusters,
+ * read back before and after a reopen, and both checkers agree. */
+static void fill_past_table(uint32_t bs)
+{
+	enum { N = 700 };
+	static cfs_ino_t inos[N];
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(bs, 1, 16, 0, &dev);
+	struct cfs_info in;
+	struct cfs_chunk_info ci;
+	cfs_ino_t d;
+	int past = 0;
+
+	CHECK_OK(cfs_get_info(fs, &in));
+	CHECK(in.feature_incompat & CFS_FEATURE_DYNINODES);
+	CHECK_EQ(in.inodes_per_chunk, (uint64_t)(bs / 256 > 16 ? bs / 256 : 16));
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &d));
+	make_files(fs, d, 0, N, inos);
+	for (int i = 0; i < N; i++)
+		past += CFS_INO_LOCAL(inos[i]) > in.inodes_per_chunk;
+	CHECK(past >= N - (int)in.inodes_per_chunk);
+	/* made CFS_ICL_BATCH at a time; the sync gives back those left empty */
+	CHECK_OK(cfs_get_chunk_info(fs, 0, &ci));
+	CHECK_EQ(ci.clusters % CFS_ICL_BATCH, 0u);
+	CHECK_OK(cfs_sync(fs));
+	CHECK_OK(cfs_get_chunk_info(fs, 0, &ci));
+	CHECK_EQ(ci.clusters, (uint64_t)(N + 3 - in.inodes_per_chunk + 63) / 64);
+	CHECK_EQ(used_inodes(fs), (uint64_t)N + 3);   /* root, lost+found, d */
+	read_files(fs, d, N, NULL);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
+	CHECK_OK(cfs_close(fs));
+	CHECK_OK(fixture_open(dev, 0, &fs));
+	read_files(fs, d, N, NULL);
+	checked_close(fs, dev);
+}
+
+static void test_fill_past_table_4k(void)
+{
+	fill_past_table(4096);
+}
+
+/* 1 KiB blocks: a cluster is 16 blocks; 64 KiB: one block holds more than
+ * a cluster (its first 64 slots are used). */
+static void test_fill_past_table_1k_64k(void)
+{
+	fill_past_table(1024);
+	fill_past_table(65536);
+}
+
+/* Freed cluster slots are taken again before a new cluster is made; a
+ * double free is refused without changing the counts; the location of a
+ * cluster inode is its cluster's block and slot. */
+static void test_free_reuse_location(void)
+{
+	enum { N = 200 };
+	static cfs_ino_t inos[N];
+	static uint8_t gone[N];
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(4096, 1, 16, 1, &dev);
+	struct chunk *ch = &fs->chunks[0];
+	uint64_t before, blk;
+	uint32_t ipc = fs->sb.inodes_per_chunk, off, nclusters;
+	char name[32];
+	cfs_ino_t d, again[N];
+
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &d));
+	make_files(fs, d, 0, N, inos);
+	CHECK_OK(cfs_sync(fs));
+	nclusters = clusters_of(fs, 0);
+	CHECK_EQ(nclusters, (N + 3 - ipc + 63) / 64);
+	/* slot s of cluster i: block start + s / ipb, byte (s % ipb) * isz */
+	for (int i = 0; i < N; i++) {
+		uint32_t l = CFS_INO_LOCAL(inos[i]), k, s;
+
+		if (l <= ipc)
+			continue;
+		k = (l - ipc - 1) / 64;
+		s = (l - ipc - 1) % 64;
+		blk = inode_location(fs, inos[i], &off);
+		CHECK_EQ(blk, chunk_base(fs, 0) + ch->icl[k].start + s / fs->ipb);
+		CHECK_EQ(off, s % fs->ipb * fs->isz);
+		CHECK(ch->icl[k].used >> s & 1);
+		CHECK_EQ(inode_slot_present(fs, inos[i]), 1);
+	}
+	/* a number past the last cluster: no slot, reads as free */
+	CHECK_EQ(inode_slot_present(fs, CFS_INO_MAKE(0, ipc + 64 * nclusters + 1)), 0);
+	CHECK_EQ(inode_location(fs, CFS_INO_MAKE(0, ipc + 64 * nclusters + 1), &off),
+		 UINT64_MAX);
+	for (int i = 1; i < N; i += 3) {
+		snprintf(name, sizeof(name), "f%05d", i);
+		CHECK_OK(cfs_unlink(fs, d, name));
+		gone[i] = 1;
+	}
+	before = used_inodes(fs);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
+	for (int i = 0; i < N; i++)
+		if (gone[i] && CFS_INO_LOCAL(inos[i]) > ipc) {
+			pthread_mutex_lock(&ch->lock);
+			CHECK_ERR(icl_free(fs, 0, CFS_INO_LOCAL(inos[i])), EUCLEAN);
+			pthread_mutex_unlock(&ch->lock);
+			break;
+		}
+	CHECK_EQ(used_inodes(fs), before);
+	read_files(fs, d, N, gone);
+	for (int i = 0; i < N / 3; i++) {
+		snprintf(name, sizeof(name), "g%05d", i);
+		CHECK_OK(cfs_mknod(fs, d, name, S_IFREG | 0644, 0, 0, 0, &again[i]));
+	}
+	CHECK_EQ(clusters_of(fs, 0), nclusters);   /* the freed slots, no new cluster */
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(dev);
+}
+
+/* Clusters whose inodes are all free go back to free blocks at sync, map
+ * block included, unless the chunk would be left with no free slot: one
+ * stays then, ready for the next file. */
+static void test_trim_at_sync(void)
+{
+	enum { N = 150 };
+	static cfs_ino_t inos[N];
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(4096, 1, 16, 1, &dev);
+	struct chunk *ch = &fs->chunks[0];
+	uint32_t free0 = ch->hdr.free_blocks;
+	char name[32];
+	cfs_ino_t d, f;
+
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &d));
+	make_files(fs, d, 0, N, inos);
+	CHECK_EQ(clusters_of(fs, 0), CFS_ICL_BATCH);
+	CHECK_OK(cfs_sync(fs));
+	CHECK_EQ(clusters_of(fs, 0), 3u);   /* the fourth, empty, given back */
+	/* the last file made is in the last cluster, alone: its removal
+	 * leaves the table full and one cluster of free slots only */
+	snprintf(name, sizeof(name), "f%05d", N - 1);
+	CHECK(CFS_INO_LOCAL(inos[N - 1]) > fs->sb.inodes_per_chunk + 128);
+	for (int i = N - 1; i >= 16 + 64 * 2 - 3; i--) {
+		snprintf(name, sizeof(name), "f%05d", i);
+		CHECK_OK(cfs_unlink(fs, d, name));
+	}
+	CHECK_OK(cfs_sync(fs));
+	CHECK_EQ(clusters_of(fs, 0), 3u);   /* the table full: the empty one stays */
+	CHECK_EQ(ch->icl[2].used, 0u);
+	CHECK_OK(cfs_mknod(fs, d, "again", S_IFREG | 0644, 0, 0, 0, &f));
+	CHECK_EQ(CFS_INO_LOCAL(f), fs->sb.inodes_per_chunk + 128 + 1);
+	/* cluster 1 emptied while cluster 2 has 63 free slots: it goes */
+	for (int i = 16 + 64 - 3; i < 16 + 64 * 2 - 3; i++) {
+		snprintf(name, sizeof(name), "f%05d", i);
+		CHECK_OK(cfs_unlink(fs, d, name));
+	}
+	CHECK_OK(cfs_sync(fs));
+	CHECK_EQ(clusters_of(fs, 0), 2u);
+	CHECK_EQ(ch->icl[1].start, 0u);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
+	for (int i = 0; i < 16 + 64 - 3; i++) {
+		snprintf(name, sizeof(name), "f%05d", i);
+		CHECK_OK(cfs_unlink(fs, d, name));
+	}
+	CHECK_OK(cfs_unlink(fs, d, "again"));
+	CHECK_OK(cfs_rmdir(fs, CFS_ROOT_INO, "d"));
+	CHECK_OK(cfs_sync(fs));
+	CHECK_EQ(clusters_of(fs, 0), 0u);
+	CHECK_EQ(ch->hdr.icmap[0], 0u);
+	CHECK_EQ(ch->hdr.free_blocks, free0);
+	CHECK_EQ(ch->hdr.free_inodes, fs->sb.inodes_per_chunk - 2);
+	checked_close(fs, dev);
+}
+
+/* statfs: free inodes are the free slots plus what clusters the free
+ * blocks could make, and each new file takes exactly one of them. */
+static void test_statfs_counts(void)
+{
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(4096, 2, 32, 0, &dev);
+	struct cfs_statfs a, b;
+	cfs_ino_t f;
+	char name[32];
+
+	CHECK_OK(cfs_statfs(fs, &a));
+	/* two chunks of ~2040 free blocks: 510 clusters of 64 each, and 16 slots */
+	CHECK(a.ffree > 2 * 500 * 64ull);
+	CHECK_EQ(a.ffree, chunk_inodes_avail(fs, 0) + chunk_inodes_avail(fs, 1));
+	/* less the repair reserve: its inodes, and its blocks for clusters */
+	CHECK_EQ(chunk_inodes_avail(fs, 1),
+		 16 + (fs->chunks[1].hdr.free_blocks - chunk_repair_blocks(fs)) /
+		 fs->icl_blocks * 64ull - CFS_REPAIR_INODES);
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "e%d", i);
+		CHECK_OK(cfs_mknod(fs, CFS_ROOT_INO, name, S_IFREG | 0644, 0, 0, 0, &f));
+	}
+	CHECK_OK(cfs_statfs(fs, &b));
+	CHECK_EQ(b.files - b.ffree, a.files - a.ffree + 100);
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(dev);
+}
+
+/* ^dyninodes: the fixed pool of FORMAT.md 10.1, full at ipc inodes a
+ * chunk; no cluster map, and the image checks as before. */
+static void test_old_layout(void)
+{
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(4096, 1, 32, -1, &dev);
+	struct cfs_info in;
+	struct cfs_statfs st;
+	cfs_ino_t f;
+	char name[32];
+	int i, ret = 0;
+
+	CHECK_OK(cfs_get_info(fs, &in));
+	CHECK(!(in.feature_incompat & CFS_FEATURE_DYNINODES));
+	CHECK_OK(cfs_statfs(fs, &st));
+	CHECK_EQ(st.files, 32u);
+	for (i = 0; i < 100 && ret == 0; i++) {
+		snprintf(name, sizeof(name), "e%d", i);
+		ret = cfs_mknod(fs, CFS_ROOT_INO, name, S_IFREG | 0644, 0, 0, 0, &f);
+	}
+	CHECK_EQ(ret, -ENOSPC);
+	/* 32 less root and lost+found, the repair reserve and the inodes
+	 * the placement keeps as the way in to the chunk's free blocks */
+	CHECK_EQ(i - 1, 30 - (int)CFS_REPAIR_INODES - (int)alloc_inode_reserve(fs));
+	CHECK_EQ(clusters_of(fs, 0), 0u);
+	CHECK_EQ(fs->chunks[0].hdr.icmap[0], 0u);
+	checked_close(fs, dev);
+}
+
+/* A chunk out of free blocks cannot make a cluster: ENOSPC once its
+ * table is full, and the file goes to a chunk that can. */
+static void test_no_blocks_no_cluster(void)
+{
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(4096, 2, 32, 0, &dev);
+	cfs_ino_t f;
+	uint32_t rel, c;
+	int n;
+
+	/* take every free block of chunk 1 but the repair reserve, which
+	 * makes no cluster outside a check */
+	while ((n = chunk_alloc_blocks(fs, 1, 0, 4096, &rel)) > 0)
+		;
+	CHECK_EQ(n, -ENOSPC);
+	CHECK_EQ(fs->chunks[1].hdr.free_blocks, chunk_repair_blocks(fs));
+	CHECK_EQ(chunk_inodes_avail(fs, 1), 16u - CFS_REPAIR_INODES);
+	for (int i = 0; i < 16 - (int)CFS_REPAIR_INODES; i++)
+		CHECK_OK(chunk_alloc_inode(fs, 1, &f));
+	CHECK_ERR(chunk_alloc_inode(fs, 1, &f), ENOSPC);
+	CHECK_EQ(chunk_inodes_avail(fs, 1), 0u);
+	CHECK_OK(chunk_pick(fs, 1, 1, 0, &c));
+	CHECK_EQ(c, 0u);
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(dev);
+}
+
+/* Free blocks only as single gaps: no run for a cluster.  The inode
+ * allocation fails with ENOSPC, taking no block, and the chunk counts no
+ * cluster from then on (until a block is freed). */
+static void test_fragmented_no_run(void)
+{
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(4096, 2, 32, 0, &dev);
+	struct chunk *ch = &fs->chunks[1];
+	uint32_t rel, first = 0, free0;
+	cfs_ino_t f;
+	int n;
+
+	fs->checking = 1;   /* the repair reserve's blocks too */
+	while ((n = chunk_alloc_blocks(fs, 1, 0, 1, &rel)) > 0)
+		if (!first)
+			first = rel;
+	fs->checking = 0;
+	CHECK_EQ(n, -ENOSPC);
+	for (rel = first; rel + 1 < fs->sb.chunk_blocks; rel += 2)
+		CHECK_OK(chunk_free_blocks(fs, 1, rel, 1));
+	free0 = ch->hdr.free_blocks;
+	CHECK(free0 > 1000);
+	CHECK_EQ(chunk_inodes_avail(fs, 1), 16 + (free0 - chunk_repair_blocks(fs) - 1) /
+		 fs->icl_blocks * 64ull - CFS_REPAIR_INODES);
+	for (int i = 0; i < 16 - (int)CFS_REPAIR_INODES; i++)
+		CHECK_OK(chunk_alloc_inode(fs, 1, &f));
+	CHECK_ERR(chunk_alloc_inode(fs, 1, &f), ENOSPC);
+	CHECK_EQ(ch->icl_frag, 1);
+	CHECK_EQ(chunk_inodes_avail(fs, 1), 0u);
+	CHECK_EQ(ch->hdr.icmap[0], 0u);        /* the run is looked for first */
+	CHECK_EQ(ch->hdr.free_blocks, free0);
+	CHECK_OK(chunk_free_blocks(fs, 1, first + 1, 1));   /* a run of 3 */
+	CHECK_EQ(ch->icl_frag, 0);
+	CHECK(chunk_inodes_avail(fs, 1) > 0);
+	for (int i = 0; i < 16 - (int)CFS_REPAIR_INODES; i++)
+		CHECK_OK(chunk_free_inode(fs, CFS_INO_MAKE(1, i + 1)));
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(dev);
+}
+
+int main(void)
+{
+	TEST_RUN(test_fill_past_table_4k);
+	TEST_RUN(test_fill_past_table_1k_64k);
+	TEST_RUN(test_free_reuse_location);
+	TEST_RUN(test_trim_at_sync);
+	TEST_RUN(test_statfs_counts);
+	TEST_RUN(test_old_layout);
+	TEST_RUN(test_no_blocks_no_cluster);
+	TEST_RUN(test_fragmented_no_run);
+	return TEST_DONE();
+}
