@@ -52,10 +52,11 @@ int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state)
 	return ret;
 }
 
-/* A new state (and error record) on the header as last written: the
- * in-memory counters and initialised lengths may describe blocks still in
- * memory, which must not look initialised on disk before they are. */
-static int header_mark(struct cfs_fs *fs, uint32_t c, uint32_t state)
+/* A new state (and error record, last-check time) on the header as last
+ * written: the in-memory counters and initialised lengths may describe
+ * blocks still in memory, which must not look initialised on disk before
+ * they are.  With state_lock held. */
+int chunk_header_mark(struct cfs_fs *fs, uint32_t c, uint32_t state)
 {
 	struct chunk *ch = chunk_of(fs, c);
 	struct cfs_chunk_hdr h = ch->disk_hdr;
@@ -67,6 +68,7 @@ static int header_mark(struct cfs_fs *fs, uint32_t c, uint32_t state)
 	h.error_count = ch->hdr.error_count;
 	h.first_error = ch->hdr.first_error;
 	h.last_error = ch->hdr.last_error;
+	h.last_check = ch->hdr.last_check;
 	ret = header_put(fs, c, &h);
 	if (ret == 0)
 		ch->hdr.state = state;
@@ -203,9 +205,23 @@ static int header_dirty(struct cfs_fs *fs, uint32_t c)
 
 	ch->hdr.generation++;
 	ch->hdr.last_write = time(NULL);
-	ret = header_mark(fs, c, ch->disk_state | CFS_STATE_DIRTY);
+	ret = chunk_header_mark(fs, c, ch->disk_state | CFS_STATE_DIRTY);
 	if (ret == 0)
 		ch->unmarked = 0;
+	return ret;
+}
+
+/* With state_lock held: chunk c marked dirty on stable storage, unless it
+ * is already. */
+static int dirty_on_disk(struct cfs_fs *fs, uint32_t c)
+{
+	int ret = 0;
+
+	if (!(chunk_of(fs, c)->disk_state & CFS_STATE_DIRTY)) {
+		ret = header_dirty(fs, c);
+		if (ret == 0)
+			ret = cfs_bdev_flush(fs->bd);
+	}
 	return ret;
 }
 
@@ -217,17 +233,13 @@ static int header_dirty(struct cfs_fs *fs, uint32_t c)
 int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c)
 {
 	struct chunk *ch = chunk_of(fs, c);
-	int ret = 0;
+	int ret;
 
 	if (fs->rdonly)
 		return -EROFS;
 	pthread_mutex_lock(&ch->state_lock);
 	change_noted(ch);
-	if (!(ch->disk_state & CFS_STATE_DIRTY)) {
-		ret = header_dirty(fs, c);
-		if (ret == 0)
-			ret = cfs_bdev_flush(fs->bd);
-	}
+	ret = dirty_on_disk(fs, c);
 	pthread_mutex_unlock(&ch->state_lock);
 	return ret;
 }
@@ -322,7 +334,7 @@ void chunk_error(struct cfs_fs *fs, uint32_t c, cfs_ino_t ino, uint64_t blk, int
 			ch->hdr.error_count--;   /* saturates */
 		ch->hdr.last_error = e;
 	}
-	if (fs->rdonly || header_mark(fs, c, ch->disk_state | CFS_STATE_ERROR) < 0 ||
+	if (fs->rdonly || chunk_header_mark(fs, c, ch->disk_state | CFS_STATE_ERROR) < 0 ||
 	    cfs_bdev_flush(fs->bd) < 0)
 		ch->disk_state |= CFS_STATE_ERROR;   /* said by info at least */
 	pthread_mutex_unlock(&ch->state_lock);
@@ -714,9 +726,14 @@ static int itable_grow(struct cfs_fs *fs, uint32_t c)
 	}
 	ret = icl_map_add(fs, c, i / nrec, mb);
 	if (ret == 0) {
-		/* the header names the map before any inode is in it */
+		/* the header names the map before any inode is in it.  It is
+		 * written here, not at a write-back, so the chunk is marked
+		 * dirty on disk first (the map's flush has done so already:
+		 * its before_write marks every chunk changed in memory) */
 		pthread_mutex_lock(&ch->state_lock);
-		ret = chunk_write_header(fs, c, ch->disk_state);
+		ret = dirty_on_disk(fs, c);
+		if (ret == 0)
+			ret = chunk_write_header(fs, c, ch->disk_state);
 		pthread_mutex_unlock(&ch->state_lock);
 	}
 	if (ret == 0)
@@ -911,7 +928,7 @@ int inodes_ensure(struct cfs_fs *fs, uint32_t c, uint32_t need)
 
 	if (ch->hdr.free_inodes >= slots)
 		return 1;
-	if (chunk_inodes_avail(fs, c) < need || chunk_mark_dirty(fs, c) < 0)
+	if (chunk_inodes_avail(fs, c) < need || chunk_change(fs, c) < 0)
 		return 0;
 	pthread_mutex_lock(&ch->lock);
 	ok = slots_make(fs, c, slots) == 0;

@@ -127,9 +127,11 @@ int chunk_load_all(struct cfs_fs *fs, int repair);
 void chunk_prefetch(struct cfs_fs *fs, uint32_t c);
 int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c);
 int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state);
+int chunk_header_mark(struct cfs_fs *fs, uint32_t c, uint32_t state);
 int chunk_before_dirty(void *ctx, uint64_t blk);
 int chunk_change(struct cfs_fs *fs, uint32_t c);
 int chunk_note_dirty(void *ctx, uint64_t blk);
+
 int chunk_mark_changed(void *ctx);
 /* Corruption met in chunk c in normal operation (err -EBADMSG or -EUCLEAN;
  * ino and blk 0 when not known): the chunk is marked ERROR on disk at once

@@ -259,7 +259,9 @@ static int view_run(struct cfs_fs *fs, const uint8_t *want, const struct cfs_fsc
 }
 
 /* Chunk c was checked and found sound: its last-check time, its error mark
- * cleared, in the header (state_lock held, as chunk_error writes it). */
+ * cleared, in the header (state_lock held, as chunk_error writes it).  The
+ * header as last written: a chunk clean on disk may have changes in memory
+ * (lazy marking), which its counters on disk must not count yet. */
 static int chunk_checked(struct cfs_fs *fs, uint32_t c)
 {
 	struct chunk *ch = &fs->chunks[c];
@@ -267,7 +269,7 @@ static int chunk_checked(struct cfs_fs *fs, uint32_t c)
 
 	ch->hdr.last_check = time(NULL);
 	ch->was_dirty = 0;
-	ret = chunk_write_header(fs, c, ch->disk_state & ~(uint32_t)CFS_STATE_ERROR);
+	ret = chunk_header_mark(fs, c, ch->disk_state & ~(uint32_t)CFS_STATE_ERROR);
 	return ret ? ret : cfs_bdev_flush(fs->bd);
 }
 

@@ -71,8 +71,10 @@ int xref_del(struct cfs_fs *fs, cfs_ino_t stub, cfs_ino_t target)
  * would leave a stub backing no entry in a chunk marked clean, which a
  * check of the dirty chunks alone cannot see.  Marked first, the stub's
  * chunk is checked after any such crash, and a directory's lost entries
- * never need the chunks marked clean checked (FORMAT.md 18). */
+ * never need the chunks marked clean checked (FORMAT.md 18).  With lazy
+ * marking a note is enough: the entry's block reaches the disk only by a
+ * write-back, and that marks every chunk noted before it. */
 int xref_hold(struct cfs_fs *fs, cfs_ino_t stub)
 {
-	return stub && ino_valid(fs, stub) ? chunk_mark_dirty(fs, CFS_INO_CHUNK(stub)) : 0;
+	return stub && ino_valid(fs, stub) ? chunk_change(fs, CFS_INO_CHUNK(stub)) : 0;
 }

@@ -1124,6 +1124,47 @@ static void test_lazy_marking(void)
 	finish(fs);
 }
 
+/* An unlink's entry naming a stub in another chunk: the stub's chunk is
+ * noted before the entry changes (xref_hold), so a write-back of the
+ * entry's block alone marks it dirty on disk too.  Else a crash after that
+ * write leaves the stub, backing no entry on disk, in a chunk marked
+ * clean, where a check of the dirty chunks never looks. */
+static void test_lazy_stub_hold(void)
+{
+	struct cfs_fs *fs = make_fs();
+	struct dirent_rec r;
+	struct inode *root;
+	cfs_ino_t d, f;
+	uint32_t cd;
+
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &d));
+	CHECK_OK(cfs_mknod(fs, d, "f", S_IFREG | 0644, 0, 0, 0, &f));
+	CHECK_OK(cfs_link(fs, f, CFS_ROOT_INO, "l"));
+	cd = CFS_INO_CHUNK(f);
+	CHECK(cd != CFS_INO_CHUNK(CFS_ROOT_INO));
+	CHECK_OK(cfs_sync(fs));
+	CHECK(cfs_clean_idle(fs, 0) > 0);
+	CHECK_EQ(disk_dirty(fs, cd), 0);
+	CHECK_OK(inode_get(fs, CFS_ROOT_INO, &root));
+	CHECK_OK(dir_lookup(fs, root, "l", &r));
+	CHECK(r.stub != 0 && CFS_INO_CHUNK(r.stub) == cd);
+	/* link_remove's steps, with the root chunk's blocks written back
+	 * between the entry's removal and the stub's */
+	CHECK_OK(xref_hold(fs, r.stub));
+	CHECK_OK(dir_remove(fs, root, "l"));
+	CHECK_EQ(disk_dirty(fs, cd), 0);   /* noted, not written: nothing to mark */
+	CHECK_OK(cache_flush(&fs->cache, chunk_base(fs, 0), chunk_base(fs, 1)));
+	CHECK_EQ(disk_dirty(fs, 0), 1);
+	CHECK_EQ(disk_dirty(fs, cd), 1);
+	CHECK_OK(xref_del(fs, r.stub, r.ino));
+	inode_put(fs, root);
+	/* half an unlink (the link count and the directory's counts are
+	 * cfs_unlink's): closed unchecked */
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(dev);
+	dev = NULL;
+}
+
 int main(void)
 {
 	TEST_RUN(test_roundtrip);
@@ -1145,5 +1186,6 @@ int main(void)
 	TEST_RUN(test_fill_public_api);
 	TEST_RUN(test_new_dir_hidden_until_made);
 	TEST_RUN(test_lazy_marking);
+	TEST_RUN(test_lazy_stub_hold);
 	return TEST_DONE();
 }
