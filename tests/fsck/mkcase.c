@@ -1325,36 +1325,41 @@ static void d_xentry_wrong_type(const char *img)
 	img_save(&m);
 }
 
+/* /d2/tree's root node, loaded into m, and its block: an index node of
+ * 3 records or more (the build made it so) */
+static uint8_t *tree_index(struct img *m, const char *img, uint64_t *b)
+{
+	cfs_ino_t dir = lookup_ro(img, "/d2/tree");
+	uint8_t *node;
+
+	img_load(m, img);
+	*b = dir_root_block(m, dir);
+	node = blk(m, *b);
+	if (cfs_btn_level(cfs_node_hdr(node)) != 1 || cfs_btn_nrec(cfs_node_hdr(node)) < 3)
+		die("/d2/tree's root is not an index node of 3 records or more");
+	return node;
+}
+
 /* /d2/tree's index node: its third child pointer made equal to its second
  * (resealed): one leaf is reached twice, another not at all */
 static void d_dir_index_dup_child(const char *img)
 {
-	cfs_ino_t dir = lookup_ro(img, "/d2/tree");
-	uint8_t *node, *rec;
 	struct img m;
+	uint64_t b;
+	uint8_t *rec = cfs_node_recs(tree_index(&m, img, &b)) + CFS_BTI_SIZE;
 
-	img_load(&m, img);
-	node = blk(&m, dir_root_block(&m, dir));
-	if (cfs_btn_level(cfs_node_hdr(node)) != 1 || cfs_btn_nrec(cfs_node_hdr(node)) < 3)
-		die("/d2/tree's root is not an index node of 3 records or more");
-	rec = cfs_node_recs(node) + CFS_BTI_SIZE;
 	cfs_btidx_set(rec + CFS_BTI_SIZE, cfs_btrec_key(rec + CFS_BTI_SIZE), cfs_btidx_child(rec));
-	reseal(&m, dir_root_block(&m, dir));
+	reseal(&m, b);
 	img_save(&m);
 }
 
 /* The hash range [*lo, *hi) of the third child of /d2/tree's index node */
 static void tree_third_leaf(const char *img, uint64_t *lo, uint64_t *hi)
 {
-	cfs_ino_t dir = lookup_ro(img, "/d2/tree");
-	uint8_t *node, *rec;
 	struct img m;
+	uint64_t b;
+	uint8_t *node = tree_index(&m, img, &b), *rec = cfs_node_recs(node) + 2 * CFS_BTI_SIZE;
 
-	img_load(&m, img);
-	node = blk(&m, dir_root_block(&m, dir));
-	if (cfs_btn_level(cfs_node_hdr(node)) != 1 || cfs_btn_nrec(cfs_node_hdr(node)) < 3)
-		die("/d2/tree's root is not an index node of 3 records or more");
-	rec = cfs_node_recs(node) + 2 * CFS_BTI_SIZE;
 	*lo = cfs_btrec_key(rec);
 	*hi = cfs_btn_nrec(cfs_node_hdr(node)) > 3 ? cfs_btrec_key(rec + CFS_BTI_SIZE) :
 						     UINT64_MAX;
