@@ -472,13 +472,21 @@ static int order_cb(void *vc, const struct dirent_rec *r)
 	return 0;
 }
 
-static int walk_disordered(struct cfs_fs *fs, struct inode *dp)
+static int walk_disordered(struct ck *x, struct inode *dp)
 {
 	struct order_walk w = { 0 };
-	int ret = dir_iterate(fs, dp, 0, order_cb, &w);
+	size_t slot = dp->ino % (sizeof(x->walked) / sizeof(x->walked[0]));
+	int ret;
 
+	/* a tree judged in order stays so (only a disordered one is
+	 * rebuilt); one rebuilt since keeps in its leaves what it kept */
+	if (x->walked[slot].ino == dp->ino)
+		return x->walked[slot].bad;
+	ret = dir_iterate(x->fs, dp, 0, order_cb, &w);
 	free(w.run);
-	return ret < 0 || w.bad;
+	x->walked[slot].ino = dp->ino;
+	x->walked[slot].bad = ret < 0 || w.bad;
+	return x->walked[slot].bad;
 }
 
 /* The entry stub s backs, judged by the rules check_dir() applies to it in
@@ -496,10 +504,10 @@ static int stub_entry_ok(struct ck *x, struct inode *s, struct inode *dp)
 	 * leaf holds (check_dir): look in the leaves too, or a stub checked
 	 * before that rebuild would be freed, and then the entry it backs
 	 * dropped, a name lost, depending on which chunk a thread checked
-	 * first.  Only a miss pays for the whole walk. */
+	 * first.  Only a miss pays for a whole walk, once a directory. */
 	ret = dir_iterate(x->fs, dp, s->d.lo, stub_find_cb, &f);
 	if (!f.found && (dp->d.flags & CFS_IFL_EXTENTS) &&
-	    (ret < 0 || walk_disordered(x->fs, dp))) {
+	    (ret < 0 || walk_disordered(x, dp))) {
 		f.leaves = 1;
 		dir_salvage(x->fs, dp, stub_find_cb, &f);
 	}
