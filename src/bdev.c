@@ -73,6 +73,12 @@ void cfs_bdev_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
 	bd->ops->prefetch(bd, blk, count);
 }
 
+void cfs_bdev_scattered(struct cfs_bdev *bd, int on)
+{
+	if (bd && bd->ops->scattered)
+		bd->ops->scattered(bd, on);
+}
+
 int cfs_bdev_grow(struct cfs_bdev *bd, uint64_t bytes)
 {
 	int ret = 0;

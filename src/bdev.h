@@ -21,6 +21,8 @@ struct cfs_bdev_ops {
 	/* Optional: start reading a run the caller will soon read, without
 	 * waiting for it (posix_fadvise WILLNEED).  NULL: nothing to gain. */
 	void (*prefetch)(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
+	/* Optional: see cfs_bdev_scattered.  NULL: nothing to gain. */
+	void (*scattered)(struct cfs_bdev *bd, int on);
 	/* Optional: the run's contents are no longer needed; the storage may
 	 * give the space back.  NULL: not supported (-EOPNOTSUPP). */
 	int (*discard)(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
@@ -48,6 +50,10 @@ int cfs_bdev_flush(struct cfs_bdev *bd);
 /* A hint: the run will be read soon.  Lets many reads that would be made one
  * after another reach the disk together.  Out-of-range parts are ignored. */
 void cfs_bdev_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
+/* A hint: until called again with on 0, reads are scattered and whatever
+ * runs ahead is asked for with cfs_bdev_prefetch, so the storage should
+ * read no more than it is asked (no readahead: POSIX_FADV_RANDOM). */
+void cfs_bdev_scattered(struct cfs_bdev *bd, int on);
 /* Give a run of unused blocks back to the storage: a hole punched in an
  * image file (FALLOC_FL_PUNCH_HOLE), BLKDISCARD on a block device, zeroes on
  * the fault device.  Afterwards the run reads as zeroes from a file and as

@@ -103,6 +103,13 @@ static void file_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
 			    (off_t)count * bd->block_size, POSIX_FADV_WILLNEED);
 }
 
+static void file_scattered(struct cfs_bdev *bd, int on)
+{
+	struct file_bdev *f = to_file(bd);
+
+	(void)posix_fadvise(f->fd, 0, 0, on ? POSIX_FADV_RANDOM : POSIX_FADV_NORMAL);
+}
+
 /* A hole in an image file, a discard on a disk: either way the storage
  * may reuse the space. */
 static int file_discard(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
@@ -154,6 +161,7 @@ static const struct cfs_bdev_ops file_ops = {
 	.prefetch = file_prefetch,
 	.discard = file_discard,
 	.grow = file_grow,
+	.scattered = file_scattered,
 };
 
 static int file_size(int fd, uint64_t *size, int *is_blkdev)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bdev.h"
 #include "fsck.h"
 
 static int ck_init(struct ck *x, struct fk *k, uint32_t c)
@@ -272,6 +273,11 @@ int fsck_run(struct cfs_fs *fs, const struct cfs_fsck_opts *o, const uint8_t *wa
 	 * kernel's page cache serves it as well as a big cache of our own
 	 * would, and memory stays bounded by the chunks in flight. */
 	old_limit = cache_set_limit(&fs->cache, FSCK_CACHE_BYTES);
+	/* Inode clusters are 16 KiB pieces among data blocks: the kernel's
+	 * readahead, which ramps up on reads in ascending order, read 19%
+	 * more than the check needs (1M files, 6 GiB).  What runs ahead is
+	 * asked for explicitly. */
+	cfs_bdev_scattered(fs->bd, 1);
 	if (fs->sb_from_backup && (ret = restore_primary(&k)) < 0)
 		goto out;
 	for (c = 0; c < n; c++)
@@ -308,6 +314,7 @@ out:
 	r->seconds = cfs_now_mono() - t0;
 	if (old_limit)
 		cache_set_limit(&fs->cache, old_limit);
+	cfs_bdev_scattered(fs->bd, 0);
 	free(k.sel);
 	free(checked);
 	free(k.chunk_unfixed);
