@@ -266,8 +266,10 @@ static void reconnect_one(struct fk *k, const struct orphan *o, int hold)
 {
 	int ret = reconnect(k->fs, o->ino, hold);
 
-	if (ret == -ENOSPC && hold)
-		ret = reconnect(k->fs, o->ino, 0);
+	/* the other way can still have the room: lost+found's stub needs
+	 * one inode of the orphan's chunk, a holder two once */
+	if (ret == -ENOSPC)
+		ret = reconnect(k->fs, o->ino, !hold);
 	pr_report(k, CFS_INO_CHUNK(o->ino), o->code, &(struct pctx){ .ino = o->ino }, 1, ret);
 }
 
@@ -292,9 +294,14 @@ void reconnect_orphans(struct fk *k)
 	for (i = 0; count && i < k->norphans; i++)
 		if (k->orphans[i].ino != k->fs->sb.lpf_ino)
 			count[CFS_INO_CHUNK(k->orphans[i].ino)]++;
-	/* decided once per chunk, before any stub or holder takes an inode */
+	/* decided once per chunk, before any stub or holder takes an inode.
+	 * The slots are made now: what a chunk counts as available includes
+	 * the inode clusters its free blocks could make, and in a full chunk
+	 * those blocks can be too scattered for one (itable_grow), which
+	 * would show only after some stubs had taken the last free slots,
+	 * the holder's two among them. */
 	for (c = 0; count && c < n; c++)
-		count[c] = chunk_inodes_avail(k->fs, c) < count[c] + CFS_REPAIR_INODES;
+		count[c] = count[c] && !inodes_ensure(k->fs, c, count[c] + CFS_REPAIR_INODES);
 	for (i = 0; i < k->norphans; i++)
 		if (k->orphans[i].ino != k->fs->sb.lpf_ino)
 			reconnect_one(k, &k->orphans[i],

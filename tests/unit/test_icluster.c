@@ -410,6 +410,85 @@ static void test_fragmented_no_run(void)
 	cfs_bdev_destroy(dev);
 }
 
+/* An inode of chunk 1 that no directory names (an orphan). */
+static cfs_ino_t orphan_make(struct cfs_fs *fs)
+{
+	struct inode *ip;
+	cfs_ino_t ino;
+
+	CHECK_OK(fs_op_begin(fs));
+	CHECK_OK(inode_alloc(fs, 1, 1, S_IFREG | 0644, &ip));
+	ip->d.nlink = 1;
+	CHECK_OK(inode_write(fs, ip));
+	pthread_mutex_unlock(&ip->lock);
+	ino = ip->ino;
+	inode_put(fs, ip);
+	fs_op_end(fs);
+	return ino;
+}
+
+/* fsck -p reconnects more orphans than their chunk has free slots when
+ * its free blocks, enough for clusters by count, are single gaps: the
+ * chunk cannot make the clusters a stub each would need, so they go into
+ * /lost+found/#chunk-1, made from the two slots of the repair reserve.
+ * (Counting on the clusters, fsck gave the first two orphans stubs, took
+ * the reserve with them and failed the rest with ENOSPC.) */
+static void test_orphans_fragmented_chunk(void)
+{
+	static uint8_t want[4096], got[4096];
+	struct cfs_fsck_opts fo = { .mode = CFS_FSCK_YES, .force = 1, .threads = 2,
+				    .report = fixture_report };
+	struct cfs_fsck_result res;
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(4096, 2, 32, 0, &dev);
+	cfs_ino_t big, ino[16], hold, f;
+	uint64_t nblk, i;
+	char name[32];
+	int n = 0;
+
+	CHECK_EQ(fs->chunks[1].hdr.free_inodes, 16u);
+	big = ino[n++] = orphan_make(fs);
+	/* all of chunk 1's free blocks (the reserve's too), then every
+	 * other one of them given back */
+	fs->checking = 1;
+	for (nblk = 0; fs->chunks[1].hdr.free_blocks; nblk++) {
+		fixture_fill(want, sizeof(want), (unsigned)nblk);
+		CHECK_EQ(cfs_write(fs, big, want, sizeof(want), nblk * 4096), 4096);
+	}
+	for (i = 0; i < nblk; i += 2)
+		CHECK_OK(cfs_fallocate(fs, big, CFS_FALLOC_PUNCH_HOLE | CFS_FALLOC_KEEP_SIZE,
+				       i * 4096, 4096));
+	fs->checking = 0;
+	CHECK(fs->chunks[1].hdr.free_blocks > 4 * fs->icl_blocks);
+	while (n < 16 - (int)CFS_REPAIR_INODES)
+		ino[n++] = orphan_make(fs);
+	CHECK_ERR(chunk_alloc_inode(fs, 1, &f), ENOSPC);   /* no run for a cluster */
+	CHECK_OK(cfs_close(fs));
+
+	CHECK_OK(fixture_open(dev, CFS_OPEN_REPAIR | CFS_OPEN_NOCHECK, &fs));
+	CHECK(chunk_inodes_avail(fs, 1) > (uint64_t)n);   /* what it counts on */
+	CHECK(cfs_fsck(fs, &fo, &res) >= 0);
+	CHECK_EQ(res.unfixed, 0u);
+	CHECK(res.fixed >= (uint64_t)n);
+	CHECK_OK(cfs_close(fs));
+	CHECK_OK(fixture_open(dev, CFS_OPEN_RDONLY | CFS_OPEN_REPAIR | CFS_OPEN_NOCHECK, &fs));
+	fsck_clean(fs);
+	CHECK_OK(cfs_path_resolve(fs, "/lost+found/#chunk-1", 0, &hold));
+	CHECK_EQ(CFS_INO_CHUNK(hold), 1u);
+	for (i = 0; i < (uint64_t)n; i++) {
+		snprintf(name, sizeof(name), "#%u", ino[i]);
+		CHECK_OK(cfs_lookup(fs, hold, name, &f));
+		CHECK_EQ(f, ino[i]);
+	}
+	for (i = 1; i < nblk; i += 2) {
+		fixture_fill(want, sizeof(want), (unsigned)i);
+		CHECK_EQ(cfs_read(fs, big, got, sizeof(got), i * 4096), 4096);
+		CHECK(!memcmp(want, got, sizeof(got)));
+	}
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(dev);
+}
+
 int main(void)
 {
 	TEST_RUN(test_fill_past_table_4k);
@@ -420,5 +499,6 @@ int main(void)
 	TEST_RUN(test_old_layout);
 	TEST_RUN(test_no_blocks_no_cluster);
 	TEST_RUN(test_fragmented_no_run);
+	TEST_RUN(test_orphans_fragmented_chunk);
 	return TEST_DONE();
 }
