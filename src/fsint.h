@@ -424,11 +424,14 @@ int fs_view_open(struct cfs_fs *live, int rdonly, struct cfs_fs **out);
 int fs_view_open_bd(struct cfs_fs *live, struct cfs_bdev *bd, int rdonly, struct cfs_fs **out);
 void fs_view_close(struct cfs_fs *view);
 
-/* scrub.c: wait while a repair's fence holds the chunk of ino (0: while
+/* fence.c: wait while a repair's fence holds the chunk of ino (0: while
  * any fence is on).  Called first thing at an entry point, with nothing
- * held: docs/LOCKING.md, "Scrub". */
+ * held: docs/LOCKING.md, "Scrub".  fence_add and fence_end are
+ * src/scrub.c's. */
 void fence_wait(struct cfs_fs *fs, cfs_ino_t ino);
 void fence_init(struct cfs_fs *fs);
+void fence_add(struct cfs_fs *fs, uint32_t c);
+void fence_end(struct cfs_fs *fs);
 
 /* namei.c, for fsck's lost+found (src/fsck/lpf.c): a directory head
  * (-ENOTDIR otherwise); name -> ip in dp, with a stub if they are in
