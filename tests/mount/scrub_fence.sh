@@ -32,6 +32,18 @@ if [ "$chunk" = "$bchunk" ] || [ "$chunk" = "$rchunk" ]; then
 	finish
 fi
 
+# the kernel stacks of the processes using the mount, and the daemon's
+stacks() {
+	local p
+	for p in $(pgrep -f "$mnt"); do
+		echo "== $p $(tr '\0' ' ' </proc/$p/cmdline | head -c 120)"
+		grep -v "entry_SYSCALL\|do_syscall" "/proc/$p/stack"
+	done 2>/dev/null
+	command -v gdb >/dev/null &&
+		gdb -batch -p "$DAEMON_PID" -ex "thread apply all bt" 2>/dev/null |
+		grep -E "^Thread|^#[0-9]+ .* (in|at) .*(cfs_|fence|loop_|op_|scrub)" | head -60
+}
+
 wait_paused() {
 	for _ in $(seq 300); do
 		grep -q "scrub: test pause (CHUNKFS_TEST_SCRUB_PAUSE)" "$DAEMON_LOG" && return 0
@@ -43,10 +55,10 @@ wait_paused() {
 # one round: damage f3, mount, start scrub -y of its chunk, run $1 (the
 # changes made during the pause), check the ordering and the outcome
 round() {   # NAME CHANGES EXPECT(held|checked again)
-	local name=$1 changes=$2 expect=$3 spid cpid
+	local name=$1 changes=$2 expect=$3 spid cpid chpid
 	"$CFSDAMAGE" "$img" inode "$ino" 0x10 || { fail "${name}_setup" "could not damage"; return; }
 	: >"$TRACE"
-	CHUNKFS_TEST_SCRUB_PAUSE=10 CHUNKFS_TEST_SCRUB_TRACE=$TRACE \
+	CHUNKFS_TEST_SCRUB_PAUSE=15 CHUNKFS_TEST_SCRUB_TRACE=$TRACE \
 		mount_fs "$img" "$mnt" -o allow_other || { fail "${name}_mount" "mount failed"; return; }
 	# the names of /a and /b known to the kernel: a first lookup of a name
 	# whose inode is in the chunk under repair waits, and the kernel holds
@@ -64,10 +76,18 @@ round() {   # NAME CHANGES EXPECT(held|checked again)
 	# an operation on the chunk under repair: waits for the repair
 	timeout 60 cat "$mnt/a/f3" >"$TESTDIR/$name.cat" 2>&1 &
 	cpid=$!
-	if $changes 2>"$TESTDIR/$name.err"; then
+	$changes 2>"$TESTDIR/$name.err" &
+	chpid=$!
+	for _ in $(seq 90); do
+		kill -0 "$chpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	# still waiting: where, for the failure message
+	kill -0 "$chpid" 2>/dev/null && stacks >"$TESTDIR/$name.stacks"
+	if wait "$chpid"; then
 		pass "${name}_other_chunks_go_on"
 	else
-		fail "${name}_other_chunks_go_on" "$(head -c 300 "$TESTDIR/$name.err")"
+		fail "${name}_other_chunks_go_on" "$(head -c 300 "$TESTDIR/$name.err"; cat "$TESTDIR/$name.stacks" 2>/dev/null)"
 	fi
 	# the repair is still paused: nothing above waited for it
 	if kill -0 "$spid" 2>/dev/null; then
@@ -98,7 +118,7 @@ round() {   # NAME CHANGES EXPECT(held|checked again)
 # changes in /b only: the fence holds
 b_changes() {
 	head -c 100000 /dev/urandom >"$TESTDIR/big"
-	timeout 5 sh -c "
+	timeout 10 sh -c "
 	echo 'new bytes' >'$mnt/b/new' && cp '$TESTDIR/big' '$mnt/b/big' &&
 	stat '$mnt/b/new' >/dev/null && ls '$mnt/b' | grep -q '^new\$' &&
 	mv '$mnt/b/old' '$mnt/b/old2' && rm '$mnt/b/old2' && mkdir '$mnt/b/d' &&
@@ -115,7 +135,7 @@ fi
 
 # a change in the root directory, which the check of /a's chunk reads
 root_changes() {
-	timeout 5 sh -c "echo top >'$mnt/top' && echo more >'$mnt/b/more'"
+	timeout 10 sh -c "echo top >'$mnt/top' && echo more >'$mnt/b/more'"
 }
 round conflict root_changes "checked again"
 if [ "$("$C" cat "$img" /top)" = top ] && [ "$("$C" cat "$img" /b/more)" = more ]; then
