@@ -121,6 +121,10 @@ static inline int ino_valid(const struct cfs_fs *fs, cfs_ino_t ino)
 }
 
 double cfs_now_mono(void);
+/* Room for element n of growable array a (esz-byte elements, *cap of them
+ * allocated; doubling, starting at first): a or its moved copy, or NULL with
+ * a and *cap unchanged. */
+void *array_room(void *a, size_t *cap, size_t n, size_t esz, size_t first);
 void cfs_now(int64_t *sec, uint32_t *nsec);
 void cfs_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -1,6 +1,7 @@
 /* Small shared helpers: clocks and the per-thread open-error message. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "fsint.h"
@@ -36,4 +37,18 @@ void cfs_now(int64_t *sec, uint32_t *nsec)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	*sec = ts.tv_sec;
 	*nsec = (uint32_t)ts.tv_nsec;
+}
+
+void *array_room(void *a, size_t *cap, size_t n, size_t esz, size_t first)
+{
+	size_t nc;
+	void *na;
+
+	if (n < *cap)
+		return a;
+	nc = *cap ? *cap * 2 : first;
+	na = realloc(a, nc * esz);
+	if (na)
+		*cap = nc;
+	return na;
 }

@@ -148,6 +148,8 @@ static int claim_cb(void *vc, const struct extent *e, int is_node, uint32_t node
 	struct claims *cl = vc;
 	struct cfs_fs *fs = cl->x->fs;
 	uint32_t start = is_node ? node : e->pblk, n = is_node ? 1 : e->len, i;
+	uint32_t *blk, *len = NULL;
+	size_t bc, lc;
 
 	if (start < fs->sb.data_start || (uint64_t)start + n > fs->sb.chunk_blocks || !n) {
 		cl->bad = 1;
@@ -162,25 +164,20 @@ static int claim_cb(void *vc, const struct extent *e, int is_node, uint32_t node
 	 * are caught too; undone if the map is dropped */
 	for (i = 0; i < n; i++)
 		bset(cl->x->bbits, (uint64_t)start + i);
-	if (cl->n == cl->cap) {
-		size_t nc = cl->cap ? cl->cap * 2 : 64;
-		uint32_t *a = realloc(cl->blk, nc * 4), *b;
-
-		if (!a) {
-			bunset_run(cl->x->bbits, start, n);
-			cl->bad = 3;
-			return 1;
-		}
-		cl->blk = a;
-		b = realloc(cl->len, nc * 4);
-		if (!b) {
-			bunset_run(cl->x->bbits, start, n);
-			cl->bad = 3;
-			return 1;
-		}
-		cl->len = b;
-		cl->cap = nc;
+	/* two arrays of one length: cap is the smaller of theirs */
+	bc = lc = cl->cap;
+	blk = array_room(cl->blk, &bc, cl->n, sizeof(*blk), 64);
+	if (blk) {
+		cl->blk = blk;
+		len = array_room(cl->len, &lc, cl->n, sizeof(*len), 64);
 	}
+	if (!blk || !len) {
+		bunset_run(cl->x->bbits, start, n);
+		cl->bad = 3;
+		return 1;
+	}
+	cl->len = len;
+	cl->cap = lc;
 	cl->blk[cl->n] = start;
 	cl->len[cl->n++] = n;
 	return 0;
@@ -208,15 +205,11 @@ static int overlap_cb(void *vc, const struct extent *e, int is_node, uint32_t no
 			o->owner[b] = o->l;
 		} else if (w != o->l && (!o->n || o->pairs[o->n - 1] !=
 					 ((uint64_t)w << 32 | o->l))) {
-			if (o->n == o->cap) {
-				size_t nc = o->cap ? o->cap * 2 : 16;
-				uint64_t *np = realloc(o->pairs, nc * sizeof(*np));
+			uint64_t *pairs = array_room(o->pairs, &o->cap, o->n, sizeof(*pairs), 16);
 
-				if (!np)
-					return 1;
-				o->pairs = np;
-				o->cap = nc;
-			}
+			if (!pairs)
+				return 1;
+			o->pairs = pairs;
 			o->pairs[o->n++] = (uint64_t)w << 32 | o->l;
 		}
 	}

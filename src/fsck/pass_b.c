@@ -233,6 +233,7 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 {
 	struct dscan *d = vc;
 	struct ck *x = d->x;
+	struct dirent_rec *ok;
 	size_t i;
 
 	d->seen++;
@@ -269,17 +270,12 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 			d->unfixed = 1;
 		return 0;
 	}
-	if (d->nok == d->cap) {
-		size_t nc = d->cap ? d->cap * 2 : 64;
-		struct dirent_rec *n = realloc(d->ok, nc * sizeof(*n));
-
-		if (!n) {
-			d->oom = 1;
-			return 1;
-		}
-		d->ok = n;
-		d->cap = nc;
+	ok = array_room(d->ok, &d->cap, d->nok, sizeof(*ok), 64);
+	if (!ok) {
+		d->oom = 1;
+		return 1;
 	}
+	d->ok = ok;
 	/* the name's bytes only: a record is mostly unused name buffer */
 	memcpy(&d->ok[d->nok++], r, offsetof(struct dirent_rec, name) + r->namelen + 1);
 	d->remote_ok += r->stub != 0;
@@ -316,20 +312,18 @@ static int remote_collect(void *vc, const struct dirent_rec *r)
 {
 	struct remote_pf *p = vc;
 	cfs_ino_t want[2] = { r->ino, r->stub };
+	uint64_t *blk;
 	uint32_t off;
 
+	if (!r->stub)
+		return 0;
 	for (int i = 0; i < 2; i++) {
-		if (!ino_valid(p->fs, want[i]) || !r->stub)
+		if (!ino_valid(p->fs, want[i]))
 			continue;
-		if (p->n == p->cap) {
-			size_t nc = p->cap ? p->cap * 2 : 256;
-			uint64_t *n = realloc(p->blk, nc * sizeof(*n));
-
-			if (!n)
-				return 1;   /* a prefetch is only a hint */
-			p->blk = n;
-			p->cap = nc;
-		}
+		blk = array_room(p->blk, &p->cap, p->n, sizeof(*blk), 256);
+		if (!blk)
+			return 1;   /* a prefetch is only a hint */
+		p->blk = blk;
 		p->blk[p->n++] = inode_location(p->fs, want[i], &off);
 	}
 	return 0;
