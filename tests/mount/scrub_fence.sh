@@ -55,21 +55,28 @@ wait_paused() {
 # one round: damage f3, mount, start scrub -y of its chunk, run $1 (the
 # changes made during the pause), check the ordering and the outcome
 round() {   # NAME CHANGES EXPECT(held|checked again)
-	local name=$1 changes=$2 expect=$3 spid cpid chpid
+	local name=$1 changes=$2 expect=$3 spid cpid chpid pina pinb
 	"$CFSDAMAGE" "$img" inode "$ino" 0x10 || { fail "${name}_setup" "could not damage"; return; }
 	: >"$TRACE"
 	CHUNKFS_TEST_SCRUB_PAUSE=15 CHUNKFS_TEST_SCRUB_TRACE=$TRACE \
 		mount_fs "$img" "$mnt" -o allow_other || { fail "${name}_mount" "mount failed"; return; }
-	# the names of /a and /b known to the kernel: a first lookup of a name
-	# whose inode is in the chunk under repair waits, and the kernel holds
-	# the directory it looks in meanwhile (without FUSE's parallel dirops,
-	# against other first lookups in it too; docs/LOCKING.md, "Scrub")
-	stat "$mnt/a" "$mnt/b" >/dev/null
+	# /a and /b held in the kernel's name cache (two idle processes in
+	# them): a first lookup of a name whose inode is in the chunk under
+	# repair waits, and the kernel holds the directory it looks in
+	# meanwhile (without FUSE's parallel dirops, against other first
+	# lookups in it too; docs/LOCKING.md, "Scrub"); a busy machine may
+	# otherwise drop the names between here and the changes below
+	(cd "$mnt/a" && exec sleep 120) &
+	pina=$!
+	(cd "$mnt/b" && exec sleep 120) &
+	pinb=$!
 	"$C" scrub -y -c "$chunk" "$mnt" >"$TESTDIR/$name.out" 2>&1 &
 	spid=$!
 	if ! wait_paused; then
 		fail "${name}_paused" "the repair never paused: $(tail -3 "$DAEMON_LOG")"
 		wait "$spid"
+		kill "$pina" "$pinb"
+		wait "$pina" "$pinb"
 		unmount_fs "$mnt"
 		return
 	fi
@@ -111,6 +118,8 @@ round() {   # NAME CHANGES EXPECT(held|checked again)
 		fail "${name}_fence_$(echo "$expect" | tr ' ' _)" "trace: $(cat "$TRACE")"
 	fi
 	same "${name}_reads_after" "$(timeout 20 cat "$mnt/a/f3")" "alpha 3"
+	kill "$pina" "$pinb"
+	wait "$pina" "$pinb"
 	unmount_ok "${name}_unmount"
 	check_exit "${name}_fsck_clean" 0 "$C" fsck -f -n "$img"
 }
