@@ -246,8 +246,10 @@ struct cfs_chunk_info {
 	uint64_t generation;
 	int64_t last_check, last_write;
 	uint64_t blocks, free_blocks;   /* data area */
-	/* free_inodes: what the chunk can still give, with the inode clusters
-	 * its free blocks could make (DYNINODES); inodes: that plus those in use */
+	/* free_inodes: what the chunk can still give: free slots, and the
+	 * inode clusters its free blocks could make (DYNINODES) after room
+	 * for each new inode's name (FORMAT.md 10.4); inodes: that plus
+	 * those in use */
 	uint64_t inodes, free_inodes;
 	uint64_t clusters;              /* inode clusters made (DYNINODES) */
 	uint64_t conts;                 /* continuation inodes in this chunk */

@@ -89,6 +89,10 @@ struct ck {
 	uint32_t *nlink, *back;
 	uint8_t *ftype;
 	uint8_t *icl_claimed;           /* step A: clusters whose blocks are claimed */
+	/* step B: directories of other chunks whose whole walk was judged
+	 * (walk_disordered), so that many stubs missing from one directory
+	 * after a crash cost one walk of it, not one each */
+	struct { cfs_ino_t ino; uint8_t bad; } walked[64];
 };
 
 #define SLOT_CONTS 0x80

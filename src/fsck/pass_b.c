@@ -438,6 +438,57 @@ static int stub_find_cb(void *vc, const struct dirent_rec *r)
 	return 1;
 }
 
+/* Whether dp's tree, walked whole, meets a record out of hash order or a
+ * name twice: then check_dir() reads its leaves instead (dscan_entry).  A
+ * lookup by hash in such a tree can miss an entry without an error (an
+ * index naming one leaf twice hides another).  Only the names of the
+ * current hash are kept. */
+struct order_walk {
+	struct dirent_rec *run;
+	size_t n, cap;
+	int bad;
+};
+
+static int order_cb(void *vc, const struct dirent_rec *r)
+{
+	struct order_walk *w = vc;
+	struct dirent_rec *run;
+	size_t i;
+
+	if (w->n && r->hash < w->run[0].hash)
+		w->bad = 1;
+	if (w->n && r->hash != w->run[0].hash)
+		w->n = 0;
+	for (i = 0; i < w->n && !w->bad; i++)
+		w->bad = same_name(&w->run[i], r);
+	if (!w->bad) {
+		run = array_room(w->run, &w->cap, w->n, sizeof(*run), 4);
+		w->bad = !run;   /* out of memory: read the leaves, as when unsure */
+		w->run = run ? run : w->run;
+	}
+	if (w->bad)
+		return 1;
+	memcpy(&w->run[w->n++], r, offsetof(struct dirent_rec, name) + r->namelen + 1);
+	return 0;
+}
+
+static int walk_disordered(struct ck *x, struct inode *dp)
+{
+	struct order_walk w = { 0 };
+	size_t slot = dp->ino % (sizeof(x->walked) / sizeof(x->walked[0]));
+	int ret;
+
+	/* a tree judged in order stays so (only a disordered one is
+	 * rebuilt); one rebuilt since keeps in its leaves what it kept */
+	if (x->walked[slot].ino == dp->ino)
+		return x->walked[slot].bad;
+	ret = dir_iterate(x->fs, dp, 0, order_cb, &w);
+	free(w.run);
+	x->walked[slot].ino = dp->ino;
+	x->walked[slot].bad = ret < 0 || w.bad;
+	return x->walked[slot].bad;
+}
+
 /* The entry stub s backs, judged by the rules check_dir() applies to it in
  * the directory's chunk: whichever of the two chunks is checked first, an
  * entry that one removes is not counted by the other. */
@@ -445,15 +496,18 @@ static int stub_entry_ok(struct ck *x, struct inode *s, struct inode *dp)
 {
 	struct stub_find f = { s->d.head, s->ino, s->d.lo, { 0 }, 0, 0 };
 	struct inode *t;
-	int ok;
+	int ok, ret;
 
 	pthread_mutex_lock(&dp->lock);
-	/* A tree whose walk fails is rebuilt from its leaves by the check of
-	 * its chunk, keeping every entry a leaf holds (check_dir): look in
-	 * the leaves too, or a stub checked before that rebuild would be
-	 * freed, and then the entry it backs dropped, a name lost. */
-	if (dir_iterate(x->fs, dp, s->d.lo, stub_find_cb, &f) < 0 && !f.found &&
-	    (dp->d.flags & CFS_IFL_EXTENTS)) {
+	/* A tree whose walk fails or meets records out of order is rebuilt
+	 * from its leaves by the check of its chunk, keeping every entry a
+	 * leaf holds (check_dir): look in the leaves too, or a stub checked
+	 * before that rebuild would be freed, and then the entry it backs
+	 * dropped, a name lost, depending on which chunk a thread checked
+	 * first.  Only a miss pays for a whole walk, once a directory. */
+	ret = dir_iterate(x->fs, dp, s->d.lo, stub_find_cb, &f);
+	if (!f.found && (dp->d.flags & CFS_IFL_EXTENTS) &&
+	    (ret < 0 || walk_disordered(x, dp))) {
 		f.leaves = 1;
 		dir_salvage(x->fs, dp, stub_find_cb, &f);
 	}

@@ -1325,22 +1325,77 @@ static void d_xentry_wrong_type(const char *img)
 	img_save(&m);
 }
 
+/* /d2/tree's root node, loaded into m, and its block: an index node of
+ * 3 records or more (the build made it so) */
+static uint8_t *tree_index(struct img *m, const char *img, uint64_t *b)
+{
+	cfs_ino_t dir = lookup_ro(img, "/d2/tree");
+	uint8_t *node;
+
+	img_load(m, img);
+	*b = dir_root_block(m, dir);
+	node = blk(m, *b);
+	if (cfs_btn_level(cfs_node_hdr(node)) != 1 || cfs_btn_nrec(cfs_node_hdr(node)) < 3)
+		die("/d2/tree's root is not an index node of 3 records or more");
+	return node;
+}
+
 /* /d2/tree's index node: its third child pointer made equal to its second
  * (resealed): one leaf is reached twice, another not at all */
 static void d_dir_index_dup_child(const char *img)
 {
-	cfs_ino_t dir = lookup_ro(img, "/d2/tree");
-	uint8_t *node, *rec;
 	struct img m;
+	uint64_t b;
+	uint8_t *rec = cfs_node_recs(tree_index(&m, img, &b)) + CFS_BTI_SIZE;
 
-	img_load(&m, img);
-	node = blk(&m, dir_root_block(&m, dir));
-	if (cfs_btn_level(cfs_node_hdr(node)) != 1 || cfs_btn_nrec(cfs_node_hdr(node)) < 3)
-		die("/d2/tree's root is not an index node of 3 records or more");
-	rec = cfs_node_recs(node) + CFS_BTI_SIZE;
 	cfs_btidx_set(rec + CFS_BTI_SIZE, cfs_btrec_key(rec + CFS_BTI_SIZE), cfs_btidx_child(rec));
-	reseal(&m, dir_root_block(&m, dir));
+	reseal(&m, b);
 	img_save(&m);
+}
+
+/* The hash range [*lo, *hi) of the third child of /d2/tree's index node */
+static void tree_third_leaf(const char *img, uint64_t *lo, uint64_t *hi)
+{
+	struct img m;
+	uint64_t b;
+	uint8_t *node = tree_index(&m, img, &b), *rec = cfs_node_recs(node) + 2 * CFS_BTI_SIZE;
+
+	*lo = cfs_btrec_key(rec);
+	*hi = cfs_btn_nrec(cfs_node_hdr(node)) > 3 ? cfs_btrec_key(rec + CFS_BTI_SIZE) :
+						     UINT64_MAX;
+	free(m.d.p);
+}
+
+/* dir-index-dup-child with a hard link /d2/tree/xlink-N to /d1/small (a
+ * stub in /d1's chunk, checked before /d2's) in the leaf the damage
+ * hides: a lookup by hash misses the entry without an error, while the
+ * check of /d2/tree reads the leaves and keeps it.  The stub must be
+ * judged by the leaves too, whichever chunk a thread checks first. */
+static void d_dir_index_xentry(const char *img)
+{
+	uint64_t lo, hi, h;
+	struct cfs_fs *fs;
+	char name[32];
+	int i;
+
+	tree_third_leaf(img, &lo, &hi);
+	fs = lib_open(img);
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "xlink-%d", i);
+		h = dir_hash(fs, name, strlen(name));
+		if (h >= lo && h < hi)
+			break;
+	}
+	if (i == 1000)
+		die("no name hashes into /d2/tree's third leaf");
+	if (CFS_INO_CHUNK(resolve(fs, "/d1/small")) >= CFS_INO_CHUNK(resolve(fs, "/d2/tree")))
+		die("/d1/small's chunk is not checked before /d2/tree's");
+	OK(cfs_link(fs, resolve(fs, "/d1/small"), resolve(fs, "/d2/tree"), name));
+	OK(cfs_close(fs));
+	tree_third_leaf(img, &lo, &hi);
+	if (h < lo || h >= hi)
+		die("%s left /d2/tree's third leaf", name);
+	d_dir_index_dup_child(img);
 }
 
 /* ---- inode clusters (icl-* cases, the buildcl image) ---- */
@@ -1506,6 +1561,8 @@ static const struct damage damages[] = {
 	  d_extent_self_overlap },
 	{ "dir-index-dup-child", "directory index naming one leaf twice (checksum valid)",
 	  d_dir_index_dup_child },
+	{ "dir-index-xentry", "directory index naming one leaf twice, a cross-chunk entry "
+	  "in the leaf it hides (checksum valid)", d_dir_index_xentry },
 	{ "xentry-wrong-type", "cross-chunk entry with the wrong type (checksum valid)",
 	  d_xentry_wrong_type },
 	{ "full-orphans", "every chunk full: 16 orphans in a chunk with only its reserve left",

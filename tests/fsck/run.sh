@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fsck corruption library, in the spirit of e2fsprogs' tests/f_*.
-# test-timeout: 1500  (47 cases, 4-6 fsck runs each: 90 s on an idle machine; 900 s seen with a load average of 50 at 42)
+# test-timeout: 1500  (48 cases, 4-6 fsck runs each: 90 s on an idle machine; 900 s seen with a load average of 50 at 42)
 #
 # Each directory tests/fsck/CASE/ is one case: a populated image (4 chunks,
 # 64 for the c64-* cases, 4 with every chunk full of inodes and blocks but

@@ -278,20 +278,28 @@ static void test_trim_at_sync(void)
 	checked_close(fs, dev);
 }
 
-/* statfs: free inodes are the free slots plus what clusters the free
- * blocks could make, and each new file takes exactly one of them. */
+/* statfs: free inodes are the free slots plus the clusters the free
+ * blocks could make after room for each new inode's name (an upper bound
+ * without it, what allocation goes by), as chunk info reports them; each
+ * new file takes exactly one of them. */
 static void test_statfs_counts(void)
 {
 	struct cfs_bdev *dev;
 	struct cfs_fs *fs = make_fs(4096, 2, 32, 0, &dev);
+	struct cfs_chunk_info c0, c1;
 	struct cfs_statfs a, b;
 	cfs_ino_t f;
 	char name[32];
 
 	CHECK_OK(cfs_statfs(fs, &a));
-	/* two chunks of ~2040 free blocks: 510 clusters of 64 each, and 16 slots */
-	CHECK(a.ffree > 2 * 500 * 64ull);
-	CHECK_EQ(a.ffree, chunk_inodes_avail(fs, 0) + chunk_inodes_avail(fs, 1));
+	CHECK_OK(cfs_get_chunk_info(fs, 0, &c0));
+	CHECK_OK(cfs_get_chunk_info(fs, 1, &c1));
+	/* two chunks of ~2040 free blocks: 510 clusters of 64 each and 16
+	 * slots, or 16 KiB of clusters and 51 bytes of names an inode */
+	CHECK(a.ffree < chunk_inodes_avail(fs, 0) + chunk_inodes_avail(fs, 1));
+	CHECK(a.ffree > 2 * 2030 * 4096ull / (256 + 51));
+	CHECK_EQ(a.ffree, c0.free_inodes + c1.free_inodes - 2ull * CFS_REPAIR_INODES);
+	CHECK_EQ(a.files, c0.inodes + c1.inodes);
 	/* less the repair reserve: its inodes, and its blocks for clusters */
 	CHECK_EQ(chunk_inodes_avail(fs, 1),
 		 16 + (fs->chunks[1].hdr.free_blocks - chunk_repair_blocks(fs)) /
