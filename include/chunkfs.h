@@ -379,6 +379,13 @@ int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *opt
  * from the scrubbing thread with no lock of the library held. */
 typedef void (*cfs_reload_fn)(void *ctx, cfs_ino_t ino);
 void cfs_set_reload_fn(struct cfs_fs *fs, cfs_reload_fn fn, void *ctx);
+/* Told around a wait of the calling thread for a scrub's repair (begin 1,
+ * then 0): an operation naming an inode of a chunk under repair waits at
+ * its entry, holding nothing of the library, until the repair is taken
+ * back.  A server with a fixed pool of threads lets another take its
+ * place meanwhile, so that operations on the other chunks go on. */
+typedef void (*cfs_block_fn)(void *ctx, int begin);
+void cfs_set_block_fn(struct cfs_fs *fs, cfs_block_fn fn, void *ctx);
 
 #ifdef CFS_VISIBILITY_PUSHED
 #pragma GCC visibility pop

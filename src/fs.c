@@ -30,8 +30,10 @@ typedef int64_t (*head_fn)(struct cfs_fs *fs, struct inode *ip, void *arg);
 static int64_t head_call(struct cfs_fs *fs, cfs_ino_t ino, int change, head_fn body, void *arg)
 {
 	struct inode *ip;
-	int64_t ret = change ? fs_op_begin(fs) : 0;
+	int64_t ret;
 
+	fence_wait(fs, ino);
+	ret = change ? fs_op_begin(fs) : 0;
 	if (ret < 0)
 		return ret;
 	ret = get_head(fs, ino, &ip);
@@ -184,8 +186,10 @@ ssize_t cfs_readlink(struct cfs_fs *fs, cfs_ino_t ino, char *buf, size_t size)
 int cfs_inode_get(struct cfs_fs *fs, cfs_ino_t ino)
 {
 	struct inode *ip;
-	int ret = get_head(fs, ino, &ip);
+	int ret;
 
+	fence_wait(fs, ino);
+	ret = get_head(fs, ino, &ip);
 	if (ret < 0)
 		return ret;
 	ip->open++;
@@ -239,8 +243,10 @@ ssize_t cfs_write(struct cfs_fs *fs, cfs_ino_t ino, const void *buf, size_t size
 		  uint64_t off)
 {
 	struct inode *ip;
-	ssize_t ret = fs_op_begin(fs);
+	ssize_t ret;
 
+	fence_wait(fs, ino);
+	ret = fs_op_begin(fs);
 	if (ret < 0)
 		return ret;
 	ret = get_head(fs, ino, &ip);
@@ -271,8 +277,10 @@ out:
 int cfs_fsync(struct cfs_fs *fs, cfs_ino_t ino, int datasync)
 {
 	struct inode *ip;
-	int ret = get_head(fs, ino, &ip);
+	int ret;
 
+	fence_wait(fs, ino);
+	ret = get_head(fs, ino, &ip);
 	(void)datasync;
 	if (ret < 0)
 		return ret;

@@ -100,6 +100,16 @@ struct cfs_fs {
 	 * one, and the chunks the view has written to */
 	struct cfs_fs *live;
 	uint8_t *touched;
+	/* a repair's fence (src/scrub.c, docs/LOCKING.md "Scrub"): while
+	 * fence_on, operations naming an inode of a chunk in fenced wait at
+	 * their entry (fence_wait) */
+	pthread_mutex_t scrub_lock;     /* one cfs_scrub at a time */
+	pthread_mutex_t fence_lock;
+	pthread_cond_t fence_cond;
+	int fence_on;
+	uint8_t fenced[CFS_MAX_CHUNKS];
+	cfs_block_fn block_fn;          /* told around a wait at the fence */
+	void *block_ctx;
 };
 
 static inline uint64_t chunk_base(const struct cfs_fs *fs, uint32_t c)
@@ -427,7 +437,18 @@ int fs_write_all(struct cfs_fs *fs);
  * disk): what scrub checks.  fs_view_close frees it without writing
  * (fs_write_all first) and without marking any chunk clean. */
 int fs_view_open(struct cfs_fs *live, int rdonly, struct cfs_fs **out);
+/* fs_view_open on another device (a scrub's recorder over live->bd). */
+int fs_view_open_bd(struct cfs_fs *live, struct cfs_bdev *bd, int rdonly, struct cfs_fs **out);
 void fs_view_close(struct cfs_fs *view);
+
+/* fence.c: wait while a repair's fence holds the chunk of ino (0: while
+ * any fence is on).  Called first thing at an entry point, with nothing
+ * held: docs/LOCKING.md, "Scrub".  fence_add and fence_end are
+ * src/scrub.c's. */
+void fence_wait(struct cfs_fs *fs, cfs_ino_t ino);
+void fence_init(struct cfs_fs *fs);
+void fence_add(struct cfs_fs *fs, uint32_t c);
+void fence_end(struct cfs_fs *fs);
 
 /* namei.c, for fsck's lost+found (src/fsck/lpf.c): a directory head
  * (-ENOTDIR otherwise); name -> ip in dp, with a stub if they are in

@@ -117,6 +117,7 @@ int cfs_lookup(struct cfs_fs *fs, cfs_ino_t dir, const char *name, cfs_ino_t *in
 
 	if (ret < 0)
 		return ret;
+	fence_wait(fs, dir);
 	ret = get_dir(fs, dir, &dp);
 	if (ret < 0)
 		return ret;
@@ -195,6 +196,7 @@ static int do_create(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_
 
 	if (ret < 0)
 		return ret;
+	fence_wait(fs, dir);
 	ret = fs_op_begin(fs);
 	if (ret < 0)
 		return ret;
@@ -278,6 +280,8 @@ int cfs_link(struct cfs_fs *fs, cfs_ino_t ino, cfs_ino_t newdir, const char *new
 
 	if (ret < 0)
 		return ret;
+	fence_wait(fs, ino);
+	fence_wait(fs, newdir);
 	ret = fs_op_begin(fs);
 	if (ret < 0)
 		return ret;
@@ -328,6 +332,7 @@ static int do_remove(struct cfs_fs *fs, cfs_ino_t dir, const char *name, int rmd
 		return ret;
 	if (is_dot(name))
 		return rmdir ? (!strcmp(name, ".") ? -EINVAL : -ENOTEMPTY) : -EISDIR;
+	fence_wait(fs, dir);
 	ret = fs_op_begin(fs);
 	if (ret < 0)
 		return ret;
@@ -613,6 +618,8 @@ int cfs_rename(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
 		return ret;
 	if (is_dot(oldname) || is_dot(newname))
 		return is_dot(newname) && !is_dot(oldname) ? -EBUSY : -EBUSY;
+	fence_wait(fs, olddir);
+	fence_wait(fs, newdir);
 	ret = fs_op_begin(fs);
 	if (ret < 0)
 		return ret;
@@ -662,8 +669,10 @@ int cfs_readdir(struct cfs_fs *fs, cfs_ino_t dir, uint64_t cookie, cfs_filldir_t
 {
 	struct rd d = { fill, ctx, 0 };
 	struct inode *dp;
-	int ret = get_dir(fs, dir, &dp);
+	int ret;
 
+	fence_wait(fs, dir);
+	ret = get_dir(fs, dir, &dp);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&dp->lock);

@@ -191,6 +191,7 @@ int cfs_resize(struct cfs_fs *fs, uint64_t size, struct cfs_resize_result *res)
 		cfs_set_error("the primary superblock is damaged (run chunkfs fsck)");
 		return -EUCLEAN;
 	}
+	fence_wait(fs, 0);   /* nor a repair checked meanwhile (src/scrub.c) */
 	/* no operation in flight sees the chunk count change under it */
 	pthread_rwlock_wrlock(&fs->op_lock);
 	ret = resize_locked(fs, size, res);

@@ -3,24 +3,25 @@
  * filesystem stays in use (`chunkfs scrub`, the daemon's errors=repair).
  *
  * For each chunk (locking: docs/LOCKING.md, "Scrub"):
- *  1. every operation that changes the image is held off (op_lock
- *     exclusive, as cfs_sync and cfs_clean_idle do) and everything the
- *     mounted filesystem holds is written back, so the disk is the whole
- *     truth and stays it;
- *  2. the chunk headers are held still (every state_lock), so nobody
- *     writes a header the check is about to rewrite;
- *  3. a view of the disk is opened on the same device with a cache and
- *     inode table of its own (fs_view_open) and the checker's passes run
- *     on the one chunk in it, partner inodes in other chunks read from
- *     the disk too; a repair checks that chunk and the chunks its findings
- *     reach (view_check), and is written through the view;
- *  4. what the repairs wrote is taken back: the chunk headers the view
+ *  1. a check that holds nobody up (quiet_check), which counts if the
+ *     chunk did not change meanwhile and nothing was found;
+ *  2. else the fenced check: at the fence (changes held off for a
+ *     moment) everything is written back and the chunk fenced, so that
+ *     operations naming its inodes wait at their entry; then the check,
+ *     with the chunks its findings reach (view_check), runs on a view of
+ *     the disk (fs_view_open) through a recorder that holds the view's
+ *     writes and notes which chunks it read, while the other operations
+ *     go on;
+ *  3. at the end (changes held off again) the held writes go to the disk
+ *     if no chunk the check read or wrote changed since the fence; else
+ *     they are thrown away and the check is made again with changes held
+ *     off throughout (the fallback);
+ *  4. what the repair wrote is taken back: the chunk headers the view
  *     changed replace the mounted ones, the blocks of the chunks it wrote
  *     are dropped from the mounted cache, their in-memory inodes are read
  *     again (heads, in place under their lock: the open counts stay) or
  *     forgotten (continuations and stubs, after every loaded chain that
- *     holds one is let go).
- * Reads go on throughout; they see the filesystem as it was until step 4.
+ *     holds one is let go); the fence ends.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,7 +34,8 @@
 #include "fsck/fsck.h"
 
 /* Test hooks (as CHUNKFS_CACHE_KB): CHUNKFS_TEST_SCRUB_PAUSE seconds of
- * sleep at a repair's first write (tests kill the daemon there), and
+ * sleep at a repair's first write (tests kill the daemon there, or go on
+ * with operations while the repair waits), and
  * CHUNKFS_TEST_SCRUB_QUIET_PAUSE at the end of a check that holds nobody
  * up (tests change the filesystem meanwhile); each once per process, said
  * on stderr for the test to wait for. */
@@ -48,6 +50,27 @@ static void test_pause(const char *name, int *done)
 }
 
 static int paused_repair, paused_quiet;
+
+/* CHUNKFS_TEST_SCRUB_TRACE names a file told whether each fence held. */
+static void trace(struct cfs_fs *fs, uint32_t chunk, int held, const uint8_t *read, uint32_t n)
+{
+	const char *p = getenv("CHUNKFS_TEST_SCRUB_TRACE");
+	FILE *f = p ? fopen(p, "a") : NULL;
+	uint32_t c;
+
+	if (!f)
+		return;
+	fprintf(f, "scrub: fence of chunk %u %s; read:", chunk, held ? "held" : "checked again");
+	for (c = 0; read && c < n; c++)
+		if (read[c])
+			fprintf(f, " %u", c);
+	fprintf(f, "; fenced:");
+	for (c = 0; c < n; c++)
+		if (fs->fenced[c])
+			fprintf(f, " %u", c);
+	fprintf(f, "\n");
+	fclose(f);
+}
 
 /* The view's cache hook: the chunk is marked dirty as any writer's, and
  * remembered, for step 4. */
@@ -79,26 +102,357 @@ static void state_lock_all(struct cfs_fs *fs, int lock)
  * chunk->lock is taken under state_lock here, against the usual order:
  * only a writer nests them the other way (chunk_mark_dirty under an
  * allocation), and writers are held off. */
+static void header_take(struct chunk *ch, const struct chunk *vc, double now)
+{
+	pthread_mutex_lock(&ch->lock);
+	ch->hdr = vc->hdr;
+	ch->disk_state = vc->disk_state;
+	ch->disk_hdr = vc->disk_hdr;
+	ch->was_dirty = vc->was_dirty;
+	ch->hdr_dirty = 0;
+	ch->hdr_bad = 0;
+	ch->last_change = now;   /* cleaned again once idle */
+	pthread_mutex_unlock(&ch->lock);
+}
+
 static void headers_take(struct cfs_fs *fs, struct cfs_fs *view)
 {
 	double now = cfs_now_mono();
 	uint32_t c;
 
-	for (c = 0; c < fs->sb.nchunks; c++) {
-		struct chunk *ch = &fs->chunks[c], *vc = &view->chunks[c];
+	for (c = 0; c < fs->sb.nchunks; c++)
+		if (view->touched[c])
+			header_take(&fs->chunks[c], &view->chunks[c], now);
+}
 
-		if (!view->touched[c])
-			continue;
-		pthread_mutex_lock(&ch->lock);
-		ch->hdr = vc->hdr;
-		ch->disk_state = vc->disk_state;
-		ch->disk_hdr = vc->disk_hdr;
-		ch->was_dirty = vc->was_dirty;
-		ch->hdr_dirty = 0;
-		ch->hdr_bad = 0;
-		ch->last_change = now;   /* cleaned again once idle */
-		pthread_mutex_unlock(&ch->lock);
+/* ---- the fence: a repair checked while operations go on ----
+ *
+ * The check of a repair runs without holding anybody up, on a view whose
+ * device is a recorder over the real one (struct rec): the view's writes
+ * are held in memory, every block it reads is noted by chunk, and each
+ * chunk header reads as it was at the fence.  The mounted filesystem goes
+ * on meanwhile; only operations naming an inode of the fenced chunks wait
+ * (fence_wait).  At the end, with changes held off, the held writes go to
+ * the disk only if no chunk the view read or wrote changed since the fence
+ * (fence_holds); else they are thrown away and the check is made again with
+ * changes held off.  docs/LOCKING.md, "Scrub". */
+
+#define REC_SLOTS 4096
+
+struct held {
+	uint64_t blk;           /* UINT64_MAX: a flush */
+	struct held *hnext;     /* older writes to the same slot */
+	uint8_t data[];
+};
+
+struct rec {
+	struct cfs_bdev bd;     /* first: the view's device */
+	struct cfs_bdev *real;
+	uint64_t first, cblocks;
+	uint32_t nchunks;
+	pthread_mutex_t lock;
+	struct held **log;      /* every write and flush, in order */
+	size_t nlog, cap;
+	struct held *slot[REC_SLOTS];
+	uint8_t *hdr;           /* each chunk's header block at the fence */
+	uint8_t read[CFS_MAX_CHUNKS];    /* a block besides the header read */
+	uint8_t wrote[CFS_MAX_CHUNKS];
+	int wrote_out;          /* a block outside every chunk written */
+};
+
+static int rec_chunk(const struct rec *rc, uint64_t blk, uint32_t *c)
+{
+	if (blk < rc->first || blk >= rc->first + rc->nchunks * rc->cblocks)
+		return 0;
+	*c = (uint32_t)((blk - rc->first) / rc->cblocks);
+	return 1;
+}
+
+static struct held *rec_find(struct rec *rc, uint64_t blk)
+{
+	struct held *h = rc->slot[blk % REC_SLOTS];
+
+	while (h && h->blk != blk)
+		h = h->hnext;
+	return h;
+}
+
+static int rec_log(struct rec *rc, struct held *h)
+{
+	struct held **p;
+
+	if (rc->nlog == rc->cap) {
+		p = realloc(rc->log, (rc->cap ? rc->cap * 2 : 256) * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		rc->log = p;
+		rc->cap = rc->cap ? rc->cap * 2 : 256;
 	}
+	rc->log[rc->nlog++] = h;
+	return 0;
+}
+
+static int rec_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf)
+{
+	struct rec *rc = (struct rec *)bd;
+	uint32_t bs = bd->block_size, i, c;
+	int ret = cfs_bdev_read(rc->real, blk, count, buf);
+	struct held *h;
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&rc->lock);
+	for (i = 0; i < count; i++) {
+		uint8_t *dst = (uint8_t *)buf + (size_t)i * bs;
+
+		/* outside the chunks lie the superblocks, which only
+		 * cfs_resize changes, and it waits for the fence */
+		if (rec_chunk(rc, blk + i, &c)) {
+			if (blk + i == rc->first + c * rc->cblocks)
+				memcpy(dst, rc->hdr + (size_t)c * bs, bs);
+			else
+				rc->read[c] = 1;
+		}
+		if ((h = rec_find(rc, blk + i)))
+			memcpy(dst, h->data, bs);
+	}
+	pthread_mutex_unlock(&rc->lock);
+	return 0;
+}
+
+static int rec_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf)
+{
+	struct rec *rc = (struct rec *)bd;
+	uint32_t bs = bd->block_size, i, c;
+	struct held *h;
+	int ret = 0;
+
+	pthread_mutex_lock(&rc->lock);
+	for (i = 0; i < count && ret == 0; i++) {
+		h = malloc(sizeof(*h) + bs);
+		if (!h) {
+			ret = -ENOMEM;
+			break;
+		}
+		h->blk = blk + i;
+		memcpy(h->data, (const uint8_t *)buf + (size_t)i * bs, bs);
+		ret = rec_log(rc, h);
+		if (ret < 0) {
+			free(h);
+			break;
+		}
+		h->hnext = rc->slot[h->blk % REC_SLOTS];
+		rc->slot[h->blk % REC_SLOTS] = h;
+		if (rec_chunk(rc, h->blk, &c))
+			rc->wrote[c] = 1;
+		else
+			rc->wrote_out = 1;
+	}
+	pthread_mutex_unlock(&rc->lock);
+	return ret;
+}
+
+/* kept in its place among the writes, for the order they rely on */
+static int rec_flush(struct cfs_bdev *bd)
+{
+	struct rec *rc = (struct rec *)bd;
+	struct held *h = malloc(sizeof(*h));
+	int ret;
+
+	if (!h)
+		return -ENOMEM;
+	h->blk = UINT64_MAX;
+	h->hnext = NULL;
+	pthread_mutex_lock(&rc->lock);
+	ret = rec_log(rc, h);
+	pthread_mutex_unlock(&rc->lock);
+	if (ret < 0)
+		free(h);
+	return ret;
+}
+
+static void rec_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
+{
+	cfs_bdev_prefetch(((struct rec *)bd)->real, blk, count);
+}
+
+static void rec_destroy(struct cfs_bdev *bd)
+{
+	(void)bd;   /* freed by rec_free, after the views */
+}
+
+static const struct cfs_bdev_ops rec_ops = {
+	.read = rec_read,
+	.write = rec_write,
+	.flush = rec_flush,
+	.destroy = rec_destroy,
+	.prefetch = rec_prefetch,
+};
+
+static void rec_free(struct rec *rc)
+{
+	size_t i;
+
+	if (!rc)
+		return;
+	for (i = 0; i < rc->nlog; i++)
+		free(rc->log[i]);
+	free(rc->log);
+	free(rc->hdr);
+	pthread_mutex_destroy(&rc->lock);
+	free(rc);
+}
+
+/* At the fence (changes held off, everything written back): the chunk
+ * headers as they are on the disk now. */
+static int rec_open(struct cfs_fs *fs, struct rec **out)
+{
+	struct rec *rc = calloc(1, sizeof(*rc));
+	uint32_t c, bs = fs->bd->block_size;
+	int ret = 0;
+
+	if (!rc)
+		return -ENOMEM;
+	pthread_mutex_init(&rc->lock, NULL);
+	rc->bd.ops = &rec_ops;
+	rc->bd.block_size = bs;
+	rc->bd.nblocks = fs->bd->nblocks;
+	snprintf(rc->bd.name, sizeof(rc->bd.name), "%s", fs->bd->name);
+	rc->real = fs->bd;
+	rc->first = fs->sb.first_chunk_block;
+	rc->cblocks = fs->sb.chunk_blocks;
+	rc->nchunks = fs->sb.nchunks;
+	rc->hdr = malloc((size_t)rc->nchunks * bs);
+	if (!rc->hdr)
+		ret = -ENOMEM;
+	for (c = 0; c < rc->nchunks && ret == 0; c++)
+		ret = cfs_bdev_read(fs->bd, chunk_base(fs, c), 1, rc->hdr + (size_t)c * bs);
+	if (ret < 0) {
+		rec_free(rc);
+		return ret;
+	}
+	*out = rc;
+	return 0;
+}
+
+static int rec_replay(struct rec *rc)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < rc->nlog && ret == 0; i++)
+		ret = rc->log[i]->blk == UINT64_MAX
+			? cfs_bdev_flush(rc->real)
+			: cfs_bdev_write(rc->real, rc->log[i]->blk, 1, rc->log[i]->data);
+	return ret ? ret : cfs_bdev_flush(rc->real);
+}
+
+/* What says whether a chunk changed: its state on disk, the count of its
+ * turns to dirty, the last time a buffer of it turned dirty (a write to
+ * the disk too: cache_write_direct marks it as buf_dirty does), its error
+ * count and whether its header waits to be written. */
+struct snap {
+	uint32_t state, errors;
+	uint64_t gen;
+	double change;
+	int hdr_dirty;
+};
+
+static void snap_read(const struct chunk *ch, struct snap *s)
+{
+	s->state = ch->disk_state;
+	s->errors = ch->hdr.error_count;
+	s->gen = ch->hdr.generation;
+	s->change = ch->last_change;
+	s->hdr_dirty = ch->hdr_dirty;
+}
+
+static void chunk_snap(struct cfs_fs *fs, uint32_t c, struct snap *s)
+{
+	struct chunk *ch = &fs->chunks[c];
+
+	pthread_mutex_lock(&ch->state_lock);
+	snap_read(ch, s);
+	pthread_mutex_unlock(&ch->state_lock);
+}
+
+static int snap_same(const struct snap *a, const struct snap *b)
+{
+	return a->state == b->state && a->errors == b->errors && a->gen == b->gen &&
+	       a->change == b->change && a->hdr_dirty == b->hdr_dirty;
+}
+
+struct fence {
+	struct rec *rc;
+	struct snap snap[CFS_MAX_CHUNKS];     /* every chunk at the fence */
+	struct chunk *hdrs;     /* the headers the views rewrote, for headers_take */
+	uint8_t have[CFS_MAX_CHUNKS];
+	int checked;            /* the chunk was found sound */
+};
+
+static void fence_free(struct fence *fc)
+{
+	if (!fc)
+		return;
+	rec_free(fc->rc);
+	free(fc->hdrs);
+	free(fc);
+}
+
+/* With changes held off and everything written back: the snapshots first,
+ * then the headers, so that a header changed in between (chunk_error from
+ * a reader) shows as a change. */
+static int fence_begin(struct cfs_fs *fs, uint32_t chunk, struct fence **out)
+{
+	struct fence *fc = calloc(1, sizeof(*fc));
+	uint32_t c;
+	int ret;
+
+	if (!fc)
+		return -ENOMEM;
+	fc->hdrs = calloc(fs->sb.nchunks, sizeof(*fc->hdrs));
+	for (c = 0; c < fs->sb.nchunks; c++)
+		chunk_snap(fs, c, &fc->snap[c]);
+	ret = fc->hdrs ? rec_open(fs, &fc->rc) : -ENOMEM;
+	if (ret < 0) {
+		fence_free(fc);
+		return ret;
+	}
+	fence_add(fs, chunk);
+	*out = fc;
+	return 0;
+}
+
+/* Operations held off: did any chunk the views read or wrote change since
+ * the fence?  If not, what they saw is what a check at the fence would
+ * have seen, and the operations since touched none of it. */
+static int fence_holds(struct cfs_fs *fs, uint32_t chunk, const struct fence *fc,
+		       const uint8_t *touched)
+{
+	struct snap s;
+	uint32_t c;
+
+	if (fc->rc->wrote_out)
+		return 0;
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		if (c != chunk && !fc->rc->read[c] && !fc->rc->wrote[c] && !touched[c])
+			continue;
+		chunk_snap(fs, c, &s);
+		if (!snap_same(&s, &fc->snap[c]))
+			return 0;
+	}
+	return 1;
+}
+
+static void fence_keep_headers(struct fence *fc, struct cfs_fs *view)
+{
+	uint32_t c;
+
+	for (c = 0; c < view->sb.nchunks; c++)
+		if (view->touched[c]) {
+			fc->hdrs[c] = view->chunks[c];
+			fc->have[c] = 1;
+		}
 }
 
 static int cache_take(struct cfs_fs *fs, const uint8_t *touched)
@@ -229,13 +583,15 @@ static int inodes_take(struct cfs_fs *fs, const uint8_t *touched, cfs_ino_t **ch
  * want NULL and vo->force, as fsck -f); its repairs written and taken
  * back (what it wrote before a failure too). */
 static int view_run(struct cfs_fs *fs, const uint8_t *want, const struct cfs_fsck_opts *vo,
-		    struct cfs_fsck_result *r, uint8_t *touched, struct fsck_reach *reach)
+		    struct cfs_fsck_result *r, uint8_t *touched, struct fsck_reach *reach,
+		    struct fence *fc)
 {
 	struct cfs_fs *view;
 	uint32_t c;
 	int ret, r2;
 
-	ret = fs_view_open(fs, vo->mode == CFS_FSCK_NO, &view);
+	ret = fc ? fs_view_open_bd(fs, &fc->rc->bd, vo->mode == CFS_FSCK_NO, &view)
+		 : fs_view_open(fs, vo->mode == CFS_FSCK_NO, &view);
 	if (ret < 0)
 		return ret;
 	view->cache.before_dirty = view_before_dirty;
@@ -250,7 +606,10 @@ static int view_run(struct cfs_fs *fs, const uint8_t *want, const struct cfs_fsc
 		r2 = fs_write_all(view);
 		if (ret == 0)
 			ret = r2;
-		headers_take(fs, view);
+		if (fc)
+			fence_keep_headers(fc, view);
+		else
+			headers_take(fs, view);
 		for (c = 0; c < CFS_MAX_CHUNKS; c++)
 			touched[c] |= view->touched[c];
 	}
@@ -279,7 +638,7 @@ static int chunk_checked(struct cfs_fs *fs, uint32_t c)
  * that set is known, 0 when only a check of every chunk will do (a
  * reference lost that cannot be named), or a negative errno. */
 static int reach_close(struct cfs_fs *fs, uint8_t *sel, struct fsck_reach *reach,
-		       uint8_t *touched)
+		       uint8_t *touched, struct fence *fc)
 {
 	struct cfs_fsck_opts look = { .mode = CFS_FSCK_NO, .threads = 1 };
 	struct cfs_fsck_result lr;
@@ -294,11 +653,13 @@ static int reach_close(struct cfs_fs *fs, uint8_t *sel, struct fsck_reach *reach
 			add[c] = reach->chunk[c] && !sel[c];
 			sel[c] |= add[c];
 			n += add[c];
+			if (add[c] && fc)
+				fence_add(fs, c);
 		}
 		if (n == 0)
 			return 1;
 		memset(reach, 0, sizeof(*reach));
-		ret = view_run(fs, add, &look, &lr, touched, reach);
+		ret = view_run(fs, add, &look, &lr, touched, reach, fc);
 		if (ret < 0)
 			return ret;
 	}
@@ -319,19 +680,21 @@ static int reach_beyond(struct cfs_fs *fs, const uint8_t *sel, const struct fsck
  * a check that changes nothing cannot see), one of every chunk after it,
  * whose counts add the first one's fixes. */
 static int view_repair(struct cfs_fs *fs, const uint8_t *sel, const struct cfs_fsck_opts *vo,
-		       struct cfs_fsck_result *r, uint8_t *touched)
+		       struct cfs_fsck_result *r, uint8_t *touched, struct fence *fc)
 {
 	struct fsck_reach reach = { 0 };
 	struct cfs_fsck_result first;
-	int ret = view_run(fs, sel, vo, r, touched, &reach);
+	int ret = view_run(fs, sel, vo, r, touched, &reach, fc);
 
 	if (ret < 0 || !sel)
 		return ret;
 	r->escalated = 0;   /* the chunks reached were checked instead */
 	if (!reach_beyond(fs, sel, &reach))
 		return 0;
+	if (fc)
+		return -EAGAIN;   /* every chunk: with changes held off */
 	first = *r;
-	ret = view_run(fs, NULL, vo, r, touched, NULL);
+	ret = view_run(fs, NULL, vo, r, touched, NULL, NULL);
 	r->problems += first.fixed;
 	r->fixed += first.fixed;
 	return ret;
@@ -344,7 +707,7 @@ static int view_repair(struct cfs_fs *fs, const uint8_t *sel, const struct cfs_f
  * same name), found by checks that change nothing first; when a reference
  * lost cannot be named, every chunk, as fsck -f. */
 static int view_check(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
-		      struct cfs_fsck_result *r, uint8_t *touched)
+		      struct cfs_fsck_result *r, uint8_t *touched, struct fence *fc)
 {
 	struct cfs_fsck_opts vo = *o, look = { .mode = CFS_FSCK_NO, .threads = 1 };
 	uint8_t want[CFS_MAX_CHUNKS] = { 0 };
@@ -354,43 +717,31 @@ static int view_check(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_o
 	want[chunk] = 1;
 	vo.force = 1;
 	vo.threads = 1;
-	state_lock_all(fs, 1);
+	if (!fc)
+		state_lock_all(fs, 1);
 	if (o->mode == CFS_FSCK_NO) {
-		ret = view_run(fs, want, &vo, r, touched, NULL);
+		ret = view_run(fs, want, &vo, r, touched, NULL, fc);
 		goto out;
 	}
-	ret = view_run(fs, want, &look, r, touched, &reach);
+	ret = view_run(fs, want, &look, r, touched, &reach, fc);
 	if (ret == 0 && !r->problems && !r->escalated) {
-		ret = chunk_checked(fs, chunk);
+		if (fc)
+			fc->checked = 1;   /* written if the fence holds */
+		else
+			ret = chunk_checked(fs, chunk);
 		goto out;
 	}
-	known = ret < 0 ? ret : reach_close(fs, want, &reach, touched);
+	known = ret < 0 ? ret : reach_close(fs, want, &reach, touched, fc);
 	if (known < 0)
 		ret = known;
+	else if (!known && fc)
+		ret = -EAGAIN;   /* every chunk: with changes held off */
 	else
-		ret = view_repair(fs, known ? want : NULL, &vo, r, touched);
+		ret = view_repair(fs, known ? want : NULL, &vo, r, touched, fc);
 out:
-	state_lock_all(fs, 0);
+	if (!fc)
+		state_lock_all(fs, 0);
 	return ret;
-}
-
-/* What says whether a chunk changed: its state on disk, the count of
- * its turns to dirty, and the last time a buffer of it turned dirty. */
-struct snap {
-	uint32_t state;
-	uint64_t gen;
-	double change;
-};
-
-static void chunk_snap(struct cfs_fs *fs, uint32_t c, struct snap *s)
-{
-	struct chunk *ch = &fs->chunks[c];
-
-	pthread_mutex_lock(&ch->state_lock);
-	s->state = ch->disk_state;
-	s->gen = ch->hdr.generation;
-	s->change = ch->last_change;
-	pthread_mutex_unlock(&ch->state_lock);
 }
 
 /* The check without holding anybody up, for a chunk nobody writes: changes
@@ -434,13 +785,53 @@ static int quiet_check(struct cfs_fs *fs, uint32_t c, const struct cfs_fsck_opts
 		return ret < 0 ? ret : 0;
 	/* the last-check time, in the header as chunk_error writes it */
 	pthread_mutex_lock(&ch->state_lock);
-	s1.state = ch->disk_state;
-	same = s1.state == s0.state && ch->hdr.generation == s0.gen &&
-	       ch->last_change == s0.change;
+	snap_read(ch, &s1);
+	same = snap_same(&s0, &s1);
 	if (same && o->mode != CFS_FSCK_NO)
 		ret = chunk_checked(fs, c);
 	pthread_mutex_unlock(&ch->state_lock);
 	return ret < 0 ? ret : same;
+}
+
+/* With changes held off at the fence and at the end only: the check of a
+ * repair, on a view whose writes are held (struct rec), operations naming
+ * the chunks checked waiting at their entry.  Returns with op_lock held
+ * exclusively; -EAGAIN when the check must be made again with changes
+ * held off (a chunk it read changed, or it needs every chunk). */
+static int fenced_check(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
+			struct cfs_fsck_result *r, uint8_t *touched)
+{
+	struct fence *fc = NULL;
+	uint32_t c;
+	int ret;
+
+	pthread_rwlock_wrlock(&fs->op_lock);
+	ret = fs->rdonly ? 0 : fs_write_all(fs);
+	if (ret == 0)
+		ret = fence_begin(fs, chunk, &fc);
+	pthread_rwlock_unlock(&fs->op_lock);
+	if (ret == 0)
+		ret = view_check(fs, chunk, o, r, touched, fc);
+	pthread_rwlock_wrlock(&fs->op_lock);
+	if (ret < 0 || !fence_holds(fs, chunk, fc, touched)) {
+		trace(fs, chunk, 0, fc ? fc->rc->read : NULL, fs->sb.nchunks);
+		fence_free(fc);
+		return -EAGAIN;
+	}
+	trace(fs, chunk, 1, fc->rc->read, fs->sb.nchunks);
+	/* as view_run writes and takes them back with changes held off */
+	state_lock_all(fs, 1);
+	ret = rec_replay(fc->rc);
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		if (fc->have[c])
+			header_take(&fs->chunks[c], &fc->hdrs[c], cfs_now_mono());
+		touched[c] |= fc->rc->wrote[c];
+	}
+	if (ret == 0 && fc->checked)
+		ret = chunk_checked(fs, chunk);
+	state_lock_all(fs, 0);
+	fence_free(fc);
+	return ret;
 }
 
 int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
@@ -456,24 +847,33 @@ int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
 		return -EINVAL;
 	if (o->mode != CFS_FSCK_NO && fs->rdonly)
 		return -EROFS;
+	pthread_mutex_lock(&fs->scrub_lock);
 	ret = quiet_check(fs, chunk, o, r);
 	if (ret != 0)
-		return ret < 0 ? ret : 0;
+		goto out;
 	memset(r, 0, sizeof(*r));
-	pthread_rwlock_wrlock(&fs->op_lock);
-	ret = fs->rdonly ? 0 : fs_write_all(fs);
-	if (ret == 0)
-		ret = view_check(fs, chunk, o, r, touched);
+	ret = fenced_check(fs, chunk, o, r, touched);
+	if (ret == -EAGAIN) {
+		memset(r, 0, sizeof(*r));
+		memset(touched, 0, sizeof(touched));
+		ret = fs->rdonly ? 0 : fs_write_all(fs);
+		if (ret == 0)
+			ret = view_check(fs, chunk, o, r, touched, NULL);
+	}
 	r2 = cache_take(fs, touched);
 	if (r2 == 0)
 		r2 = inodes_take(fs, touched, &changed, &nchanged);
 	/* nothing left for a person: the chunk is back in service */
 	if (ret == 0 && r2 == 0 && o->mode != CFS_FSCK_NO && !r->unfixed)
 		cfs_chunk_set_failed(fs, chunk, 0);
+	fence_end(fs);
 	pthread_rwlock_unlock(&fs->op_lock);
 	/* with changes going on again: dropping a file's pages may write them */
 	for (i = 0; i < nchanged && fs->reload_fn; i++)
 		fs->reload_fn(fs->reload_ctx, changed[i]);
 	free(changed);
-	return ret < 0 ? ret : r2;
+	ret = ret < 0 ? ret : r2;
+out:
+	pthread_mutex_unlock(&fs->scrub_lock);
+	return ret < 0 ? ret : 0;
 }

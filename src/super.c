@@ -486,6 +486,7 @@ static struct cfs_fs *fs_alloc(struct cfs_bdev *bd, int flags, int own)
 	pthread_rwlock_init(&fs->op_lock, NULL);
 	pthread_mutex_init(&fs->rename_lock, NULL);
 	pthread_mutex_init(&fs->spread_lock, NULL);
+	fence_init(fs);
 	return fs;
 }
 
@@ -519,7 +520,12 @@ static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out)
  * move the blocks under the mounted filesystem): the superblock is its. */
 int fs_view_open(struct cfs_fs *live, int rdonly, struct cfs_fs **out)
 {
-	struct cfs_fs *fs = fs_alloc(live->bd, rdonly ? CFS_OPEN_RDONLY : 0, 0);
+	return fs_view_open_bd(live, live->bd, rdonly, out);
+}
+
+int fs_view_open_bd(struct cfs_fs *live, struct cfs_bdev *bd, int rdonly, struct cfs_fs **out)
+{
+	struct cfs_fs *fs = fs_alloc(bd, rdonly ? CFS_OPEN_RDONLY : 0, 0);
 	int ret;
 
 	if (!fs)
@@ -599,6 +605,7 @@ int cfs_sync(struct cfs_fs *fs)
 
 	if (fs->rdonly)
 		return 0;
+	fence_wait(fs, 0);   /* nothing is written while a repair is checked */
 	/* no operation in flight: every buffer is written whole, never while
 	 * a thread is half-way through changing it */
 	pthread_rwlock_wrlock(&fs->op_lock);
@@ -699,6 +706,7 @@ int cfs_clean_idle(struct cfs_fs *fs, double idle)
 
 	if (fs->rdonly || fs->error)
 		return 0;
+	fence_wait(fs, 0);
 	pthread_rwlock_wrlock(&fs->op_lock);
 	orphan_chunks(fs, held);
 	for (c = 0; c < fs->sb.nchunks; c++) {

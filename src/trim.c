@@ -68,6 +68,7 @@ int cfs_trim(struct cfs_fs *fs, uint64_t min_blocks, struct cfs_trim_result *res
 	res->blocks = res->runs = 0;
 	if (fs->rdonly)
 		return -EROFS;
+	fence_wait(fs, 0);
 	pthread_rwlock_wrlock(&fs->op_lock);
 	ret = cache_flush(&fs->cache, 0, UINT64_MAX);
 	if (ret == 0)

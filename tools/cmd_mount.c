@@ -612,6 +612,7 @@ static int serve(struct mnt *m, struct mopts *o)
 	int ret;
 
 	mount_loop_block_signals(&old);
+	cfs_set_block_fn(m->fs, mount_loop_block, NULL);
 	ret = cleaner_start(m);
 	if (ret == 0)
 		ret = scrubber_start(m);

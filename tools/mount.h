@@ -156,6 +156,9 @@ void req_counts_write(const char *path);
  * workers until it ends (unmount, or a signal let through by *old). */
 void mount_loop_block_signals(sigset_t *old);
 int mount_loop(struct fuse_session *se, unsigned nthreads, const sigset_t *old);
+/* cfs_block_fn for the library: a worker about to wait for a repair lets
+ * another serve meanwhile. */
+void mount_loop_block(void *ctx, int begin);
 
 /* The thread that marks idle chunks clean (not started read-only). */
 int cleaner_start(struct mnt *m);

@@ -75,6 +75,9 @@ static bool may_block(const struct fuse_buf *b)
  * its own code), short enough to cost nothing noticeable when idle. */
 #define SPIN_NS 50000
 
+/* Workers started beyond the pool while others wait for a repair. */
+#define MAX_EXTRA 64
+
 struct loop {
 	struct fuse_session *se;
 	int fd, evfd;
@@ -83,7 +86,14 @@ struct loop {
 	bool reading;                /* a worker holds the reader role */
 	bool done;
 	int err;                     /* first receive error (negative) */
+	unsigned idle;               /* workers waiting for the reader role */
+	/* workers started for those waiting at a repair's fence */
+	pthread_t extra[MAX_EXTRA];
+	unsigned nextra;
 };
+
+static __thread struct loop *t_loop;   /* the loop this worker serves */
+static __thread bool t_reader;         /* this worker holds the reader role */
 
 static uint64_t now_ns(void)
 {
@@ -139,15 +149,20 @@ static void *loop_worker(void *arg)
 {
 	struct loop *l = arg;
 	struct fuse_buf b = { .mem = NULL };
+	bool pending = false;
 	int r;
 
+	t_loop = l;
 	pthread_mutex_lock(&l->lock);
 	for (;;) {
+		l->idle++;
 		while (l->reading && !l->done)
 			pthread_cond_wait(&l->turn, &l->lock);
+		l->idle--;
 		if (l->done)
 			break;
 		l->reading = true;
+		t_reader = true;
 		pthread_mutex_unlock(&l->lock);
 		for (;;) {
 			r = loop_receive(l, &b);
@@ -156,21 +171,54 @@ static void *loop_worker(void *arg)
 				pthread_mutex_lock(&l->lock);
 				goto out;
 			}
-			if (may_block(&b))
+			if (may_block(&b)) {
+				pending = true;
 				break;
+			}
 			fuse_session_process_buf(l->se, &b);
+			if (!t_reader)
+				break;   /* it waited for a repair (mount_loop_block) */
 		}
 		pthread_mutex_lock(&l->lock);
-		l->reading = false;
-		pthread_cond_signal(&l->turn);
-		pthread_mutex_unlock(&l->lock);
-		fuse_session_process_buf(l->se, &b);
-		pthread_mutex_lock(&l->lock);
+		if (t_reader) {
+			t_reader = false;
+			l->reading = false;
+			pthread_cond_signal(&l->turn);
+		}
+		if (pending) {
+			pending = false;
+			pthread_mutex_unlock(&l->lock);
+			fuse_session_process_buf(l->se, &b);
+			pthread_mutex_lock(&l->lock);
+		}
 	}
 out:
 	pthread_mutex_unlock(&l->lock);
 	free(b.mem);
 	return NULL;
+}
+
+/* The library's cfs_block_fn: the calling worker is about to wait for a
+ * repair (docs/LOCKING.md, "Scrub").  It gives up the reader role, and
+ * when no worker is left to take it one more is started, so that requests
+ * on the other chunks are still served however many wait. */
+void mount_loop_block(void *ctx, int begin)
+{
+	struct loop *l = t_loop;
+
+	(void)ctx;
+	if (!l || !begin)
+		return;
+	pthread_mutex_lock(&l->lock);
+	if (t_reader) {
+		t_reader = false;
+		l->reading = false;
+		pthread_cond_signal(&l->turn);
+	}
+	if (l->idle == 0 && !l->done && l->nextra < MAX_EXTRA &&
+	    pthread_create(&l->extra[l->nextra], NULL, loop_worker, l) == 0)
+		l->nextra++;
+	pthread_mutex_unlock(&l->lock);
 }
 
 /* The signals that end the session go to the launching thread only:
@@ -232,6 +280,9 @@ int mount_loop(struct fuse_session *se, unsigned nthreads, const sigset_t *old)
 	loop_end(&l, 0);
 	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
+	/* done is set: no worker starts another any more */
+	for (i = 0; i < l.nextra; i++)
+		pthread_join(l.extra[i], NULL);
 	if (ret == 0 && l.err < 0 && l.err != -ENODEV)
 		ret = l.err;
 	pthread_cond_destroy(&l.turn);
