@@ -179,15 +179,11 @@ static struct held *rec_find(struct rec *rc, uint64_t blk)
 
 static int rec_log(struct rec *rc, struct held *h)
 {
-	struct held **p;
+	struct held **p = array_room(rc->log, &rc->cap, rc->nlog, sizeof(*p), 256);
 
-	if (rc->nlog == rc->cap) {
-		p = realloc(rc->log, (rc->cap ? rc->cap * 2 : 256) * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		rc->log = p;
-		rc->cap = rc->cap ? rc->cap * 2 : 256;
-	}
+	if (!p)
+		return -ENOMEM;
+	rc->log = p;
 	rc->log[rc->nlog++] = h;
 	return 0;
 }
@@ -504,15 +500,12 @@ static int inodes_pin(struct cfs_fs *fs, const uint8_t *touched, struct inode **
 		for (ip = fs->icache[i]; ip; ip = ip->hnext) {
 			if (ip->loading)
 				continue;
-			if (*n == cap) {
-				cap = cap ? cap * 2 : 256;
-				p = realloc(pin, cap * sizeof(*pin));
-				if (!p) {
-					ret = -ENOMEM;
-					break;
-				}
-				pin = p;
+			p = array_room(pin, &cap, *n, sizeof(*p), 256);
+			if (!p) {
+				ret = -ENOMEM;
+				break;
 			}
+			pin = p;
 			ip->ref++;
 			pin[(*n)++] = ip;
 		}
