@@ -327,6 +327,8 @@ static int grow_root(struct bt_cur *c)
 	/* m reaches the disk before the root that will name it gives up its
 	 * records: a crash in between leaves them in the root */
 	ret = t->ops->dirty(t->ctx, &m);
+	if (ret == 0 && t->ops->fresh)
+		ret = t->ops->fresh(t->ctx, &m);
 	if (ret == 0 && t->ops->persist)
 		ret = t->ops->persist(t->ctx, &m, NULL);
 	if (ret < 0) {
@@ -409,6 +411,8 @@ static int split_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t le
 	memcpy(m.recs, tmp + lb, total - lb);
 	set_hdr(&m, lvl, count - s, total - lb);
 	ret = t->ops->dirty(t->ctx, &m);
+	if (ret == 0 && t->ops->fresh)
+		ret = t->ops->fresh(t->ctx, &m);
 	cfs_btidx_set(idx, cfs_btrec_key(m.recs), m.ptr);
 	c->p[lvl + 1].i++;
 	c->p[lvl + 1].off += BT_IDX_LEN;
@@ -523,16 +527,28 @@ out:
 	return ret;
 }
 
-static int walk_node(struct btree *t, struct bt_node *n, int level,
-		     int (*cb)(void *ctx, struct bt_node *n, int level), void *ctx)
+struct walk {
+	struct btree *t;
+	int clip;
+	bt_walk_cb cb;
+	void *ctx;
+};
+
+static int walk_node(struct walk *w, struct bt_node *n, int level, uint64_t hi)
 {
+	struct btree *t = w->t;
 	int i, ret;
 
 	for (i = 0; level > 0 && i < bt_nrec(n); i++) {
+		const uint8_t *idx = n->recs + (size_t)i * BT_IDX_LEN;
+		uint64_t chi = i + 1 < bt_nrec(n) ? cfs_btrec_key(idx + BT_IDX_LEN) : hi;
 		struct bt_node ch;
 
-		ret = t->ops->get(t->ctx, cfs_btidx_child(n->recs + (size_t)i * BT_IDX_LEN),
-				  level - 1, &ch);
+		if (w->clip && i > 0 && cfs_btrec_key(idx) >= hi)
+			break;
+		if (w->clip && chi > hi)
+			chi = hi;
+		ret = t->ops->get(t->ctx, cfs_btidx_child(idx), level - 1, &ch);
 		if (ret < 0)
 			return ret;
 		/* as load_child: readers refuse it */
@@ -542,20 +558,64 @@ static int walk_node(struct btree *t, struct bt_node *n, int level,
 		else if (bt_nrec(&ch) == 0)
 			ret = bad(t, &ch, "empty B+tree node");
 		if (ret == 0)
-			ret = walk_node(t, &ch, level - 1, cb, ctx);
+			ret = walk_node(w, &ch, level - 1, chi);
 		t->ops->put(t->ctx, &ch);
 		if (ret)
 			return ret;
 	}
-	return cb(ctx, n, level);
+	return w->cb(w->ctx, n, level, hi);
 }
 
-int bt_walk(struct btree *t, int (*cb)(void *ctx, struct bt_node *n, int level),
-	    void *ctx)
+int bt_walk(struct btree *t, int clip, bt_walk_cb cb, void *ctx)
 {
+	struct walk w = { t, clip, cb, ctx };
 	int top = bt_level(&t->root);
 
 	if (top >= BT_MAXD || node_check(&t->root, top) < 0)
 		return bad(t, &t->root, "bad B+tree root");
-	return walk_node(t, &t->root, top, cb, ctx);
+	return walk_node(&w, &t->root, top, UINT64_MAX);
+}
+
+/* The records of n at or past hi: where they start (bytes, count). */
+static void leftover_at(const struct btree *t, const struct bt_node *n, int level,
+			uint64_t hi, uint32_t *off, int *i)
+{
+	size_t len;
+
+	for (*off = 0, *i = 0; *i < bt_nrec(n); (*i)++, *off += (uint32_t)len) {
+		len = level ? BT_IDX_LEN : t->ops->leaf_len(n->recs + *off, bt_used(n) - *off);
+		if (!len || cfs_btrec_key(n->recs + *off) >= hi)
+			return;
+	}
+}
+
+struct trim {
+	struct btree *t;
+	int fix, nodes, ret;
+};
+
+static int trim_cb(void *vt, struct bt_node *n, int level, uint64_t hi)
+{
+	struct trim *tr = vt;
+	uint32_t off;
+	int i;
+
+	leftover_at(tr->t, n, level, hi, &off, &i);
+	/* nothing left below hi is no split's leftover: damage, for others */
+	if (i == 0 || i == bt_nrec(n))
+		return 0;
+	tr->nodes++;
+	if (tr->fix) {
+		set_hdr(n, level, i, off);
+		tr->ret = tr->t->ops->dirty(tr->t->ctx, n);
+	}
+	return tr->ret;
+}
+
+int bt_trim_leftovers(struct btree *t, int fix)
+{
+	struct trim tr = { t, fix, 0, 0 };
+	int ret = bt_walk(t, 1, trim_cb, &tr);
+
+	return ret < 0 ? ret : tr.nodes;
 }

@@ -39,6 +39,11 @@ struct bt_ops {
 	 * leaf or index node n when it splits, the root (n NULL) when it
 	 * moves down into m (may be NULL) */
 	int (*persist)(void *ctx, struct bt_node *m, struct bt_node *n);
+	/* may be NULL: the new node m, filled, reaches stable storage before
+	 * any index names it (before its parent takes it in a split, before
+	 * the root moves down into it).  Then no crash leaves an index
+	 * naming a node never written. */
+	int (*fresh)(void *ctx, struct bt_node *m);
 	void (*put)(void *ctx, struct bt_node *n);
 	/* corruption found in node n (what: at most 31 bytes): the owner
 	 * records it (FORMAT.md 18); may be NULL */
@@ -86,8 +91,18 @@ void bt_release(struct bt_cur *c);
 int bt_insert(struct btree *t, const uint8_t *rec, size_t len);
 /* Delete the record under the cursor; the cursor is released. */
 int bt_delete(struct bt_cur *c);
-/* Visit every node (for freeing or checking): cb(level, node). */
-int bt_walk(struct btree *t, int (*cb)(void *ctx, struct bt_node *n, int level),
-	    void *ctx);
+/* Every node, children before parents, with hi: the key its records stay
+ * below (the next index key above it, UINT64_MAX on the right edge).  clip
+ * (a tree of unique keys): an index record at or past hi is a split's
+ * leftover and is not descended.  A crash in a split can keep the node
+ * that gave records away as it was, beside the node that took them and
+ * the index naming that one: the records stay in both, and those of the
+ * left node at or past the new index key are the stale ones. */
+typedef int (*bt_walk_cb)(void *ctx, struct bt_node *n, int level, uint64_t hi);
+int bt_walk(struct btree *t, int clip, bt_walk_cb cb, void *ctx);
+/* Count the nodes holding such leftovers, and with fix drop them (a
+ * check's repair; the records the right node holds stay).  Returns the
+ * count or a negative errno. */
+int bt_trim_leftovers(struct btree *t, int fix);
 
 #endif

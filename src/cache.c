@@ -97,17 +97,13 @@ void cache_destroy(struct cache *c)
 	pthread_cond_destroy(&c->loaded);
 }
 
-/* Write one dirty buffer.  Called with the lock held; the dirty bit is
- * cleared first so a concurrent modification re-dirties it. */
-static int buf_writeback(struct cache *c, struct buf *b, uint8_t *bounce)
+/* Write one dirty buffer as it is now.  Called with the lock held; the
+ * dirty bit is cleared first so a concurrent modification re-dirties it. */
+static int buf_write(struct cache *c, struct buf *b, uint8_t *bounce)
 {
 	const uint8_t *src = b->data;
-	int ret = c->before_write ? c->before_write(c->ctx) : 0;
+	int ret;
 
-	if (ret < 0) {
-		c->io_error = ret;
-		return ret;
-	}
 	b->flags &= ~BF_DIRTY;
 	c->ndirty--;
 	if (b->flags & BF_META) {
@@ -122,6 +118,18 @@ static int buf_writeback(struct cache *c, struct buf *b, uint8_t *bounce)
 		c->ndirty++;
 	}
 	return ret;
+}
+
+/* buf_write after the owner's before_write (lazy marking). */
+static int buf_writeback(struct cache *c, struct buf *b, uint8_t *bounce)
+{
+	int ret = c->before_write ? c->before_write(c->ctx) : 0;
+
+	if (ret < 0) {
+		c->io_error = ret;
+		return ret;
+	}
+	return buf_write(c, b, bounce);
 }
 
 /* Make room: drop clean unreferenced buffers, writing dirty ones first. */
@@ -417,7 +425,7 @@ int buf_dirty(struct cache *c, struct buf *b)
 		if (ret < 0)
 			return ret;
 	} else if (c->before_dirty) {
-		ret = c->before_dirty(c->ctx, b->blk);
+		ret = c->before_dirty(c->ctx, b->blk, 1);
 		if (ret < 0)
 			return ret;
 	}
@@ -561,6 +569,21 @@ out:
 	return ret;
 }
 
+int cache_write_alone(struct cache *c, struct buf *b)
+{
+	uint8_t *bounce = malloc(c->bsize);
+	int ret = 0;
+
+	if (!bounce)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	if (b->flags & BF_DIRTY)
+		ret = buf_write(c, b, bounce);
+	pthread_mutex_unlock(&c->lock);
+	free(bounce);
+	return ret ? ret : cfs_bdev_flush(c->bd);
+}
+
 void cache_forget(struct cache *c, uint64_t blk)
 {
 	struct buf *b;
@@ -671,22 +694,19 @@ static void direct_sync_cached(struct cache *c, uint64_t blk, uint32_t count,
 }
 
 /* The write-side mirror of cache_read_direct.  The caller's inode lock
- * keeps other users of these blocks out meanwhile.  The chunks are marked
- * dirty first, as buf_dirty would (a no-op once a chunk is dirty). */
+ * keeps other users of these blocks out meanwhile.  The owner's
+ * before_dirty comes first, as for buf_dirty. */
 int cache_write_direct(struct cache *c, uint64_t blk, uint32_t count, const uint8_t *src)
 {
-	uint32_t i;
 	int ret;
 
 	if (!count)
 		return 0;
 	if (blk >= c->bd->nblocks || count > c->bd->nblocks - blk)
 		return -EUCLEAN;
-	for (i = 0; c->before_dirty && i < count; i++) {
-		ret = c->before_dirty(c->ctx, blk + i);
-		if (ret < 0)
-			return ret;
-	}
+	ret = c->before_dirty ? c->before_dirty(c->ctx, blk, count) : 0;
+	if (ret < 0)
+		return ret;
 	direct_sync_cached(c, blk, count, src);
 	return cfs_bdev_write(c->bd, blk, count, src);
 }

@@ -45,10 +45,11 @@ struct cache {
 	pthread_mutex_t flush_lock;
 	struct buf lru;          /* sentinel: lru.next is the oldest */
 	int io_error;            /* a write-back failed: report at the next flush */
-	/* Called (without the cache lock) before a direct write, and before
-	 * a buffer first turns dirty unless note_dirty is set, so the owner
-	 * can mark the block's chunk dirty on disk first. */
-	int (*before_dirty)(void *ctx, uint64_t blk);
+	/* Called (without the cache lock) before a direct write of count
+	 * blocks from blk, and before a buffer first turns dirty (count 1)
+	 * unless note_dirty is set, so the owner can mark the blocks' chunks
+	 * dirty on disk first. */
+	int (*before_dirty)(void *ctx, uint64_t blk, uint32_t count);
 	/* Lazy marking (both set or neither): a buffer first turning dirty
 	 * only calls note_dirty (without the cache lock, no I/O), and
 	 * before_write is called with the cache lock held before any dirty
@@ -90,6 +91,10 @@ int cache_flush(struct cache *c, uint64_t lo, uint64_t hi);
  * buffers are not ordered among themselves: one must never need another
  * on disk first. */
 int cache_order(struct cache *c, struct buf *b);
+/* Write b now, if dirty, and flush the device, without before_write and
+ * without the other dirty buffers: for a block the owner knows nothing on
+ * disk names yet, so that writing it changes nothing a check could see. */
+int cache_write_alone(struct cache *c, struct buf *b);
 /* Read file data blocks straight into dst, preferring cached copies. */
 int cache_read_direct(struct cache *c, uint64_t blk, uint32_t count, uint8_t *dst);
 /* Write file data blocks straight from src with one device write.  A

@@ -354,13 +354,29 @@ void chunk_on_corrupt(void *ctx, uint64_t blk, int err)
 		    err == -EBADMSG ? "metadata checksum mismatch" : "bad metadata block");
 }
 
-int chunk_before_dirty(void *ctx, uint64_t blk)
+/* With lazy marking only direct writes of file data come here.  Data
+ * written where nothing on disk names another structure (a block made
+ * since the last full flush, or the file's own) changes nothing a check
+ * reads: the change is noted, marked at the next write-back.  A block
+ * freed since may still be a structure of its chunk on disk. */
+int chunk_before_dirty(void *ctx, uint64_t blk, uint32_t count)
 {
 	struct cfs_fs *fs = ctx;
+	uint64_t b, end = blk + count;
+	uint32_t c;
+	int ret = 0;
 
-	if (blk < fs->sb.first_chunk_block || blk >= fs->sb.backup_sb_block)
-		return 0;
-	return chunk_mark_dirty(fs, blk_chunk(fs, blk));
+	for (b = blk; b < end && ret == 0; b = chunk_base(fs, c + 1)) {
+		if (b < fs->sb.first_chunk_block || b >= fs->sb.backup_sb_block)
+			return 0;
+		c = blk_chunk(fs, b);
+		if (fs->lazy && !chunk_blocks_freed(fs, b, (end < chunk_base(fs, c + 1) ?
+							      end : chunk_base(fs, c + 1)) - b))
+			ret = chunk_change(fs, c);
+		else
+			ret = chunk_mark_dirty(fs, c);
+	}
+	return ret;
 }
 
 /* ---- bitmaps ---- */
@@ -575,6 +591,93 @@ static int bm_clear(struct cfs_fs *fs, uint32_t c, int which, uint64_t bit, uint
 	return ret < 0 ? ret : bad ? -EUCLEAN : 0;
 }
 
+/* Blocks freed in chunk c (lock held) may still be named on disk until
+ * the next full flush: note them for chunk_blocks_freed.  A list grown
+ * past FREED_MAX stops noting and makes every block of c suspect. */
+#define FREED_MAX 4096
+
+static void freed_note(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t n)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	struct chunk_run *r = NULL;
+
+	if (ch->nfreed < FREED_MAX)
+		r = array_room(ch->freed, &ch->freed_cap, ch->nfreed, sizeof(*r), 64);
+	if (!r) {
+		ch->freed_lost++;
+		return;
+	}
+	ch->freed = r;
+	r[ch->nfreed++] = (struct chunk_run){ rel, n };
+}
+
+/* chunk_blocks_freed with the lock held */
+static int run_freed(const struct chunk *ch, uint64_t rel, uint64_t n)
+{
+	size_t i;
+
+	if (ch->freed_lost)
+		return 1;
+	for (i = 0; i < ch->nfreed; i++)
+		if (rel < (uint64_t)ch->freed[i].rel + ch->freed[i].n && ch->freed[i].rel < rel + n)
+			return 1;
+	return 0;
+}
+
+int chunk_blocks_freed(struct cfs_fs *fs, uint64_t abs, uint64_t n)
+{
+	uint32_t c = blk_chunk(fs, abs);
+	struct chunk *ch;
+	int ret;
+
+	if (c >= fs->sb.nchunks)
+		return 1;
+	ch = chunk_of(fs, c);
+	pthread_mutex_lock(&ch->lock);
+	ret = run_freed(ch, abs - chunk_base(fs, c), n);
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
+void chunk_freed_mark(struct cfs_fs *fs, struct chunk_freed_mark *m)
+{
+	uint32_t c;
+
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		struct chunk *ch = chunk_of(fs, c);
+
+		pthread_mutex_lock(&ch->lock);
+		m[c].end = ch->freed_done + ch->nfreed;
+		m[c].lost = ch->freed_lost;
+		pthread_mutex_unlock(&ch->lock);
+	}
+}
+
+void chunk_freed_forget(struct cfs_fs *fs, const struct chunk_freed_mark *m)
+{
+	uint32_t c;
+
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		struct chunk *ch = chunk_of(fs, c);
+		size_t k;
+
+		pthread_mutex_lock(&ch->lock);
+		/* another flush may have dropped some since the mark */
+		k = m[c].end > ch->freed_done ? (size_t)(m[c].end - ch->freed_done) : 0;
+		if (k > ch->nfreed)
+			k = ch->nfreed;
+		if (k) {
+			memmove(ch->freed, ch->freed + k, (ch->nfreed - k) * sizeof(*ch->freed));
+			ch->nfreed -= k;
+		}
+		ch->freed_done += k;
+		/* frees lost after the mark stay suspect */
+		if (ch->freed_lost == m[c].lost)
+			ch->freed_lost = 0;
+		pthread_mutex_unlock(&ch->lock);
+	}
+}
+
 int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,
 		       uint32_t *rel)
 {
@@ -609,6 +712,48 @@ out:
 	return ret;
 }
 
+/* Blocks chunk_alloc_node passes over, looking for an unnamed one. */
+#define NODE_TRIES 8
+
+int chunk_alloc_node(struct cfs_fs *fs, uint32_t c, uint32_t *rel)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t cb = fs->sb.chunk_blocks, goal, got = 0, skip[NODE_TRIES];
+	uint32_t len, i, nskip = 0;
+	int ret = chunk_change(fs, c);
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&ch->lock);
+	if (chunk_avail_blocks(fs, ch) == 0) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	goal = ch->node_hint;
+	if (goal < fs->sb.data_start || goal >= cb)
+		goal = cb - (cb - fs->sb.data_start) / 8;
+	for (;;) {
+		ret = bm_alloc(fs, c, BM_BLOCKS, goal, cb, 1, &got, &len);
+		if (ret < 0 || !run_freed(ch, got, 1) || nskip == NODE_TRIES ||
+		    ch->hdr.free_blocks <= nskip + 1)
+			break;
+		skip[nskip++] = got;
+		goal = got + 1 < cb ? got + 1 : fs->sb.data_start;
+	}
+	/* free before, and as named as before: nothing to note */
+	for (i = 0; i < nskip && ret == 0; i++)
+		ret = bm_clear(fs, c, BM_BLOCKS, skip[i], 1);
+	if (ret < 0)
+		goto out;
+	ch->hdr.free_blocks--;
+	ch->hdr_dirty = 1;
+	ch->node_hint = (uint32_t)got + 1;
+	*rel = (uint32_t)got;
+out:
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
 int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t count)
 {
 	struct chunk *ch = chunk_of(fs, c);
@@ -624,6 +769,7 @@ int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t coun
 		cache_forget(&fs->cache, chunk_base(fs, c) + rel + i);
 	pthread_mutex_lock(&ch->lock);
 	ret = bm_clear(fs, c, BM_BLOCKS, rel, count);
+	freed_note(fs, c, rel, count);
 	if (ret == 0) {   /* a double free (corruption) must not inflate it */
 		ch->hdr.free_blocks += count;
 		ch->hdr_dirty = 1;
@@ -845,8 +991,10 @@ static int icl_give_back(struct cfs_fs *fs, uint32_t c, uint32_t i)
 	ret = icl_remove(fs, c, i);
 	for (b = 0; ret == 0 && b < fs->icl_blocks; b++)
 		cache_forget(&fs->cache, chunk_base(fs, c) + rel + b);
-	if (ret == 0)
+	if (ret == 0) {
 		ret = bm_clear(fs, c, BM_BLOCKS, rel, fs->icl_blocks);
+		freed_note(fs, c, rel, fs->icl_blocks);
+	}
 	if (ret == 0)
 		ch->hdr.free_blocks += fs->icl_blocks;
 	return ret;
@@ -866,6 +1014,7 @@ static int map_give_back(struct cfs_fs *fs, uint32_t c, uint32_t k)
 	ch->hdr.icmap[k] = 0;
 	ch->hdr_dirty = 1;
 	ret = bm_clear(fs, c, BM_BLOCKS, mb, 1);
+	freed_note(fs, c, mb, 1);
 	if (ret == 0)
 		ch->hdr.free_blocks++;
 	return ret;

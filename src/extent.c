@@ -63,7 +63,7 @@ static int ext_alloc(void *vc, int level, struct bt_node *n)
 	uint32_t c = ino_chunk(x->ip), rel;
 	int ret;
 
-	ret = chunk_alloc_blocks(fs, c, 0, 1, &rel);
+	ret = chunk_alloc_node(fs, c, &rel);
 	if (ret < 0)
 		return ret;
 	ret = tree_node_new(fs, chunk_base(fs, c) + rel, CFS_MAGIC_EXT, x->ip->ino, rel, level, n);
@@ -109,12 +109,19 @@ static int ext_dirty(void *vc, struct bt_node *n)
 static int ext_persist(void *vc, struct bt_node *m, struct bt_node *n)
 {
 	(void)m;
-	return tree_node_persist(((struct ext_ctx *)vc)->fs, n);
+	/* a root moving down needs only its new node written (ext_fresh) */
+	return n ? tree_node_persist(((struct ext_ctx *)vc)->fs, n) : 0;
+}
+
+static int ext_fresh(void *vc, struct bt_node *m)
+{
+	return tree_node_write_new(((struct ext_ctx *)vc)->fs, m);
 }
 
 static const struct bt_ops ext_ops = {
 	.leaf_len = ext_leaf_len, .get = ext_get, .alloc = ext_alloc,
 	.release = ext_release, .dirty = ext_dirty, .persist = ext_persist,
+	.fresh = ext_fresh,
 	.put = ext_put, .corrupt = ext_corrupt,
 };
 
@@ -318,7 +325,9 @@ struct walk_ctx {
 	void *ctx;
 };
 
-static int ext_walk_node(void *vc, struct bt_node *n, int level)
+/* Extents at or past hi are a split's leftovers (bt_walk): their blocks
+ * are the right node's to name. */
+static int ext_walk_node(void *vc, struct bt_node *n, int level, uint64_t hi)
 {
 	struct walk_ctx *w = vc;
 	struct extent e;
@@ -329,6 +338,8 @@ static int ext_walk_node(void *vc, struct bt_node *n, int level)
 			return ext_bad(w->fs, w->ip, tree_node_blk(n), "bad extent leaf");
 		for (i = 0; i < bt_nrec(n); i++) {
 			ext_decode(n->recs + (size_t)i * CFS_EXT_SIZE, &e);
+			if (e.lblk >= hi)
+				break;
 			ret = w->cb(w->ctx, &e, 0, 0);
 			if (ret)
 				return ret;
@@ -350,5 +361,16 @@ int ext_walk(struct cfs_fs *fs, struct inode *ip,
 	if (!(ip->d.flags & CFS_IFL_EXTENTS))
 		return 0;
 	ext_tree(fs, ip, &x, &t);
-	return bt_walk(&t, ext_walk_node, &w);
+	return bt_walk(&t, 1, ext_walk_node, &w);
+}
+
+int ext_trim_leftovers(struct cfs_fs *fs, struct inode *ip, int fix)
+{
+	struct ext_ctx x;
+	struct btree t;
+
+	if (!(ip->d.flags & CFS_IFL_EXTENTS))
+		return 0;
+	ext_tree(fs, ip, &x, &t);
+	return bt_trim_leftovers(&t, fix);
 }

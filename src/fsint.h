@@ -32,6 +32,7 @@ struct chunk {
 	int failed;                     /* kept out of service: heads of this
 					   chunk are -EUCLEAN (cfs_chunk_set_failed) */
 	uint32_t alloc_hint;            /* next data block to try */
+	uint32_t node_hint;             /* next tree node block (chunk_alloc_node) */
 	uint32_t ialloc_hint;
 	/* DYNINODES (icluster.c), under lock: the inode-cluster map, loaded
 	 * on first use; icl[i] is cluster i (start 0: none) */
@@ -41,6 +42,13 @@ struct chunk {
 	int icl_loaded;
 	int icl_frag;                   /* no free run for a cluster was found:
 					   none counted until a block is freed */
+	/* under lock: runs of blocks freed since the last full flush began
+	 * (chunk_blocks_freed).  freed_done counts the runs dropped before
+	 * freed[0]; freed_lost the frees not kept (the list was full). */
+	struct chunk_run { uint32_t rel, n; } *freed;
+	size_t nfreed, freed_cap;
+	uint64_t freed_done;
+	uint32_t freed_lost;
 };
 
 struct inode {
@@ -142,9 +150,19 @@ void chunk_prefetch(struct cfs_fs *fs, uint32_t c);
 int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c);
 int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state);
 int chunk_header_mark(struct cfs_fs *fs, uint32_t c, uint32_t state);
-int chunk_before_dirty(void *ctx, uint64_t blk);
+int chunk_before_dirty(void *ctx, uint64_t blk, uint32_t count);
 int chunk_change(struct cfs_fs *fs, uint32_t c);
 int chunk_note_dirty(void *ctx, uint64_t blk);
+/* Whether any of the n blocks from abs (one chunk's) was freed since the
+ * last full flush began, so that a structure on disk may still name it.
+ * One that was not is free on disk, or named by what names it now: it may
+ * be written without marking its chunk dirty first. */
+int chunk_blocks_freed(struct cfs_fs *fs, uint64_t abs, uint64_t n);
+/* Around a full flush of the cache: what the flush makes lasting (the
+ * frees noted before it began) is forgotten after it. */
+struct chunk_freed_mark { uint64_t end; uint32_t lost; };
+void chunk_freed_mark(struct cfs_fs *fs, struct chunk_freed_mark *m);
+void chunk_freed_forget(struct cfs_fs *fs, const struct chunk_freed_mark *m);
 
 int chunk_mark_changed(void *ctx);
 /* Corruption met in chunk c in normal operation (err -EBADMSG or -EUCLEAN;
@@ -167,6 +185,11 @@ void chunk_on_corrupt(void *ctx, uint64_t blk, int err);
  * Returns the count (>=1) and *rel, or -ENOSPC. */
 int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,
 		       uint32_t *rel);
+/* One block for a tree node, not freed since the last full flush (free on
+ * disk: chunk_blocks_freed) when
+ * one is found within a few tries, away from where file data is made and
+ * freed: so that a root moving down can write it alone. */
+int chunk_alloc_node(struct cfs_fs *fs, uint32_t c, uint32_t *rel);
 int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t count);
 int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino);
 int chunk_alloc_inode_at(struct cfs_fs *fs, uint32_t c, uint32_t l);
@@ -360,6 +383,9 @@ int ext_walk(struct cfs_fs *fs, struct inode *ip,
 	     int (*cb)(void *ctx, const struct extent *e, int is_node, uint32_t node_rel),
 	     void *ctx);
 int ext_count_free(struct cfs_fs *fs, struct inode *ip);
+/* The extent nodes holding a split's leftovers (bt_trim_leftovers), which
+ * ext_walk skips; with fix the leftovers are dropped.  Count or -errno. */
+int ext_trim_leftovers(struct cfs_fs *fs, struct inode *ip, int fix);
 
 /* file.c: logical block mapping over the continuation chain */
 int file_map(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint64_t *abs,

@@ -74,15 +74,16 @@ static void trace(struct cfs_fs *fs, uint32_t chunk, int held, const uint8_t *re
 
 /* The view's cache hook: the chunk is marked dirty as any writer's, and
  * remembered, for step 4. */
-static int view_before_dirty(void *ctx, uint64_t blk)
+static int view_before_dirty(void *ctx, uint64_t blk, uint32_t count)
 {
 	struct cfs_fs *view = ctx;
+	uint64_t b;
 	int ret;
 
-	if (blk < view->sb.first_chunk_block || blk >= view->sb.backup_sb_block)
-		return 0;
-	view->touched[blk_chunk(view, blk)] = 1;
-	ret = chunk_before_dirty(ctx, blk);
+	for (b = blk; b < blk + count; b++)
+		if (b >= view->sb.first_chunk_block && b < view->sb.backup_sb_block)
+			view->touched[blk_chunk(view, b)] = 1;
+	ret = chunk_before_dirty(ctx, blk, count);
 	test_pause("CHUNKFS_TEST_SCRUB_PAUSE", &paused_repair);
 	return ret;
 }

@@ -460,6 +460,8 @@ static void fs_free(struct cfs_fs *fs)
 	cache_destroy(&fs->cache);
 	if (fs->chunks)
 		icl_release(fs);
+	for (i = 0; fs->chunks && i < CFS_MAX_CHUNKS; i++)
+		free(fs->chunks[i].freed);
 	free(fs->chunks);
 	if (fs->bd && fs->own_bd)
 		cfs_bdev_destroy(fs->bd);
@@ -620,8 +622,13 @@ int cfs_sync(struct cfs_fs *fs)
 
 int fs_write_all(struct cfs_fs *fs)
 {
-	int ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+	struct chunk_freed_mark mark[CFS_MAX_CHUNKS] = { { 0 } };
+	int ret;
 
+	chunk_freed_mark(fs, mark);
+	ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+	if (ret == 0)
+		chunk_freed_forget(fs, mark);
 	return ret ? ret : write_headers(fs, 0);
 }
 

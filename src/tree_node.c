@@ -58,6 +58,15 @@ void tree_node_put(struct cfs_fs *fs, struct bt_node *n)
 		buf_put(&fs->cache, n->priv);
 }
 
+int tree_node_write_new(struct cfs_fs *fs, struct bt_node *m)
+{
+	struct buf *b = m ? m->priv : NULL;
+
+	if (b && !chunk_blocks_freed(fs, b->blk, 1))
+		return cache_write_alone(&fs->cache, b);
+	return tree_node_persist(fs, NULL);
+}
+
 int tree_node_persist(struct cfs_fs *fs, struct bt_node *n)
 {
 	if (n && n->priv && bt_level(n) == 0)

@@ -27,8 +27,15 @@ void tree_node_put(struct cfs_fs *fs, struct bt_node *n);
 /* bt_ops.persist of both trees: everything dirty reaches the disk before
  * n's new contents (n NULL: the root moving down into a new node).  A
  * splitting leaf is ordered behind the rest lazily (cache_order: one flush
- * for many splits); an index node, or a root moving down, is rare and
- * flushed at once. */
+ * for many splits); an index node, or a directory's root moving down, is
+ * rare and flushed at once. */
 int tree_node_persist(struct cfs_fs *fs, struct bt_node *n);
+/* bt_ops.fresh of the extent tree: the new node m reaches the disk now.
+ * When nothing on disk can name m's block, m is written alone: the other
+ * dirty buffers stay in memory and no chunk is marked dirty for it, as a
+ * crash leaves it a free block; else everything is flushed.  (A tree
+ * whose nodes are found through another map, as a directory's through
+ * its block map, would need that map written too: not this.) */
+int tree_node_write_new(struct cfs_fs *fs, struct bt_node *m);
 
 #endif

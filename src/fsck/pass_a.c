@@ -332,10 +332,17 @@ static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 	size_t i;
 	int ret = 0;
 
-	if (x->loser[CFS_INO_LOCAL(ip->ino) - 1])
+	if (x->loser[CFS_INO_LOCAL(ip->ino) - 1]) {
 		cl.bad = 2;
-	else
+	} else {
+		/* claimed as ext_walk sees them, without the leftovers, in
+		 * any case: trimming only makes the disk say the same */
+		if (ext_trim_leftovers(x->fs, ip, 0) > 0 &&
+		    pr_fix(x, PR_MAP_LEFTOVER, &(struct pctx){ .ino = ip->ino }) &&
+		    ext_trim_leftovers(x->fs, ip, 1) > 0)
+			*changed = 1;
 		ret = ext_walk(x->fs, ip, claim_cb, &cl);
+	}
 	if (ret < 0 || cl.bad) {
 		for (i = 0; i < cl.n; i++)
 			bunset_run(x->bbits, cl.blk[i], cl.len[i]);
@@ -552,8 +559,9 @@ static void sync_bitmaps(struct ck *x)
  * fixed.  So each inode's blocks are claimed straight from its table slot
  * in the same sweep that checks the slots, with nothing loaded, allocated
  * or reported.  The first thing that is not as it should be (a block
- * claimed twice, a map out of range or unreadable, attributes, a block
- * count or an inline size wrong) ends the quick pass: the chunk's claims
+ * claimed twice, a map out of range or unreadable or with a split's
+ * leftovers, attributes, a block count or an inline size wrong) ends the
+ * quick pass: the chunk's claims
  * are dropped and the full pass (find_losers, then scan_inode_blocks for
  * every inode) judges and reports everything as if it had not run. */
 
@@ -601,7 +609,8 @@ static int quick_scan(struct ck *x, uint32_t l, uint8_t *raw, const struct cfs_d
 	tmp.ino = CFS_INO_MAKE(x->c, l);
 	tmp.d = *d;
 	tmp.var = raw + CFS_INODE_FIXED;
-	if (ext_walk(fs, &tmp, quick_claim_cb, &q) != 0 || q.bad)
+	if (ext_walk(fs, &tmp, quick_claim_cb, &q) != 0 || q.bad ||
+	    ext_trim_leftovers(fs, &tmp, 0) != 0)
 		return -1;
 	if (d->xattr_len || xb) {
 		if (d->xattr_len > fs->varsz - xattr_floor(fs, &tmp) ||

@@ -557,15 +557,22 @@ check_err open_directory_image 1 "chunkfs: $TESTDIR" "$C" ls "$TESTDIR"
 
 # A writer killed mid-copy leaves dirty chunks: info still works and shows
 # them, writers refuse with a pointer to fsck and leave the image alone.
-# A chunk is marked dirty when the first change is written, not when it is
-# made (lazy marking), so the kill must come after the copy's data starts
-# flowing (the whole copy takes about 0.15 s here): later at each try.
-head -c 100M /dev/urandom >dirty.dat
+# A chunk is marked dirty when the first change is written back, not when
+# it is made (lazy marking), and file data written to new blocks marks
+# nothing: so the copy is of many small files through a small cache, which
+# writes changes back as it goes, and the kill comes later at each try
+# (the whole copy takes about 0.1 s here).
+mkdir dirty.src
+for d in 0 1 2 3 4 5 6 7 8 9; do
+	mkdir dirty.src/d$d
+	for f in $(seq 200); do printf '%01500d' "$f" >dirty.src/d$d/f$f; done
+done
 dirty=0
-for delay in 0.03 0.06 0.1 0.2 0.5 1; do
+for delay in 0.02 0.03 0.06 0.1 0.2 0.5; do
 	rm -f dirty.img
 	"$C" mkfs -q -c 8 dirty.img 256M
-	(timeout -s KILL "$delay" "$C" put dirty.img dirty.dat /d) >/dev/null 2>&1
+	(CHUNKFS_CACHE_KB=256 timeout -s KILL "$delay" "$C" put -r dirty.img dirty.src /d) \
+		>/dev/null 2>&1
 	"$C" info dirty.img 2>/dev/null | grep -qE '^ +[0-9]+  dirty ' && { dirty=1; break; }
 done
 if [ $dirty = 1 ]; then
@@ -582,7 +589,7 @@ if [ $dirty = 1 ]; then
 else
 	skip dirty_info_works "could not kill a writer mid-copy (the copy was too fast)"
 fi
-rm -f dirty.dat dirty.img
+rm -rf dirty.src dirty.img
 
 # Hostile: random bytes over metadata past the superblock.  Any ordinary
 # outcome is fine; crashes, hangs and sanitizer reports are not.

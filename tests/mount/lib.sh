@@ -78,8 +78,13 @@ _m_nlog=0
 
 _m_cleanup() {
 	local d p i
+	# a mount whose daemon died can sit under a later one on the same
+	# directory: unmount until nothing is left there
 	for d in "${MOUNTS[@]}"; do
-		fusermount3 -u -z "$d" 2>/dev/null || umount -l "$d" 2>/dev/null
+		for i in 1 2 3 4; do
+			fusermount3 -u -z "$d" 2>/dev/null || umount -l "$d" 2>/dev/null || break
+			mountpoint -q "$d" 2>/dev/null || break
+		done
 	done
 	for p in "${DAEMONS[@]}"; do
 		kill -0 "$p" 2>/dev/null || continue
