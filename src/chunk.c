@@ -592,36 +592,16 @@ static int bm_clear(struct cfs_fs *fs, uint32_t c, int which, uint64_t bit, uint
 }
 
 /* Blocks freed in chunk c (lock held) may still be named on disk until
- * the next full flush: note them for chunk_blocks_freed.  A list grown
- * past FREED_MAX stops noting and makes every block of c suspect. */
-#define FREED_MAX 4096
-
+ * the next full flush: note them for chunk_blocks_freed. */
 static void freed_note(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t n)
 {
-	struct chunk *ch = chunk_of(fs, c);
-	struct chunk_run *r = NULL;
-
-	if (ch->nfreed < FREED_MAX)
-		r = array_room(ch->freed, &ch->freed_cap, ch->nfreed, sizeof(*r), 64);
-	if (!r) {
-		ch->freed_lost++;
-		return;
-	}
-	ch->freed = r;
-	r[ch->nfreed++] = (struct chunk_run){ rel, n };
+	runset_add(&chunk_of(fs, c)->freed_new, rel, n);
 }
 
 /* chunk_blocks_freed with the lock held */
 static int run_freed(const struct chunk *ch, uint64_t rel, uint64_t n)
 {
-	size_t i;
-
-	if (ch->freed_lost)
-		return 1;
-	for (i = 0; i < ch->nfreed; i++)
-		if (rel < (uint64_t)ch->freed[i].rel + ch->freed[i].n && ch->freed[i].rel < rel + n)
-			return 1;
-	return 0;
+	return runset_hits(&ch->freed_new, rel, n) || runset_hits(&ch->freed_old, rel, n);
 }
 
 int chunk_blocks_freed(struct cfs_fs *fs, uint64_t abs, uint64_t n)
@@ -639,7 +619,9 @@ int chunk_blocks_freed(struct cfs_fs *fs, uint64_t abs, uint64_t n)
 	return ret;
 }
 
-void chunk_freed_mark(struct cfs_fs *fs, struct chunk_freed_mark *m)
+/* The frees so far join freed_old, which the flush about to begin makes
+ * lasting; those made meanwhile gather in freed_new. */
+void chunk_freed_mark(struct cfs_fs *fs, uint64_t *gen)
 {
 	uint32_t c;
 
@@ -647,33 +629,24 @@ void chunk_freed_mark(struct cfs_fs *fs, struct chunk_freed_mark *m)
 		struct chunk *ch = chunk_of(fs, c);
 
 		pthread_mutex_lock(&ch->lock);
-		m[c].end = ch->freed_done + ch->nfreed;
-		m[c].lost = ch->freed_lost;
+		runset_merge(&ch->freed_old, &ch->freed_new);
+		gen[c] = ++ch->freed_gen;
 		pthread_mutex_unlock(&ch->lock);
 	}
 }
 
-void chunk_freed_forget(struct cfs_fs *fs, const struct chunk_freed_mark *m)
+void chunk_freed_forget(struct cfs_fs *fs, const uint64_t *gen)
 {
 	uint32_t c;
 
 	for (c = 0; c < fs->sb.nchunks; c++) {
 		struct chunk *ch = chunk_of(fs, c);
-		size_t k;
 
 		pthread_mutex_lock(&ch->lock);
-		/* another flush may have dropped some since the mark */
-		k = m[c].end > ch->freed_done ? (size_t)(m[c].end - ch->freed_done) : 0;
-		if (k > ch->nfreed)
-			k = ch->nfreed;
-		if (k) {
-			memmove(ch->freed, ch->freed + k, (ch->nfreed - k) * sizeof(*ch->freed));
-			ch->nfreed -= k;
-		}
-		ch->freed_done += k;
-		/* frees lost after the mark stay suspect */
-		if (ch->freed_lost == m[c].lost)
-			ch->freed_lost = 0;
+		/* after another mark, freed_old holds frees this flush may
+		 * have missed: kept until a flush begun after them is done */
+		if (ch->freed_gen == gen[c])
+			runset_clear(&ch->freed_old);
 		pthread_mutex_unlock(&ch->lock);
 	}
 }

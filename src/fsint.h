@@ -12,6 +12,7 @@
 #include "chunkfs.h"
 #include "cache.h"
 #include "format.h"
+#include "runset.h"
 
 struct chunk {
 	uint32_t index;
@@ -42,13 +43,10 @@ struct chunk {
 	int icl_loaded;
 	int icl_frag;                   /* no free run for a cluster was found:
 					   none counted until a block is freed */
-	/* under lock: runs of blocks freed since the last full flush began
-	 * (chunk_blocks_freed).  freed_done counts the runs dropped before
-	 * freed[0]; freed_lost the frees not kept (the list was full). */
-	struct chunk_run { uint32_t rel, n; } *freed;
-	size_t nfreed, freed_cap;
-	uint64_t freed_done;
-	uint32_t freed_lost;
+	/* under lock: blocks freed since the last full flush began
+	 * (chunk_blocks_freed): before the latest mark, and since it */
+	struct runset freed_old, freed_new;
+	uint64_t freed_gen;             /* marks so far (chunk_freed_mark) */
 };
 
 struct inode {
@@ -159,10 +157,10 @@ int chunk_note_dirty(void *ctx, uint64_t blk);
  * be written without marking its chunk dirty first. */
 int chunk_blocks_freed(struct cfs_fs *fs, uint64_t abs, uint64_t n);
 /* Around a full flush of the cache: what the flush makes lasting (the
- * frees noted before it began) is forgotten after it. */
-struct chunk_freed_mark { uint64_t end; uint32_t lost; };
-void chunk_freed_mark(struct cfs_fs *fs, struct chunk_freed_mark *m);
-void chunk_freed_forget(struct cfs_fs *fs, const struct chunk_freed_mark *m);
+ * frees noted before it began) is forgotten after it.  gen: one per
+ * chunk, filled by the mark. */
+void chunk_freed_mark(struct cfs_fs *fs, uint64_t *gen);
+void chunk_freed_forget(struct cfs_fs *fs, const uint64_t *gen);
 
 int chunk_mark_changed(void *ctx);
 /* Corruption met in chunk c in normal operation (err -EBADMSG or -EUCLEAN;

@@ -460,8 +460,10 @@ static void fs_free(struct cfs_fs *fs)
 	cache_destroy(&fs->cache);
 	if (fs->chunks)
 		icl_release(fs);
-	for (i = 0; fs->chunks && i < CFS_MAX_CHUNKS; i++)
-		free(fs->chunks[i].freed);
+	for (i = 0; fs->chunks && i < CFS_MAX_CHUNKS; i++) {
+		runset_free(&fs->chunks[i].freed_old);
+		runset_free(&fs->chunks[i].freed_new);
+	}
 	free(fs->chunks);
 	if (fs->bd && fs->own_bd)
 		cfs_bdev_destroy(fs->bd);
@@ -622,7 +624,7 @@ int cfs_sync(struct cfs_fs *fs)
 
 int fs_write_all(struct cfs_fs *fs)
 {
-	struct chunk_freed_mark mark[CFS_MAX_CHUNKS] = { { 0 } };
+	uint64_t mark[CFS_MAX_CHUNKS] = { 0 };
 	int ret;
 
 	chunk_freed_mark(fs, mark);
