@@ -354,10 +354,25 @@ void chunk_on_corrupt(void *ctx, uint64_t blk, int err)
 		    err == -EBADMSG ? "metadata checksum mismatch" : "bad metadata block");
 }
 
+/* A change that leaves nothing to write back in chunk c: only its time
+ * is noted (a scrub's snapshot sees it), no mark is owed. */
+static int chunk_touch(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+
+	if (fs->rdonly)
+		return -EROFS;
+	pthread_mutex_lock(&ch->state_lock);
+	change_noted(ch);
+	pthread_mutex_unlock(&ch->state_lock);
+	return 0;
+}
+
 /* With lazy marking only direct writes of file data come here.  Data
  * written where nothing on disk names another structure (a block made
  * since the last full flush, or the file's own) changes nothing a check
- * reads: the change is noted, marked at the next write-back.  A block
+ * reads, and leaves nothing of the chunk in memory: the chunk is only
+ * touched (a new block's allocation noted the chunk already).  A block
  * freed since may still be a structure of its chunk on disk. */
 int chunk_before_dirty(void *ctx, uint64_t blk, uint32_t count)
 {
@@ -372,7 +387,7 @@ int chunk_before_dirty(void *ctx, uint64_t blk, uint32_t count)
 		c = blk_chunk(fs, b);
 		if (fs->lazy && !chunk_blocks_freed(fs, b, (end < chunk_base(fs, c + 1) ?
 							      end : chunk_base(fs, c + 1)) - b))
-			ret = chunk_change(fs, c);
+			ret = chunk_touch(fs, c);
 		else
 			ret = chunk_mark_dirty(fs, c);
 	}
