@@ -666,6 +666,67 @@ void chunk_freed_forget(struct cfs_fs *fs, const uint64_t *gen)
 	}
 }
 
+/* The first block freed since the last full flush in [rel, rel + n) and
+ * the end of its freed run, or 0. */
+static int first_freed(const struct chunk *ch, uint64_t rel, uint64_t n, uint64_t *at,
+		       uint64_t *end)
+{
+	struct run a, b;
+	int ha = runset_first(&ch->freed_new, rel, n, &a);
+	int hb = runset_first(&ch->freed_old, rel, n, &b);
+
+	if (!ha && !hb)
+		return 0;
+	if (!ha || (hb && b.rel < a.rel))
+		a = b;
+	*at = a.rel;
+	*end = (uint64_t)a.rel + a.n;
+	return 1;
+}
+
+/* Runs passed over looking for blocks not freed since the last flush. */
+#define UNFREED_TRIES 8
+
+/* bm_alloc of blocks, with lazy marking preferring those not freed since
+ * the last full flush (lock held).  A freed block may still be named on
+ * disk, so writing it marks its chunk dirty at once; as jbd2 keeps freed
+ * blocks from reuse until its commit, new data and nodes go around them:
+ * first past the last freed block (where data churns, the free space
+ * there is all freed lately), then from run to run for a few tries, then
+ * they take what there is. */
+static int alloc_unfreed(struct cfs_fs *fs, uint32_t c, uint64_t goal, uint32_t want,
+			 uint64_t *got, uint32_t *len)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t cb = fs->sb.chunk_blocks, at, end;
+	int tries, ret;
+
+	for (tries = 0;; tries++) {
+		ret = bm_alloc(fs, c, BM_BLOCKS, goal, cb, want, got, len);
+		if (ret < 0 || !fs->lazy || tries == UNFREED_TRIES ||
+		    !first_freed(ch, *got, *len, &at, &end))
+			return ret;
+		/* the blocks given back were free, and are as named as before */
+		if (at > *got) {
+			ret = bm_clear(fs, c, BM_BLOCKS, at, (uint32_t)(*got + *len - at));
+			*len = (uint32_t)(at - *got);
+			return ret;
+		}
+		ret = bm_clear(fs, c, BM_BLOCKS, *got, *len);
+		if (ret < 0)
+			return ret;
+		if (tries == 0) {
+			uint64_t last = runset_end(&ch->freed_new);
+
+			if (runset_end(&ch->freed_old) > last)
+				last = runset_end(&ch->freed_old);
+			if (last > end)
+				end = last;
+		}
+		goal = end < cb ? end : fs->sb.data_start;
+	}
+}
+
 int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,
 		       uint32_t *rel)
 {
@@ -687,7 +748,7 @@ int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t wa
 		goal = ch->alloc_hint;
 	if (want > avail)
 		want = avail;
-	ret = bm_alloc(fs, c, BM_BLOCKS, goal, fs->sb.chunk_blocks, want, &got, &len);
+	ret = alloc_unfreed(fs, c, goal, want, &got, &len);
 	if (ret < 0)
 		goto out;
 	ch->hdr.free_blocks -= len;
@@ -700,14 +761,11 @@ out:
 	return ret;
 }
 
-/* Blocks chunk_alloc_node passes over, looking for an unnamed one. */
-#define NODE_TRIES 8
-
 int chunk_alloc_node(struct cfs_fs *fs, uint32_t c, uint32_t *rel)
 {
 	struct chunk *ch = chunk_of(fs, c);
-	uint64_t cb = fs->sb.chunk_blocks, goal, got = 0, skip[NODE_TRIES];
-	uint32_t len, i, nskip = 0;
+	uint64_t cb = fs->sb.chunk_blocks, goal, got = 0;
+	uint32_t len;
 	int ret = chunk_change(fs, c);
 
 	if (ret < 0)
@@ -720,17 +778,7 @@ int chunk_alloc_node(struct cfs_fs *fs, uint32_t c, uint32_t *rel)
 	goal = ch->node_hint;
 	if (goal < fs->sb.data_start || goal >= cb)
 		goal = cb - (cb - fs->sb.data_start) / 8;
-	for (;;) {
-		ret = bm_alloc(fs, c, BM_BLOCKS, goal, cb, 1, &got, &len);
-		if (ret < 0 || !run_freed(ch, got, 1) || nskip == NODE_TRIES ||
-		    ch->hdr.free_blocks <= nskip + 1)
-			break;
-		skip[nskip++] = got;
-		goal = got + 1 < cb ? got + 1 : fs->sb.data_start;
-	}
-	/* free before, and as named as before: nothing to note */
-	for (i = 0; i < nskip && ret == 0; i++)
-		ret = bm_clear(fs, c, BM_BLOCKS, skip[i], 1);
+	ret = alloc_unfreed(fs, c, goal, 1, &got, &len);
 	if (ret < 0)
 		goto out;
 	ch->hdr.free_blocks--;

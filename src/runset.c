@@ -77,6 +77,31 @@ int runset_hits(const struct runset *s, uint64_t rel, uint64_t n)
 	return i < s->n && s->r[i].rel < rel + n;
 }
 
+int runset_first(const struct runset *s, uint64_t rel, uint64_t n, struct run *out)
+{
+	uint64_t lo, hi;
+	size_t i;
+
+	if (!n)
+		return 0;
+	if (s->lost) {
+		*out = (struct run){ (uint32_t)rel, (uint32_t)n };
+		return 1;
+	}
+	i = first_reaching(s, rel + 1);
+	if (i >= s->n || s->r[i].rel >= rel + n)
+		return 0;
+	lo = s->r[i].rel > rel ? s->r[i].rel : rel;
+	hi = run_end(&s->r[i]) < rel + n ? run_end(&s->r[i]) : rel + n;
+	*out = (struct run){ (uint32_t)lo, (uint32_t)(hi - lo) };
+	return 1;
+}
+
+uint64_t runset_end(const struct runset *s)
+{
+	return s->n ? run_end(&s->r[s->n - 1]) : 0;
+}
+
 void runset_merge(struct runset *dst, struct runset *src)
 {
 	size_t i;

@@ -22,6 +22,11 @@ struct runset {
 void runset_add(struct runset *s, uint32_t rel, uint32_t n);
 /* Whether any block of [rel, rel + n) is in the set. */
 int runset_hits(const struct runset *s, uint64_t rel, uint64_t n);
+/* The first run of the set meeting [rel, rel + n), clipped to it: 1 and
+ * *out, or 0 (a lost set meets it all). */
+int runset_first(const struct runset *s, uint64_t rel, uint64_t n, struct run *out);
+/* One past the set's last block (0 when empty). */
+uint64_t runset_end(const struct runset *s);
 /* Move every run of src into dst; src is left empty. */
 void runset_merge(struct runset *dst, struct runset *src);
 /* Empty (the memory is kept for reuse). */

@@ -1216,9 +1216,9 @@ static void test_lazy_root_moves_down(void)
 
 /* A block freed since the last full flush may still be a structure on
  * disk: a direct write there marks its chunk dirty at once, where one to a
- * block free on disk, or to the file's own, marks nothing; a tree node is
- * never taken from the freed blocks while others are free; a flush
- * forgets them. */
+ * block free on disk, or to the file's own, marks nothing; new tree nodes
+ * and data are not taken from the freed blocks while others are free; a
+ * flush forgets them. */
 static void test_lazy_freed_blocks(void)
 {
 	struct cfs_fs *fs = make_fs();
@@ -1227,6 +1227,7 @@ static void test_lazy_freed_blocks(void)
 	uint64_t abs, fresh;
 	uint32_t run, c, rel;
 	cfs_ino_t f;
+	int n;
 
 	memset(buf, 0x3c, sizeof(buf));
 	CHECK_OK(cfs_mknod(fs, CFS_ROOT_INO, "f", S_IFREG | 0644, 0, 0, 0, &f));
@@ -1255,6 +1256,11 @@ static void test_lazy_freed_blocks(void)
 	CHECK(chunk_alloc_node(fs, c, &rel) >= 0);
 	CHECK_EQ(chunk_blocks_freed(fs, chunk_base(fs, c) + rel, 1), 0);
 	CHECK_OK(chunk_free_blocks(fs, c, rel, 1));
+	/* new data goes around the freed blocks, even from a goal among them */
+	n = chunk_alloc_blocks(fs, c, (uint32_t)(abs - chunk_base(fs, c)), 4, &rel);
+	CHECK(n > 0);
+	CHECK_EQ(chunk_blocks_freed(fs, chunk_base(fs, c) + rel, (uint64_t)n), 0);
+	CHECK_OK(chunk_free_blocks(fs, c, rel, (uint32_t)n));
 	CHECK_OK(cfs_sync(fs));
 	CHECK_EQ(chunk_blocks_freed(fs, abs, run), 0);
 	finish(fs);

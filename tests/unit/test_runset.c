@@ -53,6 +53,22 @@ static void test_against_model(void)
 		for (b = (uint32_t)qrel; b < qrel + qn && b < SPAN; b++)
 			want |= model[b];
 		CHECK_EQ(runset_hits(&s, qrel, qn), want);
+		{
+			/* runset_first: the first set block in the range, and
+			 * how far the set goes on from it within the range */
+			struct run got;
+			uint64_t at = qrel, end;
+
+			while (at < qrel + qn && at < SPAN && !model[at])
+				at++;
+			CHECK_EQ(runset_first(&s, qrel, qn, &got), want);
+			if (want) {
+				for (end = at; end < qrel + qn && end < SPAN && model[end]; end++)
+					;
+				CHECK_EQ(got.rel, at);
+				CHECK_EQ(got.n, end - at);
+			}
+		}
 		if (round % 100 == 0)
 			check_shape(&s, model);
 	}
