@@ -529,7 +529,7 @@ out:
 
 struct walk {
 	struct btree *t;
-	int clip;
+	int *clipped;
 	bt_walk_cb cb;
 	void *ctx;
 };
@@ -544,9 +544,11 @@ static int walk_node(struct walk *w, struct bt_node *n, int level, uint64_t hi)
 		uint64_t chi = i + 1 < bt_nrec(n) ? cfs_btrec_key(idx + BT_IDX_LEN) : hi;
 		struct bt_node ch;
 
-		if (w->clip && i > 0 && cfs_btrec_key(idx) >= hi)
+		if (w->clipped && i > 0 && cfs_btrec_key(idx) >= hi) {
+			(*w->clipped)++;
 			break;
-		if (w->clip && chi > hi)
+		}
+		if (w->clipped && chi > hi)
 			chi = hi;
 		ret = t->ops->get(t->ctx, cfs_btidx_child(idx), level - 1, &ch);
 		if (ret < 0)
@@ -566,9 +568,9 @@ static int walk_node(struct walk *w, struct bt_node *n, int level, uint64_t hi)
 	return w->cb(w->ctx, n, level, hi);
 }
 
-int bt_walk(struct btree *t, int clip, bt_walk_cb cb, void *ctx)
+int bt_walk(struct btree *t, int *clipped, bt_walk_cb cb, void *ctx)
 {
-	struct walk w = { t, clip, cb, ctx };
+	struct walk w = { t, clipped, cb, ctx };
 	int top = bt_level(&t->root);
 
 	if (top >= BT_MAXD || node_check(&t->root, top) < 0)
@@ -615,7 +617,8 @@ static int trim_cb(void *vt, struct bt_node *n, int level, uint64_t hi)
 int bt_trim_leftovers(struct btree *t, int fix)
 {
 	struct trim tr = { t, fix, 0, 0 };
-	int ret = bt_walk(t, 1, trim_cb, &tr);
+	int clipped = 0;
+	int ret = bt_walk(t, &clipped, trim_cb, &tr);
 
 	return ret < 0 ? ret : tr.nodes;
 }

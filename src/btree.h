@@ -92,14 +92,15 @@ int bt_insert(struct btree *t, const uint8_t *rec, size_t len);
 /* Delete the record under the cursor; the cursor is released. */
 int bt_delete(struct bt_cur *c);
 /* Every node, children before parents, with hi: the key its records stay
- * below (the next index key above it, UINT64_MAX on the right edge).  clip
- * (a tree of unique keys): an index record at or past hi is a split's
- * leftover and is not descended.  A crash in a split can keep the node
+ * below (the next index key above it, UINT64_MAX on the right edge).  With
+ * clipped (a tree of unique keys), an index record at or past hi is a
+ * split's leftover: not descended, and its node counted in *clipped (the
+ * leaf records past hi are cb's to skip).  A crash in a split can keep the node
  * that gave records away as it was, beside the node that took them and
  * the index naming that one: the records stay in both, and those of the
  * left node at or past the new index key are the stale ones. */
 typedef int (*bt_walk_cb)(void *ctx, struct bt_node *n, int level, uint64_t hi);
-int bt_walk(struct btree *t, int clip, bt_walk_cb cb, void *ctx);
+int bt_walk(struct btree *t, int *clipped, bt_walk_cb cb, void *ctx);
 /* Count the nodes holding such leftovers, and with fix drop them (a
  * check's repair; the records the right node holds stay).  Returns the
  * count or a negative errno. */

@@ -102,7 +102,7 @@ static void check_inode_blocks(struct oracle *k, struct inode *ip)
 	int ret;
 
 	k->counted = 0;
-	ret = ext_walk(k->fs, ip, claim_extent, &x);
+	ret = ext_walk(k->fs, ip, claim_extent, &x, NULL);
 	if (ret < 0)
 		oracle_problem(k, "inode %u: unreadable extent tree (%s)", ip->ino, strerror(-ret));
 	if (ip->d.xattr_block)

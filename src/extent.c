@@ -323,10 +323,12 @@ struct walk_ctx {
 	struct inode *ip;
 	int (*cb)(void *ctx, const struct extent *e, int is_node, uint32_t node_rel);
 	void *ctx;
+	int leftovers;          /* nodes holding a split's leftovers */
 };
 
 /* Extents at or past hi are a split's leftovers (bt_walk): their blocks
- * are the right node's to name. */
+ * are the right node's to name.  A leaf with nothing below hi is no
+ * split's leftover (bt_trim_leftovers leaves it): not counted. */
 static int ext_walk_node(void *vc, struct bt_node *n, int level, uint64_t hi)
 {
 	struct walk_ctx *w = vc;
@@ -338,8 +340,10 @@ static int ext_walk_node(void *vc, struct bt_node *n, int level, uint64_t hi)
 			return ext_bad(w->fs, w->ip, tree_node_blk(n), "bad extent leaf");
 		for (i = 0; i < bt_nrec(n); i++) {
 			ext_decode(n->recs + (size_t)i * CFS_EXT_SIZE, &e);
-			if (e.lblk >= hi)
+			if (e.lblk >= hi) {
+				w->leftovers += i > 0;
 				break;
+			}
 			ret = w->cb(w->ctx, &e, 0, 0);
 			if (ret)
 				return ret;
@@ -352,16 +356,22 @@ static int ext_walk_node(void *vc, struct bt_node *n, int level, uint64_t hi)
 
 int ext_walk(struct cfs_fs *fs, struct inode *ip,
 	     int (*cb)(void *ctx, const struct extent *e, int is_node, uint32_t node_rel),
-	     void *ctx)
+	     void *ctx, int *leftovers)
 {
 	struct ext_ctx x;
 	struct btree t;
-	struct walk_ctx w = { fs, ip, cb, ctx };
+	struct walk_ctx w = { fs, ip, cb, ctx, 0 };
+	int ret;
 
+	if (leftovers)
+		*leftovers = 0;
 	if (!(ip->d.flags & CFS_IFL_EXTENTS))
 		return 0;
 	ext_tree(fs, ip, &x, &t);
-	return bt_walk(&t, 1, ext_walk_node, &w);
+	ret = bt_walk(&t, &w.leftovers, ext_walk_node, &w);
+	if (leftovers)
+		*leftovers = w.leftovers;
+	return ret;
 }
 
 int ext_trim_leftovers(struct cfs_fs *fs, struct inode *ip, int fix)

@@ -376,13 +376,16 @@ int ext_insert(struct cfs_fs *fs, struct inode *ip, const struct extent *e);
 /* Remove mappings in [from, to) and free their blocks. */
 int ext_remove(struct cfs_fs *fs, struct inode *ip, uint64_t from, uint64_t to);
 int ext_init_root(struct cfs_fs *fs, struct inode *ip);
-/* Iterate all extents (for checking/reporting): cb returns non-zero to stop. */
+/* Iterate all extents (for checking/reporting): cb returns non-zero to stop.
+ * A split's leftovers are skipped; leftovers (may be NULL) gets how many
+ * nodes held any (ext_trim_leftovers drops them). */
 int ext_walk(struct cfs_fs *fs, struct inode *ip,
 	     int (*cb)(void *ctx, const struct extent *e, int is_node, uint32_t node_rel),
-	     void *ctx);
+	     void *ctx, int *leftovers);
 int ext_count_free(struct cfs_fs *fs, struct inode *ip);
 /* The extent nodes holding a split's leftovers (bt_trim_leftovers), which
- * ext_walk skips; with fix the leftovers are dropped.  Count or -errno. */
+ * ext_walk skips and counts; with fix the leftovers are dropped.  Count or
+ * -errno. */
 int ext_trim_leftovers(struct cfs_fs *fs, struct inode *ip, int fix);
 
 /* file.c: logical block mapping over the continuation chain */

@@ -301,7 +301,7 @@ static void find_losers(struct ck *x, uint64_t limit)
 
 		itable_ahead(x, o.l, limit);
 		if (x->kind[o.l - 1] != K_FREE && raw_view(x, o.l, &b, &tmp) == 0)
-			ext_walk(x->fs, &tmp, overlap_cb, &o);
+			ext_walk(x->fs, &tmp, overlap_cb, &o, NULL);
 	}
 	buf_put(&x->fs->cache, b);
 	if (o.n)
@@ -330,19 +330,12 @@ static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 	struct claims cl = { x, NULL, NULL, 0, 0, 0 };
 	uint64_t total = 0;
 	size_t i;
-	int ret = 0;
+	int ret = 0, leftovers = 0;
 
-	if (x->loser[CFS_INO_LOCAL(ip->ino) - 1]) {
+	if (x->loser[CFS_INO_LOCAL(ip->ino) - 1])
 		cl.bad = 2;
-	} else {
-		/* claimed as ext_walk sees them, without the leftovers, in
-		 * any case: trimming only makes the disk say the same */
-		if (ext_trim_leftovers(x->fs, ip, 0) > 0 &&
-		    pr_fix(x, PR_MAP_LEFTOVER, &(struct pctx){ .ino = ip->ino }) &&
-		    ext_trim_leftovers(x->fs, ip, 1) > 0)
-			*changed = 1;
-		ret = ext_walk(x->fs, ip, claim_cb, &cl);
-	}
+	else
+		ret = ext_walk(x->fs, ip, claim_cb, &cl, &leftovers);
 	if (ret < 0 || cl.bad) {
 		for (i = 0; i < cl.n; i++)
 			bunset_run(x->bbits, cl.blk[i], cl.len[i]);
@@ -354,6 +347,11 @@ static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 		}
 		goto out;
 	}
+	/* claimed as ext_walk sees them, without the leftovers, in any case:
+	 * trimming only makes the disk say the same */
+	if (leftovers && pr_fix(x, PR_MAP_LEFTOVER, &(struct pctx){ .ino = ip->ino }) &&
+	    ext_trim_leftovers(x->fs, ip, 1) > 0)
+		*changed = 1;
 	for (i = 0; i < cl.n; i++)
 		total += cl.len[i];
 	/* step B will read every directory block: start those reads now, into
@@ -604,13 +602,13 @@ static int quick_scan(struct ck *x, uint32_t l, uint8_t *raw, const struct cfs_d
 	struct quick q = { x, 0, S_ISDIR(d->mode), 0 };
 	uint32_t xb = d->xattr_block;
 	struct inode tmp;
+	int leftovers;
 
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.ino = CFS_INO_MAKE(x->c, l);
 	tmp.d = *d;
 	tmp.var = raw + CFS_INODE_FIXED;
-	if (ext_walk(fs, &tmp, quick_claim_cb, &q) != 0 || q.bad ||
-	    ext_trim_leftovers(fs, &tmp, 0) != 0)
+	if (ext_walk(fs, &tmp, quick_claim_cb, &q, &leftovers) != 0 || q.bad || leftovers)
 		return -1;
 	if (d->xattr_len || xb) {
 		if (d->xattr_len > fs->varsz - xattr_floor(fs, &tmp) ||

@@ -459,7 +459,7 @@ static void tree_verify(struct tree *tr)
 			TEST_FAIL("record %zu: tree (%llu,%u) reference (%llu,%u)", i,
 				  (unsigned long long)got[i].key, got[i].id,
 				  (unsigned long long)md->r[i].key, md->r[i].id);
-	CHECK_EQ(bt_walk(&tr->t, 0, node_count_cb, &nodes), 0);
+	CHECK_EQ(bt_walk(&tr->t, NULL, node_count_cb, &nodes), 0);
 	CHECK_EQ(nodes, st_live(tr->s) + 1);
 	store_quiet(tr);
 }
@@ -790,6 +790,7 @@ static void test_split_leftovers(void)
 	struct tree *tr = tree_new(0, INODE_ROOT);
 	struct leaf_count lc = { 0, 0 };
 	uint8_t old[NODE_SIZE];
+	int clipped = 0;
 	uint64_t key, leaf = 0;
 	struct bt_cur c;
 	long live;
@@ -812,14 +813,15 @@ static void test_split_leftovers(void)
 	}
 	CHECK(leaf != 0);
 	memcpy(tr->s->b[leaf]->data, old, NODE_SIZE);
-	CHECK_EQ(bt_walk(&tr->t, 1, leaf_count_cb, &lc), 0);
+	CHECK_EQ(bt_walk(&tr->t, &clipped, leaf_count_cb, &lc), 0);
+	CHECK_EQ(clipped, 0);   /* a leaf's leftovers: the callback's to skip */
 	CHECK_EQ(lc.below, (long)tr->md.n);
 	CHECK(lc.all > lc.below);
 	CHECK_EQ(bt_trim_leftovers(&tr->t, 0), 1);
 	CHECK_EQ(bt_trim_leftovers(&tr->t, 1), 1);
 	CHECK_EQ(bt_trim_leftovers(&tr->t, 0), 0);
 	lc.below = lc.all = 0;
-	CHECK_EQ(bt_walk(&tr->t, 0, leaf_count_cb, &lc), 0);
+	CHECK_EQ(bt_walk(&tr->t, NULL, leaf_count_cb, &lc), 0);
 	CHECK_EQ(lc.all, (long)tr->md.n);
 	tree_verify(tr);
 	verify_backward(tr);
@@ -1007,7 +1009,7 @@ static int exercise(struct tree *tr)
 		bt_release(&c);
 		NOTE(ret);
 	}
-	NOTE(bt_walk(&tr->t, 0, node_count_cb, &nodes));
+	NOTE(bt_walk(&tr->t, NULL, node_count_cb, &nodes));
 	store_quiet(tr);
 	for (i = 0; i < 30; i++) {
 		len = make_rec(&tr->md, below(3000) * 1000, 1000000 + (uint32_t)i,

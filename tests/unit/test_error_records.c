@@ -165,7 +165,7 @@ static uint64_t ext_node_blk(struct tree *t, cfs_ino_t ino)
 	uint32_t rel = 0;
 
 	CHECK_OK(inode_get(t->fs, ino, &ip));
-	CHECK_OK(ext_walk(t->fs, ip, first_node, &rel));
+	CHECK_OK(ext_walk(t->fs, ip, first_node, &rel, NULL));
 	inode_put(t->fs, ip);
 	CHECK(rel != 0);
 	return chunk_base(t->fs, CFS_INO_CHUNK(ino)) + rel;
