@@ -727,11 +727,14 @@ static int alloc_unfreed(struct cfs_fs *fs, uint32_t c, uint64_t goal, uint32_t 
 	}
 }
 
-int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,
-		       uint32_t *rel)
+/* Up to want blocks from goal on (lock taken here); from *hint when goal
+ * lies outside the data area, and from dflt when *hint does too.  *hint
+ * then follows the run given. */
+static int alloc_hinted(struct cfs_fs *fs, uint32_t c, uint64_t goal, uint64_t dflt,
+			uint32_t want, uint32_t *hint, uint32_t *rel)
 {
 	struct chunk *ch = chunk_of(fs, c);
-	uint64_t got;
+	uint64_t got, start = fs->sb.data_start, cb = fs->sb.chunk_blocks;
 	uint32_t len = 0, avail;
 	int ret;
 
@@ -744,8 +747,10 @@ int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t wa
 		ret = -ENOSPC;
 		goto out;
 	}
-	if (goal < fs->sb.data_start || goal >= fs->sb.chunk_blocks)
-		goal = ch->alloc_hint;
+	if (goal < start || goal >= cb)
+		goal = *hint;
+	if (goal < start || goal >= cb)
+		goal = dflt;
 	if (want > avail)
 		want = avail;
 	ret = alloc_unfreed(fs, c, goal, want, &got, &len);
@@ -753,7 +758,7 @@ int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t wa
 		goto out;
 	ch->hdr.free_blocks -= len;
 	ch->hdr_dirty = 1;
-	ch->alloc_hint = (uint32_t)(got + len);
+	*hint = (uint32_t)(got + len);
 	*rel = (uint32_t)got;
 	ret = (int)len;
 out:
@@ -761,33 +766,21 @@ out:
 	return ret;
 }
 
+int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,
+		       uint32_t *rel)
+{
+	return alloc_hinted(fs, c, goal, fs->sb.data_start, want,
+			    &chunk_of(fs, c)->alloc_hint, rel);
+}
+
+/* Extent nodes start 7/8 into the chunk, away from churning data. */
 int chunk_alloc_node(struct cfs_fs *fs, uint32_t c, uint32_t *rel)
 {
-	struct chunk *ch = chunk_of(fs, c);
-	uint64_t cb = fs->sb.chunk_blocks, goal, got = 0;
-	uint32_t len;
-	int ret = chunk_change(fs, c);
+	uint64_t cb = fs->sb.chunk_blocks;
+	int ret = alloc_hinted(fs, c, UINT64_MAX, cb - (cb - fs->sb.data_start) / 8, 1,
+			       &chunk_of(fs, c)->node_hint, rel);
 
-	if (ret < 0)
-		return ret;
-	pthread_mutex_lock(&ch->lock);
-	if (chunk_avail_blocks(fs, ch) == 0) {
-		ret = -ENOSPC;
-		goto out;
-	}
-	goal = ch->node_hint;
-	if (goal < fs->sb.data_start || goal >= cb)
-		goal = cb - (cb - fs->sb.data_start) / 8;
-	ret = alloc_unfreed(fs, c, goal, 1, &got, &len);
-	if (ret < 0)
-		goto out;
-	ch->hdr.free_blocks--;
-	ch->hdr_dirty = 1;
-	ch->node_hint = (uint32_t)got + 1;
-	*rel = (uint32_t)got;
-out:
-	pthread_mutex_unlock(&ch->lock);
-	return ret;
+	return ret < 0 ? ret : 0;
 }
 
 int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t count)

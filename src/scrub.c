@@ -80,9 +80,10 @@ static int view_before_dirty(void *ctx, uint64_t blk, uint32_t count)
 	uint64_t b;
 	int ret;
 
-	for (b = blk; b < blk + count; b++)
-		if (b >= view->sb.first_chunk_block && b < view->sb.backup_sb_block)
-			view->touched[blk_chunk(view, b)] = 1;
+	for (b = blk; b < blk + count && b >= view->sb.first_chunk_block &&
+		      b < view->sb.backup_sb_block;
+	     b = chunk_base(view, blk_chunk(view, b) + 1))
+		view->touched[blk_chunk(view, b)] = 1;
 	ret = chunk_before_dirty(ctx, blk, count);
 	test_pause("CHUNKFS_TEST_SCRUB_PAUSE", &paused_repair);
 	return ret;
