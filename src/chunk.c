@@ -773,14 +773,13 @@ int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t wa
 			    &chunk_of(fs, c)->alloc_hint, rel);
 }
 
-/* Extent nodes start 7/8 into the chunk, away from churning data. */
-int chunk_alloc_node(struct cfs_fs *fs, uint32_t c, uint32_t *rel)
+/* Metadata starts 7/8 into the chunk, away from churning data. */
+int chunk_alloc_meta(struct cfs_fs *fs, uint32_t c, uint32_t want, uint32_t *rel)
 {
 	uint64_t cb = fs->sb.chunk_blocks;
-	int ret = alloc_hinted(fs, c, UINT64_MAX, cb - (cb - fs->sb.data_start) / 8, 1,
-			       &chunk_of(fs, c)->node_hint, rel);
 
-	return ret < 0 ? ret : 0;
+	return alloc_hinted(fs, c, UINT64_MAX, cb - (cb - fs->sb.data_start) / 8, want,
+			    &chunk_of(fs, c)->meta_hint, rel);
 }
 
 int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t count)

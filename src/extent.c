@@ -63,7 +63,7 @@ static int ext_alloc(void *vc, int level, struct bt_node *n)
 	uint32_t c = ino_chunk(x->ip), rel;
 	int ret;
 
-	ret = chunk_alloc_node(fs, c, &rel);
+	ret = chunk_alloc_meta(fs, c, 1, &rel);
 	if (ret < 0)
 		return ret;
 	ret = tree_node_new(fs, chunk_base(fs, c) + rel, CFS_MAGIC_EXT, x->ip->ino, rel, level, n);

@@ -131,7 +131,11 @@ static int alloc_in(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t
 	struct extent e;
 	int n, ret;
 
-	n = chunk_alloc_blocks(fs, c, goal, want, &rel);
+	/* a directory's blocks are metadata: packed with the chunk's others */
+	if (S_ISDIR(ip->d.mode))
+		n = chunk_alloc_meta(fs, c, want, &rel);
+	else
+		n = chunk_alloc_blocks(fs, c, goal, want, &rel);
 	if (n < 0)
 		return n;
 	e.lblk = lblk;

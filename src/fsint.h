@@ -33,7 +33,7 @@ struct chunk {
 	int failed;                     /* kept out of service: heads of this
 					   chunk are -EUCLEAN (cfs_chunk_set_failed) */
 	uint32_t alloc_hint;            /* next data block to try */
-	uint32_t node_hint;             /* next tree node block (chunk_alloc_node) */
+	uint32_t meta_hint;             /* next metadata block (chunk_alloc_meta) */
 	uint32_t ialloc_hint;
 	/* DYNINODES (icluster.c), under lock: the inode-cluster map, loaded
 	 * on first use; icl[i] is cluster i (start 0: none) */
@@ -183,11 +183,12 @@ void chunk_on_corrupt(void *ctx, uint64_t blk, int err);
  * Returns the count (>=1) and *rel, or -ENOSPC. */
 int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,
 		       uint32_t *rel);
-/* One block for a tree node, not freed since the last full flush (free on
- * disk: chunk_blocks_freed) when
- * one is found within a few tries, away from where file data is made and
- * freed: so that a root moving down can write it alone. */
-int chunk_alloc_node(struct cfs_fs *fs, uint32_t c, uint32_t *rel);
+/* As chunk_alloc_blocks, for metadata (tree nodes, directory and xattr
+ * blocks): packed together away from where file data is made and freed,
+ * so that a check reads a chunk's metadata in few long runs, and a root
+ * moving down finds a block free on disk (chunk_blocks_freed) to write
+ * alone. */
+int chunk_alloc_meta(struct cfs_fs *fs, uint32_t c, uint32_t want, uint32_t *rel);
 int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t count);
 int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino);
 int chunk_alloc_inode_at(struct cfs_fs *fs, uint32_t c, uint32_t l);

@@ -164,7 +164,7 @@ static int xlist_store(struct cfs_fs *fs, struct inode *ip, struct xlist *l)
 		}
 	}
 	if (out && !ip->d.xattr_block) {
-		ret = chunk_alloc_blocks(fs, c, 0, 1, &rel);
+		ret = chunk_alloc_meta(fs, c, 1, &rel);
 		if (ret < 0)
 			goto out;
 		ret = cache_new_meta(&fs->cache, chunk_base(fs, c) + rel, CFS_MAGIC_XATTR, &nb);

@@ -93,6 +93,10 @@ struct ck {
 	 * (walk_disordered), so that many stubs missing from one directory
 	 * after a crash cost one walk of it, not one each */
 	struct { cfs_ino_t ino; uint8_t bad; } walked[64];
+	/* step A: directory blocks to prefetch, gathered into one run while
+	 * they lie together (metadata is packed: chunk_alloc_meta) */
+	uint64_t pf_blk;
+	uint32_t pf_len;
 };
 
 #define SLOT_CONTS 0x80

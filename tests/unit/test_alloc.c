@@ -2,8 +2,8 @@
  * where a rule can be seen in a few operations: top-level directories made
  * by separate opens land in different chunks; with inode clusters a big
  * file's data leaves a chunk of small files alone and takes a chunk where
- * no directory lives, and directories fill the chunks' inode tables before
- * any chunk makes clusters. */
+ * no directory lives, directories fill the chunks' inode tables before
+ * any chunk makes clusters, and metadata lies apart from file data. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -199,11 +199,81 @@ static void test_tables_before_clusters(void)
 	checked_close(fs, dev);
 }
 
+/* Where each block of an inode lies: *lo and *hi are the lowest and the
+ * highest chunk-relative block of its data and tree nodes. */
+struct span { uint32_t lo, hi; };
+
+static int span_cb(void *ctx, const struct extent *e, int is_node, uint32_t node)
+{
+	struct span *s = ctx;
+	uint32_t a = is_node ? node : e->pblk, b = is_node ? node : e->pblk + e->len - 1;
+
+	if (a < s->lo)
+		s->lo = a;
+	if (b > s->hi)
+		s->hi = b;
+	return 0;
+}
+
+static struct span blocks_of(struct cfs_fs *fs, cfs_ino_t ino)
+{
+	struct span s = { UINT32_MAX, 0 };
+	struct inode *ip;
+
+	CHECK_OK(inode_get(fs, ino, &ip));
+	CHECK_OK(ext_walk(fs, ip, span_cb, &s, NULL));
+	inode_put(fs, ip);
+	return s;
+}
+
+/* Rule 7: directory blocks, extent nodes and xattr blocks come from the
+ * last eighth of the chunk, file data from before it, so that a check
+ * reads a chunk's metadata in a few long runs.  A directory written with
+ * its files, as `cp -a` writes it, gets its blocks one by one between
+ * the files' data. */
+static void test_metadata_packed(void)
+{
+	static const char data[3000] = "x";
+	static const char big[3000] = "v";
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(0, 1, &dev);
+	uint32_t meta = (uint32_t)(fs->sb.chunk_blocks - (fs->sb.chunk_blocks - fs->sb.data_start) / 8);
+	struct span s;
+	struct inode *ip;
+	cfs_ino_t dir, f, first = 0;
+	char fn[64];
+
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "spool", 0755, 0, 0, &dir));
+	for (int i = 0; i < 200; i++) {
+		snprintf(fn, sizeof(fn), "message-%04d-with-a-long-name-as-mail-has", i);
+		CHECK_OK(cfs_mknod(fs, dir, fn, S_IFREG | 0644, 0, 0, 0, &f));
+		CHECK_EQ(cfs_write(fs, f, data, sizeof(data), 0), (ssize_t)sizeof(data));
+		if (!first)
+			first = f;
+		if (CFS_INO_CHUNK(f) != CFS_INO_CHUNK(dir))
+			continue;
+		s = blocks_of(fs, f);
+		CHECK(s.lo <= s.hi);   /* not inline: it has a block */
+		CHECK(s.hi < meta);
+	}
+	CHECK_OK(cfs_setxattr(fs, first, "user.big", big, sizeof(big), 0));
+	CHECK_OK(inode_get(fs, first, &ip));
+	CHECK(ip->d.xattr_block >= meta);
+	inode_put(fs, ip);
+	s = blocks_of(fs, dir);
+	printf("  directory blocks %u..%u, metadata from %u of %llu\n", s.lo, s.hi, meta,
+	       (unsigned long long)fs->sb.chunk_blocks);
+	CHECK(s.lo >= meta);
+	CHECK(s.hi > s.lo);   /* it grew past one block */
+	checked_close(fs, dev);
+}
+
 int main(void)
 {
 	TEST_RUN(test_spread_across_opens_clusters);
 	TEST_RUN(test_spread_across_opens_fixed);
 	TEST_RUN(test_big_file_leaves_small_files_chunk);
 	TEST_RUN(test_tables_before_clusters);
+	TEST_RUN(test_metadata_packed);
 	return TEST_DONE();
 }

@@ -1253,7 +1253,7 @@ static void test_lazy_freed_blocks(void)
 	CHECK_EQ(disk_dirty(fs, c), 0);
 	CHECK_OK(cache_write_direct(&fs->cache, abs, 1, buf));
 	CHECK_EQ(disk_dirty(fs, c), 1);
-	CHECK(chunk_alloc_node(fs, c, &rel) >= 0);
+	CHECK_EQ(chunk_alloc_meta(fs, c, 1, &rel), 1);
 	CHECK_EQ(chunk_blocks_freed(fs, chunk_base(fs, c) + rel, 1), 0);
 	CHECK_OK(chunk_free_blocks(fs, c, rel, 1));
 	/* new data goes around the freed blocks, even from a goal among them */

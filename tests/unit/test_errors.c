@@ -171,20 +171,23 @@ static void test_metadata_block_error(void)
 	struct cfs_bdev *dev;
 	struct cfs_fs *fs;
 	struct tree t;
+	struct inode *ip;
+	struct extent e;
 	cfs_ino_t x;
-	uint64_t n, bad = 0, blk;
-	uint32_t ca, i;
+	uint64_t n, bad;
+	uint32_t ca;
 
 	CHECK_OK(fixture_mkfs(SIZE, &o, &dev, &fs));
 	make_tree(fs, &t);
 	ca = CFS_INO_CHUNK(t.a);
 	CHECK_OK(cfs_sync(fs));
 	CHECK(cfs_clean_idle(fs, 0) >= 0);
-	/* the directory's root node: the first CKDR block of the chunk */
-	for (blk = chunk_base(fs, ca) + fs->sb.data_start, i = 0; i < 64 && !bad; i++, blk++)
-		if (cfs_meta_magic(cfs_bdev_fault_bytes(dev, &n) + (blk * BS)) == CFS_MAGIC_DIR)
-			bad = blk;
-	CHECK(bad);
+	/* the directory's root node: its first block */
+	CHECK_OK(inode_get(fs, t.a, &ip));
+	CHECK_EQ(ext_lookup(fs, ip, 0, &e), 1);
+	inode_put(fs, ip);
+	bad = chunk_base(fs, ca) + e.pblk;
+	CHECK_EQ(cfs_meta_magic(cfs_bdev_fault_bytes(dev, &n) + (bad * BS)), CFS_MAGIC_DIR);
 	cache_forget(&fs->cache, bad);
 	cfs_bdev_fault_bytes(dev, &n)[bad * BS + 100] ^= 0x01;
 	CHECK_ERR(cfs_lookup(fs, t.a, "f", &x), EBADMSG);

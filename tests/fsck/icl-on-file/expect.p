@@ -63,7 +63,7 @@ chunk 1: dir [/many]: entry 'f070' -> [/many/f070] invalid [ENTRY_INVALID]; remo
 chunk 1: dir [/many]: entry 'f071' -> [/many/f071] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f072' -> [/many/f072] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: dir [/many]: entry 'f073' -> [/many/f073] invalid [ENTRY_INVALID]; remove the entry: needs a person
-chunk 1: inode cluster 0 at block 8 holds no inode, only damaged slots [ICL_GARBAGE]; drop it from the map: needs a person
+chunk 1: inode cluster 0 at block 7 holds no inode, only damaged slots [ICL_GARBAGE]; drop it from the map: needs a person
 chunk 1: stub [stub:/link-f050]: backs no directory entry [STUB_ORPHAN]; free it: needs a person
 checked 1 of 2 chunks (1 clean, skipped)
 40 inodes, 2 directories in the checked chunks; 67 problems, 0 fixed, 67 left
