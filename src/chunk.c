@@ -727,6 +727,21 @@ static int alloc_unfreed(struct cfs_fs *fs, uint32_t c, uint64_t goal, uint32_t 
 	}
 }
 
+/* Metadata starts 7/8 into the chunk, away from churning data
+ * (ALLOCATION.md rule 7). */
+static uint64_t meta_start(const struct cfs_fs *fs)
+{
+	return fs->sb.chunk_blocks - (fs->sb.chunk_blocks - fs->sb.data_start) / 8;
+}
+
+/* Where the next metadata block is looked for: after the last one. */
+static uint64_t meta_goal(const struct cfs_fs *fs, const struct chunk *ch)
+{
+	if (ch->meta_hint >= fs->sb.data_start && ch->meta_hint < fs->sb.chunk_blocks)
+		return ch->meta_hint;
+	return meta_start(fs);
+}
+
 /* Up to want blocks from goal on (lock taken here); from *hint when goal
  * lies outside the data area, and from dflt when *hint does too.  *hint
  * then follows the run given. */
@@ -773,12 +788,9 @@ int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t wa
 			    &chunk_of(fs, c)->alloc_hint, rel);
 }
 
-/* Metadata starts 7/8 into the chunk, away from churning data. */
 int chunk_alloc_meta(struct cfs_fs *fs, uint32_t c, uint32_t want, uint32_t *rel)
 {
-	uint64_t cb = fs->sb.chunk_blocks;
-
-	return alloc_hinted(fs, c, UINT64_MAX, cb - (cb - fs->sb.data_start) / 8, want,
+	return alloc_hinted(fs, c, UINT64_MAX, meta_start(fs), want,
 			    &chunk_of(fs, c)->meta_hint, rel);
 }
 
@@ -830,12 +842,13 @@ static int itable_extend(struct cfs_fs *fs, uint32_t c, uint32_t l)
 	return 0;
 }
 
-/* A run of exactly want free blocks, marked in use: shorter runs found on
- * the way are given back.  Caller holds the lock. */
+/* A run of exactly want free blocks for metadata (inode clusters and
+ * their map), marked in use: shorter runs found on the way are given
+ * back.  Caller holds the lock. */
 static int bm_alloc_exact(struct cfs_fs *fs, uint32_t c, uint32_t want, uint32_t *rel)
 {
 	struct chunk *ch = chunk_of(fs, c);
-	uint64_t cb = fs->sb.chunk_blocks, goal = ch->alloc_hint, got, seen = 0;
+	uint64_t cb = fs->sb.chunk_blocks, goal = meta_goal(fs, ch), got, seen = 0;
 	uint32_t len;
 	int ret;
 
@@ -848,6 +861,7 @@ static int bm_alloc_exact(struct cfs_fs *fs, uint32_t c, uint32_t want, uint32_t
 		if (len == want) {
 			ch->hdr.free_blocks -= len;
 			ch->hdr_dirty = 1;
+			ch->meta_hint = (uint32_t)(got + len);
 			*rel = (uint32_t)got;
 			return 0;
 		}

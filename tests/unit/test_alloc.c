@@ -268,6 +268,41 @@ static void test_metadata_packed(void)
 	checked_close(fs, dev);
 }
 
+/* Rule 7 too: inode clusters and their map, made once a chunk's table is
+ * used up, lie with the metadata, not among the data written meanwhile. */
+static void test_clusters_packed(void)
+{
+	static const char data[3000] = "x";
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(NCHUNKS * 256, 1, &dev);
+	uint32_t meta = (uint32_t)(fs->sb.chunk_blocks - (fs->sb.chunk_blocks - fs->sb.data_start) / 8);
+	uint32_t c, i, clusters = 0;
+	cfs_ino_t dir, f;
+	char fn[16];
+
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &dir));
+	for (i = 0; i < 600; i++) {
+		snprintf(fn, sizeof(fn), "f%03u", i);
+		CHECK_OK(cfs_mknod(fs, dir, fn, S_IFREG | 0644, 0, 0, 0, &f));
+		CHECK_EQ(cfs_write(fs, f, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	}
+	for (c = 0; c < NCHUNKS; c++) {
+		struct chunk *ch = &fs->chunks[c];
+
+		CHECK_OK(icl_load(fs, c));
+		if (ch->hdr.icmap[0])
+			CHECK(ch->hdr.icmap[0] >= meta);
+		for (i = 0; i < ch->icl_n; i++)
+			if (ch->icl[i].start) {
+				CHECK(ch->icl[i].start >= meta);
+				clusters++;
+			}
+	}
+	printf("  %u clusters, all from block %u on\n", clusters, meta);
+	CHECK(clusters > 0);
+	checked_close(fs, dev);
+}
+
 int main(void)
 {
 	TEST_RUN(test_spread_across_opens_clusters);
@@ -275,5 +310,6 @@ int main(void)
 	TEST_RUN(test_big_file_leaves_small_files_chunk);
 	TEST_RUN(test_tables_before_clusters);
 	TEST_RUN(test_metadata_packed);
+	TEST_RUN(test_clusters_packed);
 	return TEST_DONE();
 }

@@ -91,7 +91,7 @@ chunk 1: dir [/many]: entry 'f098' -> [/many/f098] invalid [ENTRY_INVALID]; remo
 chunk 1: dir [/many]: entry 'f099' -> [/many/f099] invalid [ENTRY_INVALID]; remove the entry: needs a person
 chunk 1: free inode count 37, should be 0 [FREE_INODES]; correct it: needs a person
 chunk 1: header counts continuations/stubs/dirs 0/3/2, should be 0/2/2 [HDR_COUNTS]; correct them: needs a person
-chunk 1: inode-cluster map block 0 (block 99) unreadable or not a map block [ICMAP_LOST]; forget it: the inodes of its clusters are lost: needs a person
+chunk 1: inode-cluster map block 0 (block 962) unreadable or not a map block [ICMAP_LOST]; forget it: the inodes of its clusters are lost: needs a person
 checked 1 of 2 chunks (1 clean, skipped)
 14 inodes, 2 directories in the checked chunks; 94 problems, 0 fixed, 94 left
 UNEXPECTED INCONSISTENCY; RUN chunkfs fsck MANUALLY (without -a or -p)
