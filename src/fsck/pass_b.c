@@ -45,13 +45,19 @@ static void check_cont_slots(struct ck *x, struct inode *ip)
 			reach_ino(x->k, n);   /* what it named is an orphan there */
 		if (!ok && pr_fix(x, PR_CONT_POINTER, &(struct pctx){ .ino = ip->ino,
 								     .num = { n } })) {
+			/* under its lock: another chunk's check may be walking
+			 * this directory (stub_entry_ok) through its chain */
+			pthread_mutex_lock(&ip->lock);
 			ip->d.cont[s] = 0;
+			pthread_mutex_unlock(&ip->lock);
 			changed = 1;
 		}
 	}
 	if (changed) {
+		pthread_mutex_lock(&ip->lock);
 		inode_chain_release(x->fs, ip);
 		inode_write(x->fs, ip);
+		pthread_mutex_unlock(&ip->lock);
 	}
 }
 
