@@ -734,12 +734,16 @@ static uint64_t meta_start(const struct cfs_fs *fs)
 	return fs->sb.chunk_blocks - (fs->sb.chunk_blocks - fs->sb.data_start) / 8;
 }
 
+/* goal when it lies in the data area, else dflt. */
+static uint64_t goal_or(const struct cfs_fs *fs, uint64_t goal, uint64_t dflt)
+{
+	return goal >= fs->sb.data_start && goal < fs->sb.chunk_blocks ? goal : dflt;
+}
+
 /* Where the next metadata block is looked for: after the last one. */
 static uint64_t meta_goal(const struct cfs_fs *fs, const struct chunk *ch)
 {
-	if (ch->meta_hint >= fs->sb.data_start && ch->meta_hint < fs->sb.chunk_blocks)
-		return ch->meta_hint;
-	return meta_start(fs);
+	return goal_or(fs, ch->meta_hint, meta_start(fs));
 }
 
 /* Up to want blocks from goal on (lock taken here); from *hint when goal
@@ -749,7 +753,7 @@ static int alloc_hinted(struct cfs_fs *fs, uint32_t c, uint64_t goal, uint64_t d
 			uint32_t want, uint32_t *hint, uint32_t *rel)
 {
 	struct chunk *ch = chunk_of(fs, c);
-	uint64_t got, start = fs->sb.data_start, cb = fs->sb.chunk_blocks;
+	uint64_t got;
 	uint32_t len = 0, avail;
 	int ret;
 
@@ -762,10 +766,7 @@ static int alloc_hinted(struct cfs_fs *fs, uint32_t c, uint64_t goal, uint64_t d
 		ret = -ENOSPC;
 		goto out;
 	}
-	if (goal < start || goal >= cb)
-		goal = *hint;
-	if (goal < start || goal >= cb)
-		goal = dflt;
+	goal = goal_or(fs, goal, goal_or(fs, *hint, dflt));
 	if (want > avail)
 		want = avail;
 	ret = alloc_unfreed(fs, c, goal, want, &got, &len);

@@ -323,8 +323,6 @@ static void find_losers(struct ck *x, uint64_t limit)
 	free(deg);
 }
 
-/* Claim the inode's blocks in the truth map, or drop a map that points
- * outside the chunk, overlaps another inode's blocks or cannot be read. */
 /* The longest run one prefetch asks for. */
 #define PF_MAX 512
 
@@ -355,6 +353,8 @@ static void dir_prefetch(struct ck *x, uint32_t rel, uint32_t n)
 	x->pf_len = n;
 }
 
+/* Claim the inode's blocks in the truth map, or drop a map that points
+ * outside the chunk, overlaps another inode's blocks or cannot be read. */
 static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 {
 	struct claims cl = { x, NULL, NULL, 0, 0, 0 };
