@@ -30,11 +30,16 @@ double cfs_now_mono(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The kernel stamps times it keeps itself (mtime under the FUSE writeback
+ * cache) with current_time(), the coarse clock.  Stamping ours from the
+ * same clock keeps the two in order: a precise create time could be a
+ * few ms after the coarse mtime of the write that followed it, and
+ * relatime would then skip the next atime update that ext4 makes. */
 void cfs_now(int64_t *sec, uint32_t *nsec)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	*sec = ts.tv_sec;
 	*nsec = (uint32_t)ts.tv_nsec;
 }

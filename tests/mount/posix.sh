@@ -85,7 +85,7 @@ sleep 20
 open a tr O_RDWR|O_TRUNC => OK
 fstat a size => OK 0
 read a 10 => OK
-cmptime 1 tr => OK a= m> c>
+cmptime 1 tr => OK a> m> c>
 close a => OK
 open a tr O_RDONLY|O_TRUNC => OK
 close a => OK
