@@ -298,6 +298,85 @@ void mount_name_inval(struct mnt *m, cfs_ino_t ino)
 		fuse_lowlevel_notify_inval_entry(m->se, r.parent, r.name, strlen(r.name));
 }
 
+/* ---- names a file lost -------------------------------------------------
+ * The kernel applies a successful unlink (and a rename over a file) to the
+ * inode it caches by dropping its link count by one (fuse_entry_unlinked),
+ * in the unlinking process, once that runs again after our reply; while
+ * the attributes of any other reply simply replace the count.  So a reply
+ * that carries a file's attributes read after our unlink, but that the
+ * kernel applies before the unlinking process has dropped the count, has
+ * the count dropped twice.  For a file with another name that is a
+ * readdirplus of the other name's directory (its lock is not the one the
+ * unlink holds): the kernel then believes the file has no links, stat
+ * shows nlink 0 and link(2) of the other name fails with ENOENT without
+ * asking us (vfs_link), until the attributes are fetched again.  A file
+ * that lost a name but kept others therefore goes out without attributes
+ * in readdirplus for LOST_QUIET_MS: the kernel asks for them when it needs
+ * them, well after the count was dropped.  A lookup or getattr of the file
+ * by another process in the same moment could do the same, but needs the
+ * kernel to have neither the other name nor the attributes cached. */
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static struct lost_name *lost_slot(struct mnt *m, cfs_ino_t ino)
+{
+	/* inode numbers of different chunks share their low bits */
+	return &m->lost[(ino * 0x9e3779b97f4a7c15ull) >> 56 & (LOST_SLOTS - 1)];
+}
+
+/* The kernel will drop ino's link count for a name we are removing.
+ * Noted before the name goes: a readdirplus that reads the count after it
+ * went then sees the note (name_lost_lately after entry_get). */
+static void name_lost(struct mnt *m, cfs_ino_t ino)
+{
+	struct lost_name *l = lost_slot(m, ino);
+	long long now = now_ms();
+
+	pthread_mutex_lock(&m->nlock);
+	l->ino = ino;
+	l->at = now;
+	pthread_mutex_unlock(&m->nlock);
+	atomic_store(&m->lost_last, now);
+}
+
+static bool name_lost_lately(struct mnt *m, cfs_ino_t ino)
+{
+	struct lost_name *l;
+	long long now;
+	bool ret;
+
+	if (!atomic_load(&m->lost_last))
+		return false;
+	now = now_ms();
+	if (now - atomic_load(&m->lost_last) >= LOST_QUIET_MS)
+		return false;
+	l = lost_slot(m, ino);
+	pthread_mutex_lock(&m->nlock);
+	ret = l->ino == ino && now - l->at < LOST_QUIET_MS;
+	pthread_mutex_unlock(&m->nlock);
+	return ret;
+}
+
+/* The file that name in dir names, if it is one that keeps another name
+ * once this one goes (0 if not).  The kernel holds dir's lock for the
+ * unlink or rename to come, so nothing else changes the name meanwhile. */
+static cfs_ino_t keeps_other_name(struct mnt *m, fuse_ino_t dir, const char *name)
+{
+	struct cfs_stat cs;
+	cfs_ino_t ino;
+
+	if (cfs_lookup(m->fs, (cfs_ino_t)dir, name, &ino) < 0 ||
+	    cfs_getattr(m->fs, ino, &cs) < 0 || S_ISDIR(cs.mode) || cs.nlink < 2)
+		return 0;
+	return ino;
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct mnt *m = mnt_of(req);
@@ -461,10 +540,15 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	int ret = cfs_unlink(mnt_of(req)->fs, (cfs_ino_t)parent, name);
+	struct mnt *m = mnt_of(req);
+	cfs_ino_t kept = keeps_other_name(m, parent, name);
+	int ret;
 
 	req_count(REQ_UNLINK, 1);
-	may_have_freed(mnt_of(req));
+	if (kept)
+		name_lost(m, kept);
+	ret = cfs_unlink(m->fs, (cfs_ino_t)parent, name);
+	may_have_freed(m);
 	reply_err(req, ret);
 }
 
@@ -480,7 +564,9 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
+	struct mnt *m = mnt_of(req);
 	unsigned cflags = 0;
+	cfs_ino_t kept = 0;
 	int ret;
 
 	req_count(REQ_RENAME, 1);
@@ -489,12 +575,20 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (flags & RENAME_EXCHANGE)
 		cflags |= CFS_RENAME_EXCHANGE;
 	/* RENAME_WHITEOUT (overlayfs) is not supported */
-	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE))
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
 		ret = -EINVAL;
-	else
-		ret = cfs_rename(mnt_of(req)->fs, (cfs_ino_t)parent, name,
+	} else {
+		/* an exchange unlinks nothing, nor does a move that may not
+		 * replace; one over a file does, and the kernel drops that
+		 * file's count as for an unlink */
+		if (!(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)))
+			kept = keeps_other_name(m, newparent, newname);
+		if (kept)
+			name_lost(m, kept);
+		ret = cfs_rename(m->fs, (cfs_ino_t)parent, name,
 				 (cfs_ino_t)newparent, newname, cflags);
-	may_have_freed(mnt_of(req));
+	}
+	may_have_freed(m);
 	reply_err(req, ret);
 }
 
@@ -573,12 +667,18 @@ static size_t dent_fill(struct mnt *m, struct dbatch *b, struct dent *d, char *p
 	struct fuse_entry_param e;
 
 	*pinned = false;
-	if (!b->plus || is_dot(d->name) || entry_get(m, d->ino, &e) < 0) {
+	if (b->plus && !is_dot(d->name) && entry_get(m, d->ino, &e) == 0) {
+		/* asked after the attributes are read: a name_lost that
+		 * came before the unlink they show is seen */
+		if (!S_ISDIR(e.attr.st_mode) && name_lost_lately(m, d->ino))
+			cfs_inode_put(m->fs, d->ino);
+		else
+			*pinned = true;
+	}
+	if (!*pinned) {
 		memset(&e, 0, sizeof(e));
 		e.attr.st_ino = d->ino;
 		e.attr.st_mode = d->dtype << 12;
-	} else {
-		*pinned = true;
 	}
 	if (b->plus)
 		return fuse_add_direntry_plus(b->req, p, left, d->name, &e, (off_t)d->next);

@@ -47,6 +47,10 @@
  *                              once -> OK | ERR missing NAME | ERR twice NAME
  *   churn DIR N SECS           create and remove DIR/churnI (I < N) for SECS
  *                              seconds -> OK rounds
+ *   relink A B SECS            link A B, lstat A (2 links), unlink B, over
+ *                              and over for SECS seconds -> OK | ERR what
+ *                              went wrong in which round
+ *   listloop DIR SECS          read DIR over and over for SECS seconds -> OK
  *   stress OWN SHARED SECS SEED [MANIFEST]
  *                              random creates, writes, appends, truncates,
  *                              reads (checked), renames between OWN and SHARED,
@@ -635,6 +639,58 @@ static void op_churn(char **a)
 	set_out("OK %ld", rounds ? 1L : 0L);
 }
 
+/* A second name made and removed again and again: each time the file
+ * must have two links, and the kernel must never take it for unlinked
+ * (link(2) of a file it believes has no links fails with ENOENT). */
+static const char *relink_round(char **a)
+{
+	struct stat st;
+
+	if (link(a[1], a[2]) < 0)
+		return "link";
+	if (lstat(a[1], &st) < 0)
+		return "lstat";
+	if (st.st_nlink != 2) {
+		errno = EMLINK;
+		return "lstat: not 2 links";
+	}
+	return unlink(a[2]) < 0 ? "unlink" : NULL;
+}
+
+static void op_relink(char **a)
+{
+	time_t end = time(NULL) + (time_t)num(a[3]);
+	long rounds = 0;
+	const char *what = NULL;
+
+	while (!what && time(NULL) < end) {
+		rounds++;
+		what = relink_round(a);
+	}
+	if (what)
+		set_out("ERR %s in round %ld: %s", errname(errno), rounds, what);
+	else
+		set_out("OK");
+}
+
+static void op_listloop(char **a)
+{
+	time_t end = time(NULL) + (time_t)num(a[2]);
+
+	while (time(NULL) < end) {
+		DIR *d = opendir(a[1]);
+
+		if (!d) {
+			res(-1);
+			return;
+		}
+		while (readdir(d))
+			;
+		closedir(d);
+	}
+	set_out("OK");
+}
+
 /* ---- stress ---- */
 
 #define SNF 48
@@ -971,7 +1027,7 @@ static bool run(char **a, int n)
 		{ "sleep", 2 }, { "chdir", 2 }, { "access", 3 }, { "savetime", 3 },
 		{ "cmptime", 3 }, { "mkfiles", 3 }, { "sameino", 3 },
 		{ "readdir_check", 4 }, { "churn", 4 }, { "stress", 5 },
-		{ "durable_check", 2 },
+		{ "durable_check", 2 }, { "relink", 4 }, { "listloop", 3 },
 	};
 	const char *op = a[0];
 	size_t i;
@@ -1036,6 +1092,8 @@ static bool run(char **a, int n)
 	else if (!strcmp(op, "sameino")) op_sameino(a);
 	else if (!strcmp(op, "readdir_check")) op_readdir_check(a);
 	else if (!strcmp(op, "churn")) op_churn(a);
+	else if (!strcmp(op, "relink")) op_relink(a);
+	else if (!strcmp(op, "listloop")) op_listloop(a);
 	else if (!strcmp(op, "stress")) op_stress(a, n);
 	else if (!strcmp(op, "durable_check")) op_durable_check(a);
 	return true;
