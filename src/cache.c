@@ -132,15 +132,38 @@ static int buf_writeback(struct cache *c, struct buf *b, uint8_t *bounce)
 	return buf_write(c, b, bounce);
 }
 
+/* Room is made from clean buffers first: a dirty one met at the LRU's
+ * head goes to its tail while dirty buffers fill less than 3/4 of the
+ * cache.  Writing it would first mark every chunk changed in memory dirty
+ * on disk (lazy marking), and they would stay so until the next
+ * checkpoint; the checkpoint, due once half the cache is dirty
+ * (cache_dirty_half), writes it with the rest.  At most 64 moves per
+ * search, so a cache of dirty buffers is not walked round and round.
+ * Returns whether b was moved. */
+static bool dirty_kept(struct cache *c, struct buf *b, unsigned *moved)
+{
+	if (c->ndirty >= c->max_bufs / 4 * 3 || *moved >= 64)
+		return false;
+	(*moved)++;
+	lru_del(b);
+	lru_add(c, b);
+	return true;
+}
+
 /* Make room: drop clean unreferenced buffers, writing dirty ones first. */
 static void cache_shrink(struct cache *c)
 {
 	struct buf *b = c->lru.next, *n;
 	uint8_t *bounce = NULL;
+	unsigned moved = 0;
 
 	while (c->nbufs >= c->max_bufs && b != &c->lru) {
 		n = b->next;
 		if (b->flags & BF_DIRTY) {
+			if (dirty_kept(c, b, &moved)) {
+				b = n;
+				continue;
+			}
 			if (!bounce && !(bounce = malloc(c->bsize)))
 				break;
 			if (buf_writeback(c, b, bounce) < 0) {
@@ -204,13 +227,17 @@ static int buf_load(struct cache *c, struct buf *b, int flags)
  * nbufs. */
 static struct buf *buf_steal(struct cache *c)
 {
-	struct buf *b;
+	struct buf *b, *n;
 	uint8_t *data;
 	int tries = 8;    /* a mostly dirty cache is left to cache_shrink */
+	unsigned moved = 0;
 
-	for (b = c->lru.next; b != &c->lru && tries--; b = b->next) {
-		if (b->flags & BF_DIRTY)
+	for (b = c->lru.next; b != &c->lru && tries--; b = n) {
+		n = b->next;
+		if (b->flags & BF_DIRTY) {
+			tries += dirty_kept(c, b, &moved);
 			continue;
+		}
 		hash_del(c, b);
 		lru_del(b);
 		data = b->data;
@@ -607,6 +634,16 @@ void cache_forget(struct cache *c, uint64_t blk)
 			b->flags &= ~(BF_VERIFIED | BF_META);
 	}
 	pthread_mutex_unlock(&c->lock);
+}
+
+bool cache_dirty_half(struct cache *c)
+{
+	bool half;
+
+	pthread_mutex_lock(&c->lock);
+	half = c->ndirty >= c->max_bufs / 2;
+	pthread_mutex_unlock(&c->lock);
+	return half;
 }
 
 size_t cache_drop(struct cache *c, uint64_t lo, uint64_t hi)

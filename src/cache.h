@@ -8,6 +8,7 @@
 #define CHUNKFS_CACHE_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct cfs_bdev;
@@ -101,6 +102,9 @@ int cache_read_direct(struct cache *c, uint64_t blk, uint32_t count, uint8_t *ds
  * cached copy of any of them is dropped or brought up to date first, so no
  * stale copy can be written back over the new data. */
 int cache_write_direct(struct cache *c, uint64_t blk, uint32_t count, const uint8_t *src);
+/* Whether dirty buffers fill at least half the cache: past that, making
+ * room soon means writing them back one by one. */
+bool cache_dirty_half(struct cache *c);
 /* The block was freed: forget its contents (dirty or not). */
 void cache_forget(struct cache *c, uint64_t blk);
 /* Drop the clean, unreferenced buffers with lo <= blk < hi, so that the

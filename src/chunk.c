@@ -515,11 +515,32 @@ int chunk_test_bit(struct cfs_fs *fs, uint32_t c, int which, uint32_t bit, int *
 	return ret;
 }
 
-/* Find a free run in bitmap block k starting at or after bit 'from'. */
-static int bm_find_run(struct cfs_fs *fs, const uint8_t *bits, uint64_t from,
-		       uint64_t limit, uint32_t want, uint64_t *start, uint32_t *len)
+/* The first block freed since the last full flush in [rel, rel + n) and
+ * the end of its freed run, or 0. */
+static int first_freed(const struct chunk *ch, uint64_t rel, uint64_t n, uint64_t *at,
+		       uint64_t *end)
 {
-	uint64_t i = from, n;
+	struct run a, b;
+	int ha = runset_first(&ch->freed_new, rel, n, &a);
+	int hb = runset_first(&ch->freed_old, rel, n, &b);
+
+	if (!ha && !hb)
+		return 0;
+	if (!ha || (hb && b.rel < a.rel))
+		a = b;
+	*at = a.rel;
+	*end = (uint64_t)a.rel + a.n;
+	return 1;
+}
+
+/* Find a free run in a bitmap block whose first bit is bit base of the
+ * chunk, starting at or after bit 'from'.  With avoid, blocks freed since
+ * the last full flush are passed over as if in use. */
+static int bm_find_run(const struct chunk *avoid, uint64_t base, const uint8_t *bits,
+		       uint64_t from, uint64_t limit, uint32_t want, uint64_t *start,
+		       uint32_t *len)
+{
+	uint64_t i = from, n, at, end;
 
 	while (i < limit) {
 		if ((i & 7) == 0 && i + 8 <= limit && bits[i >> 3] == 0xFF) {
@@ -532,17 +553,26 @@ static int bm_find_run(struct cfs_fs *fs, const uint8_t *bits, uint64_t from,
 		}
 		for (n = 1; n < want && i + n < limit && !bit_get(bits, i + n); n++)
 			;
+		if (avoid && first_freed(avoid, base + i, n, &at, &end)) {
+			if (at == base + i) {
+				i = end - base;
+				continue;
+			}
+			n = at - base - i;
+		}
 		*start = i;
 		*len = (uint32_t)n;
 		return 1;
 	}
-	(void)fs;
 	return 0;
 }
 
-/* Search the bitmap from 'goal', wrapping once.  Caller holds the lock. */
+/* Search the bitmap from 'goal', wrapping once.  Caller holds the lock.
+ * With avoid (the chunk), blocks freed since the last full flush are not
+ * taken, and -ENOSPC says none other is free. */
 static int bm_alloc(struct cfs_fs *fs, uint32_t c, int which, uint64_t goal,
-		    uint64_t total, uint32_t want, uint64_t *got, uint32_t *len)
+		    uint64_t total, uint32_t want, const struct chunk *avoid,
+		    uint64_t *got, uint32_t *len)
 {
 	uint64_t nbm = (total + fs->bits_per_bm - 1) / fs->bits_per_bm;
 	uint64_t pass, k = goal / fs->bits_per_bm, from = goal % fs->bits_per_bm;
@@ -559,7 +589,8 @@ static int bm_alloc(struct cfs_fs *fs, uint32_t c, int which, uint64_t goal,
 		ret = bm_get(fs, c, which, (uint32_t)k, &b);
 		if (ret < 0)
 			return ret;
-		if (bm_find_run(fs, b->data + CFS_BLOCK_HDR, from, limit, want, &s, len)) {
+		if (bm_find_run(avoid, k * fs->bits_per_bm, b->data + CFS_BLOCK_HDR, from,
+				limit, want, &s, len)) {
 			for (i = 0; i < *len; i++)
 				bit_set(b->data + CFS_BLOCK_HDR, s + i, 1);
 			ret = bm_dirty(fs, c, which, (uint32_t)k, b);
@@ -569,7 +600,7 @@ static int bm_alloc(struct cfs_fs *fs, uint32_t c, int which, uint64_t goal,
 		}
 		buf_put(&fs->cache, b);
 	}
-	return -EUCLEAN;  /* free count said there was room */
+	return avoid ? -ENOSPC : -EUCLEAN;  /* free count said there was room */
 }
 
 static int bm_clear(struct cfs_fs *fs, uint32_t c, int which, uint64_t bit, uint32_t n)
@@ -666,65 +697,23 @@ void chunk_freed_forget(struct cfs_fs *fs, const uint64_t *gen)
 	}
 }
 
-/* The first block freed since the last full flush in [rel, rel + n) and
- * the end of its freed run, or 0. */
-static int first_freed(const struct chunk *ch, uint64_t rel, uint64_t n, uint64_t *at,
-		       uint64_t *end)
-{
-	struct run a, b;
-	int ha = runset_first(&ch->freed_new, rel, n, &a);
-	int hb = runset_first(&ch->freed_old, rel, n, &b);
-
-	if (!ha && !hb)
-		return 0;
-	if (!ha || (hb && b.rel < a.rel))
-		a = b;
-	*at = a.rel;
-	*end = (uint64_t)a.rel + a.n;
-	return 1;
-}
-
-/* Runs passed over looking for blocks not freed since the last flush. */
-#define UNFREED_TRIES 8
-
 /* bm_alloc of blocks, with lazy marking preferring those not freed since
  * the last full flush (lock held).  A freed block may still be named on
- * disk, so writing it marks its chunk dirty at once; as jbd2 keeps freed
- * blocks from reuse until its commit, new data and nodes go around them:
- * first past the last freed block (where data churns, the free space
- * there is all freed lately), then from run to run for a few tries, then
- * they take what there is. */
+ * disk, so writing it marks its chunk dirty at once (and a new tree node
+ * there costs a full flush, tree_node_write_new); as jbd2 keeps freed
+ * blocks from reuse until its commit, new data and nodes go around them,
+ * and take a freed block only when no other is free in the chunk. */
 static int alloc_unfreed(struct cfs_fs *fs, uint32_t c, uint64_t goal, uint32_t want,
 			 uint64_t *got, uint32_t *len)
 {
-	struct chunk *ch = chunk_of(fs, c);
-	uint64_t cb = fs->sb.chunk_blocks, at, end;
-	int tries, ret;
+	uint64_t cb = fs->sb.chunk_blocks;
+	int ret = -ENOSPC;
 
-	for (tries = 0;; tries++) {
-		ret = bm_alloc(fs, c, BM_BLOCKS, goal, cb, want, got, len);
-		if (ret < 0 || !fs->lazy || tries == UNFREED_TRIES ||
-		    !first_freed(ch, *got, *len, &at, &end))
-			return ret;
-		/* the blocks given back were free, and are as named as before */
-		if (at > *got) {
-			ret = bm_clear(fs, c, BM_BLOCKS, at, (uint32_t)(*got + *len - at));
-			*len = (uint32_t)(at - *got);
-			return ret;
-		}
-		ret = bm_clear(fs, c, BM_BLOCKS, *got, *len);
-		if (ret < 0)
-			return ret;
-		if (tries == 0) {
-			uint64_t last = runset_end(&ch->freed_new);
-
-			if (runset_end(&ch->freed_old) > last)
-				last = runset_end(&ch->freed_old);
-			if (last > end)
-				end = last;
-		}
-		goal = end < cb ? end : fs->sb.data_start;
-	}
+	if (fs->lazy)
+		ret = bm_alloc(fs, c, BM_BLOCKS, goal, cb, want, chunk_of(fs, c), got, len);
+	if (ret == -ENOSPC)
+		ret = bm_alloc(fs, c, BM_BLOCKS, goal, cb, want, NULL, got, len);
+	return ret;
 }
 
 /* Metadata starts 7/8 into the chunk, away from churning data
@@ -856,7 +845,7 @@ static int bm_alloc_exact(struct cfs_fs *fs, uint32_t c, uint32_t want, uint32_t
 	if (ch->hdr.free_blocks < want)
 		return -ENOSPC;
 	while (seen <= cb) {
-		ret = bm_alloc(fs, c, BM_BLOCKS, goal, cb, want, &got, &len);
+		ret = bm_alloc(fs, c, BM_BLOCKS, goal, cb, want, NULL, &got, &len);
 		if (ret < 0)
 			return ret;
 		if (len == want) {
@@ -943,7 +932,7 @@ static int ialloc_locked(struct cfs_fs *fs, uint32_t c, uint32_t *l)
 		return ret;
 	if (ch->hdr.free_inodes > ch->icl_nfree) {
 		ret = bm_alloc(fs, c, BM_INODES, ch->ialloc_hint, fs->sb.inodes_per_chunk, 1,
-			       &got, &len);
+			       NULL, &got, &len);
 		if (ret < 0)
 			return ret;
 		ret = itable_extend(fs, c, (uint32_t)got + 1);

@@ -717,6 +717,13 @@ int cfs_clean_idle(struct cfs_fs *fs, double idle)
 		return 0;
 	fence_wait(fs, 0);
 	pthread_rwlock_wrlock(&fs->op_lock);
+	/* Changes filling half the cache: a checkpoint now.  Else making room
+	 * soon writes them back one at a time, the first write marks every
+	 * changed chunk dirty on disk, and they stay so until the checkpoint
+	 * that idle allows, however far off (the kernel starts write-back at
+	 * dirty_background_ratio for the same reason). */
+	if (cache_dirty_half(&fs->cache))
+		idle = 0;
 	orphan_chunks(fs, held);
 	for (c = 0; c < fs->sb.nchunks; c++) {
 		struct chunk *ch = &fs->chunks[c];

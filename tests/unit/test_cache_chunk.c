@@ -248,6 +248,56 @@ static void test_eviction_writes_back(void)
 	env_free(e);
 }
 
+/* Room is made from clean buffers while dirty ones fill less than 3/4 of
+ * the cache: a write-back marks every changed chunk dirty on disk, so the
+ * dirty ones wait for the checkpoint that cache_dirty_half asks for. */
+static void test_eviction_keeps_dirty(void)
+{
+	struct env *e = env_new(1);      /* 64 buffers */
+	struct buf *b;
+	uint64_t blk;
+	int on_dev = 0;
+
+	for (blk = 0; blk < 20; blk++) {
+		CHECK_OK(cache_get(&e->c, blk, 0, &b));
+		pattern(b->data, BS, (uint32_t)blk + 2000);
+		CHECK_OK(buf_dirty(&e->c, b));
+		buf_put(&e->c, b);
+	}
+	CHECK(!cache_dirty_half(&e->c));
+	/* a scan through many clean blocks: the 20 dirty ones are the oldest */
+	for (blk = 100; blk < 400; blk++) {
+		CHECK_OK(cache_get(&e->c, blk, 0, &b));
+		buf_put(&e->c, b);
+	}
+	CHECK(e->c.nbufs <= e->c.max_bufs);
+	CHECK_EQ(e->c.ndirty, 20);
+	for (blk = 0; blk < 20; blk++)
+		on_dev += is_pattern(devblk(e, blk), BS, (uint32_t)blk + 2000);
+	CHECK_EQ(on_dev, 0);
+	/* dirty past half: a checkpoint is due; past 3/4 eviction writes */
+	for (blk = 20; blk < 32; blk++) {
+		CHECK_OK(cache_get(&e->c, blk, 0, &b));
+		CHECK_OK(buf_dirty(&e->c, b));
+		buf_put(&e->c, b);
+	}
+	CHECK(cache_dirty_half(&e->c));
+	for (blk = 32; blk < 100; blk++) {
+		CHECK_OK(cache_get(&e->c, blk, 0, &b));
+		CHECK_OK(buf_dirty(&e->c, b));
+		buf_put(&e->c, b);
+	}
+	CHECK(e->c.nbufs <= e->c.max_bufs + 1);
+	CHECK(e->c.ndirty <= e->c.max_bufs);
+	for (blk = 0, on_dev = 0; blk < 20; blk++)
+		on_dev += is_pattern(devblk(e, blk), BS, (uint32_t)blk + 2000);
+	CHECK(on_dev > 0);
+	CHECK_OK(cache_flush(&e->c, 0, UINT64_MAX));
+	for (blk = 0; blk < 20; blk++)
+		CHECK(is_pattern(devblk(e, blk), BS, (uint32_t)blk + 2000));
+	env_free(e);
+}
+
 /* Referenced buffers are never evicted, even beyond the limit. */
 static void test_referenced_not_evicted(void)
 {
@@ -1266,11 +1316,84 @@ static void test_lazy_freed_blocks(void)
 	finish(fs);
 }
 
+/* A checkpoint is due once dirty buffers fill half the cache, however
+ * long the idle time asked for: the write-backs that making room would
+ * soon do would otherwise mark the changed chunks dirty for that long. */
+static void test_checkpoint_at_half_dirty(void)
+{
+	struct cfs_fs *fs = make_fs();
+	char name[32];
+	cfs_ino_t f;
+	uint32_t c;
+	int i;
+
+	CHECK_OK(cfs_sync(fs));
+	CHECK(cfs_clean_idle(fs, 0) >= 0);
+	cache_set_limit(&fs->cache, 64 * (size_t)fs->bsize);
+	CHECK_OK(cfs_mknod(fs, CFS_ROOT_INO, "one", S_IFREG | 0644, 0, 0, 0, &f));
+	CHECK(!cache_dirty_half(&fs->cache));
+	CHECK_EQ(cfs_clean_idle(fs, 1e6), 0);
+	for (i = 0; !cache_dirty_half(&fs->cache); i++) {
+		CHECK(i < 10000);
+		snprintf(name, sizeof(name), "d%d", i);
+		CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, name, 0755, 0, 0, &f));
+	}
+	CHECK(cfs_clean_idle(fs, 1e6) > 0);
+	for (c = 0; c < FS_CHUNKS; c++)
+		CHECK_EQ(disk_dirty(fs, c), 0);
+	CHECK(!cache_dirty_half(&fs->cache));
+	finish(fs);
+}
+
+/* With lazy marking a block freed since the last full flush is taken only
+ * when no other is free in the chunk, however many freed runs lie between
+ * the goal and the first one that is not (the chunk's last block freed
+ * too, as churn leaves it). */
+static void test_lazy_avoids_freed(void)
+{
+	struct cfs_fs *fs = make_fs();
+	uint32_t c = 1, p = fs->sb.data_start + 100, last = (uint32_t)fs->sb.chunk_blocks - 1;
+	uint32_t rel, i;
+	uint64_t base = chunk_base(fs, c);
+	uint8_t *used = calloc(fs->sb.chunk_blocks, 1);
+	int n;
+
+	CHECK(used != NULL);
+	fs->checking = 1;     /* the repair reserve too: every block in use */
+	while ((n = chunk_alloc_blocks(fs, c, 0, 1u << 16, &rel)) > 0)
+		memset(used + rel, 1, (size_t)n);
+	fs->checking = 0;
+	CHECK_EQ(n, -ENOSPC);
+	CHECK_OK(chunk_free_blocks(fs, c, p + 200, 4));
+	CHECK_OK(cfs_sync(fs));
+	CHECK_EQ(chunk_blocks_freed(fs, base + p + 200, 4), 0);
+	for (i = 0; i < 30; i++)
+		CHECK_OK(chunk_free_blocks(fs, c, p + 2 * i, 1));
+	CHECK_OK(chunk_free_blocks(fs, c, last, 1));
+	CHECK_EQ(chunk_blocks_freed(fs, base + p, 1), 1);
+	CHECK_EQ(chunk_alloc_blocks(fs, c, p, 8, &rel), 4);
+	CHECK_EQ(rel, p + 200);
+	/* only freed blocks left: taken, never ENOSPC */
+	CHECK_EQ(chunk_alloc_meta(fs, c, 1, &rel), 1);
+	CHECK_EQ(chunk_blocks_freed(fs, base + rel, 1), 1);
+	/* give back what is still taken, so the check at the end passes */
+	for (i = 0; i < 30; i++)
+		used[p + 2 * i] = 0;
+	used[last] = 0;
+	used[rel] = 1;
+	for (i = 0; i < fs->sb.chunk_blocks; i++)
+		if (used[i])
+			CHECK_OK(chunk_free_blocks(fs, c, i, 1));
+	free(used);
+	finish(fs);
+}
+
 int main(void)
 {
 	TEST_RUN(test_roundtrip);
 	TEST_RUN(test_flush_range);
 	TEST_RUN(test_eviction_writes_back);
+	TEST_RUN(test_eviction_keeps_dirty);
 	TEST_RUN(test_referenced_not_evicted);
 	TEST_RUN(test_forget);
 	TEST_RUN(test_meta_checksum);
@@ -1290,5 +1413,7 @@ int main(void)
 	TEST_RUN(test_lazy_stub_hold);
 	TEST_RUN(test_lazy_root_moves_down);
 	TEST_RUN(test_lazy_freed_blocks);
+	TEST_RUN(test_lazy_avoids_freed);
+	TEST_RUN(test_checkpoint_at_half_dirty);
 	return TEST_DONE();
 }
