@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,31 +101,25 @@ static pid_t image_holder(const struct stat *img)
 	return best;
 }
 
-/* Whether a writer holds the image's lock (a WRITE flock), read from
- * /proc/locks rather than by taking a lock ourselves: even a moment's
- * shared lock would make a writer opening the image just then fail with
- * "in use". */
-static bool write_locked(const struct stat *img)
+/* Whether a writer holds the image: the POSIX write lock on its first
+ * byte that the library's writer takes beside its flock (bdev_file.c),
+ * tested with F_OFD_GETLK, which takes no lock: even a moment's shared
+ * lock would make a writer opening the image just then fail with "in
+ * use".  (/proc/locks would show the flock too, but every read of it
+ * waits for an RCU grace period.)  A writer that holds only the flock (a
+ * chunkfs built before the lock was added) is not seen here; its image
+ * still cannot be opened for writing. */
+static bool write_locked(const char *img)
 {
-	FILE *f = fopen("/proc/locks", "r");
-	char line[256], kind[16], mode[16], rw[16];
-	unsigned maj, min;
-	unsigned long long ino;
-	bool found = false;
+	struct flock l = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	int fd = open(img, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	bool locked;
 
-	if (!f)
+	if (fd < 0)
 		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		if (strstr(line, "->") ||
-		    sscanf(line, "%*d: %15s %15s %15s %*d %x:%x:%llu", kind, mode, rw,
-			   &maj, &min, &ino) != 6)
-			continue;
-		found = strcmp(kind, "FLOCK") == 0 && strcmp(rw, "WRITE") == 0 &&
-			maj == major(img->st_dev) && min == minor(img->st_dev) &&
-			ino == (unsigned long long)img->st_ino;
-	}
-	fclose(f);
-	return found;
+	locked = fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type == F_WRLCK;
+	close(fd);
+	return locked;
 }
 
 /* A chunkfs mount daemon: "chunkfs mount ...", "mount.chunkfs ..." or
@@ -182,7 +175,7 @@ int img_wait(const char *img, struct img_use *u)
 	memset(u, 0, sizeof(*u));
 	if (stat(img, &st) < 0 || !realpath(img, real))
 		return 0;               /* the caller's open reports it */
-	while (write_locked(&st)) {
+	while (write_locked(img)) {
 		u->busy = true;
 		if (image_mount_point(real, u->mnt, sizeof(u->mnt))) {
 			u->pid = image_holder(&st);

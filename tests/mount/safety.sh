@@ -75,13 +75,22 @@ test_after_umount() {
 	done
 }
 
-# A writer that looks like a daemon and holds the lock for 2 s: the wait
-# is said after a second, naming the pid.
+# A writer that looks like a daemon and holds the locks for 2 s: the wait
+# is said after a second, naming the pid.  The locks are the library
+# writer's (src/bdev_file.c): a flock, and a POSIX write lock on the first
+# byte of the open file description, which is what the tools test.
 test_wait_message() {
 	local img=$TESTDIR/wait.img holder t0 t1
 	"$CHUNKFS" mkfs -q "$img" 16M || return
 	rm -f "$TESTDIR/locked"
-	(exec -a mount.chunkfs flock -x "$img" sh -c "touch '$TESTDIR/locked'; sleep 2") &
+	python3 -c '
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.flock(fd, fcntl.LOCK_EX)
+fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hh4xqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 1, 0))
+os.set_inheritable(fd, True)
+open(sys.argv[2], "w").close()
+os.execvp("sleep", ["mount.chunkfs", "2"])' "$img" "$TESTDIR/locked" &
 	holder=$!
 	for _ in $(seq 100); do [ -e "$TESTDIR/locked" ] && break; sleep 0.05; done
 	t0=$(date +%s%N)

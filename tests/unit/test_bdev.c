@@ -297,6 +297,36 @@ static void test_file_open_errors(void)
 	file_dev_done(bd, path);
 }
 
+/* A writer's image shows a POSIX write lock on its first byte that
+ * others can test without taking a lock (tools/holder.c), held as long
+ * as the writer's flock; a reader takes none. */
+static int lock_seen(const char *path)
+{
+	struct flock l = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	CHECK(fd >= 0);
+	CHECK_EQ(fcntl(fd, F_OFD_GETLK, &l), 0);
+	close(fd);
+	return l.l_type == F_WRLCK;
+}
+
+static void test_file_writer_lock_shown(void)
+{
+	char path[PATH_MAX];
+	struct cfs_bdev *bd = file_dev(path, "lock.img", 8 * BS), *ro, *rw2;
+
+	CHECK_EQ(lock_seen(path), 1);
+	CHECK_OK(cfs_bdev_file_open(path, O_RDONLY, BS, &ro));
+	CHECK_ERR(cfs_bdev_file_open(path, O_RDWR, BS, &rw2), EBUSY);
+	cfs_bdev_destroy(bd);
+	CHECK_EQ(lock_seen(path), 0);
+	CHECK_OK(cfs_bdev_file_open(path, O_RDWR, BS, &bd));
+	CHECK_EQ(lock_seen(path), 1);
+	cfs_bdev_destroy(ro);
+	file_dev_done(bd, path);
+}
+
 /* The descriptor must not leak into children that exec. */
 static void test_file_cloexec(void)
 {
@@ -878,6 +908,7 @@ int main(void)
 	TEST_RUN(test_file_block_size_change);
 	TEST_RUN(test_file_open_errors);
 	TEST_RUN(test_file_cloexec);
+	TEST_RUN(test_file_writer_lock_shown);
 	TEST_RUN(test_prefetch_is_harmless);
 	TEST_RUN(test_prefetch_loads_page_cache);
 	TEST_RUN(test_fault_create);
