@@ -575,6 +575,11 @@ int bt_walk(struct btree *t, int *clipped, bt_walk_cb cb, void *ctx)
 
 	if (top >= BT_MAXD || node_check(&t->root, top) < 0)
 		return bad(t, &t->root, "bad B+tree root");
+	/* as descend: readers refuse an index root naming no child (delete
+	 * makes an emptied root a leaf), so a walk that passed it would call
+	 * a tree sound that no lookup can use */
+	if (top > 0 && bt_nrec(&t->root) == 0)
+		return bad(t, &t->root, "empty B+tree index node");
 	return walk_node(&w, &t->root, top, UINT64_MAX);
 }
 

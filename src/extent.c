@@ -147,6 +147,12 @@ int ext_init_root(struct cfs_fs *fs, struct inode *ip)
 	return 0;
 }
 
+int ext_root_empty_index(const struct inode *ip)
+{
+	return (ip->d.flags & CFS_IFL_EXTENTS) && cfs_btn_level(ip->var) > 0 &&
+	       cfs_btn_nrec(ip->var) == 0;
+}
+
 static void ext_decode(const uint8_t *r, struct extent *e)
 {
 	cfs_extent_decode(r, &e->lblk, &e->pblk, &e->len);

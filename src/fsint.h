@@ -377,6 +377,11 @@ int ext_insert(struct cfs_fs *fs, struct inode *ip, const struct extent *e);
 /* Remove mappings in [from, to) and free their blocks. */
 int ext_remove(struct cfs_fs *fs, struct inode *ip, uint64_t from, uint64_t to);
 int ext_init_root(struct cfs_fs *fs, struct inode *ip);
+/* 1 if ip's extent root is an index node with no records: no write leaves
+ * one (a root emptied by a delete becomes a leaf), every lookup and walk
+ * refuses it, and it names no block, so an empty leaf (ext_init_root)
+ * loses nothing. */
+int ext_root_empty_index(const struct inode *ip);
 /* Iterate all extents (for checking/reporting): cb returns non-zero to stop.
  * A split's leftovers are skipped; leftovers (may be NULL) gets how many
  * nodes held any (ext_trim_leftovers drops them). */

@@ -362,6 +362,15 @@ static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 	size_t i;
 	int ret = 0, leftovers = 0;
 
+	/* before the walk, which refuses such a root as every reader does:
+	 * it is a finding of its own, fixed without dropping anything */
+	if (ext_root_empty_index(ip)) {
+		if (pr_fix(x, PR_MAP_EMPTY_ROOT, &(struct pctx){ .ino = ip->ino })) {
+			ext_init_root(x->fs, ip);
+			*changed = 1;
+		}
+		goto out;
+	}
 	if (x->loser[CFS_INO_LOCAL(ip->ino) - 1])
 		cl.bad = 2;
 	else

@@ -92,6 +92,12 @@ static const struct problem table[PR_COUNT] = {
 		"drop the block map", PF_CRASH, "17.5" },
 	[PR_MAP_UNREADABLE] = { "MAP_UNREADABLE", S_INODE, "block map unreadable",
 		"drop the block map", PF_CRASH, "12" },
+	/* preen's anywhere, as FREE_INODE_STALE: an index root with no records
+	 * names no block, so making it an empty leaf loses nothing, and until
+	 * then every read of the file fails (FORMAT.md 11) */
+	[PR_MAP_EMPTY_ROOT] = { "MAP_EMPTY_ROOT", S_INODE,
+		"extent tree root is an index node with no records",
+		"make it an empty leaf", PF_PREEN, "11" },
 	[PR_XATTR_BLOCK] = { "XATTR_BLOCK", S_INODE, "extended attribute block corrupt",
 		"drop the block", PF_CRASH, "15" },
 	[PR_XATTRS] = { "XATTRS", S_INODE, "extended attributes corrupt",

@@ -1273,6 +1273,25 @@ static void d_xattr_len_overlap(const char *img)
 	edit_inode(img, lookup_ro(img, "/d1/multi"), set_xattr_len, 100);
 }
 
+/* /d2/f's extent root (a leaf of its extents) made an index with no
+ * records, resealed: what fsck_random met as the level of an empty root
+ * changed.  A walk found no child, claimed nothing and called the map
+ * sound, while every lookup refused it: the file stayed unreadable. */
+static void d_extent_root_empty(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d2/f");
+	struct img m;
+	uint8_t *root;
+
+	img_load(&m, img);
+	root = ext_root(&m, ino);
+	if (cfs_btn_level(root) != 0 || cfs_btn_nrec(root) == 0)
+		die("/d2/f's extent root is not a leaf with records");
+	cfs_btn_set(root, 1, 0, 0);
+	ireseal(&m, ino);
+	img_save(&m);
+}
+
 /* /d1/frag's extent node: the second record maps the first one's block too */
 static void d_extent_self_overlap(const char *img)
 {
@@ -1559,6 +1578,8 @@ static const struct damage damages[] = {
 	  d_xattr_len_overlap },
 	{ "extent-self-overlap", "two extents of one file on the same block",
 	  d_extent_self_overlap },
+	{ "extent-root-empty", "extent root made an index with no records (checksum valid)",
+	  d_extent_root_empty },
 	{ "dir-index-dup-child", "directory index naming one leaf twice (checksum valid)",
 	  d_dir_index_dup_child },
 	{ "dir-index-xentry", "directory index naming one leaf twice, a cross-chunk entry "
