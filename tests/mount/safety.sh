@@ -76,18 +76,19 @@ test_after_umount() {
 }
 
 # A writer that looks like a daemon and holds the locks for 2 s: the wait
-# is said after a second, naming the pid.  The locks are the library
-# writer's (src/bdev_file.c): a flock, and a POSIX write lock on the first
-# byte of the open file description, which is what the tools test.
+# is said after a second, naming the pid.  The locks are those of the
+# library's writer (src/bdev_file.c): a flock, and a POSIX write lock on
+# the first byte, which is what the tools test (the writer's is its open
+# file description's, this one the process's: F_OFD_GETLK sees both).
 test_wait_message() {
 	local img=$TESTDIR/wait.img holder t0 t1
 	"$CHUNKFS" mkfs -q "$img" 16M || return
 	rm -f "$TESTDIR/locked"
 	python3 -c '
-import fcntl, os, struct, sys
+import fcntl, os, sys
 fd = os.open(sys.argv[1], os.O_RDWR)
 fcntl.flock(fd, fcntl.LOCK_EX)
-fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hh4xqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 1, 0))
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
 os.set_inheritable(fd, True)
 open(sys.argv[2], "w").close()
 os.execvp("sleep", ["mount.chunkfs", "2"])' "$img" "$TESTDIR/locked" &
