@@ -38,6 +38,16 @@ static int new_name_check(const char *name)
 	return ret == 0 && is_dot(name) ? -EEXIST : ret;
 }
 
+/* With dp locked: whether the directory get_dir found has been removed
+ * since (unlinked: mode 0, deleted, or no link), or removed and its
+ * number taken by a new inode: the cached inode stays while referenced,
+ * and then shows the new one, say a regular file, whose data must never
+ * be read or written as directory nodes. */
+static int dir_gone(const struct inode *dp)
+{
+	return !dp->d.mode || dp->deleted || !dp->d.nlink || !S_ISDIR(dp->d.mode);
+}
+
 /* With dp locked: 0 when name is free in dp, -EEXIST when it is taken,
  * -ENOENT when dp itself has been removed. */
 static int name_free(struct cfs_fs *fs, struct inode *dp, const char *name)
@@ -45,7 +55,7 @@ static int name_free(struct cfs_fs *fs, struct inode *dp, const char *name)
 	struct dirent_rec r;
 	int ret;
 
-	if (!dp->d.nlink)
+	if (dir_gone(dp))
 		return -ENOENT;
 	ret = dir_lookup(fs, dp, name, &r);
 	return ret == 0 ? -EEXIST : ret == -ENOENT ? 0 : ret;
@@ -122,7 +132,7 @@ int cfs_lookup(struct cfs_fs *fs, cfs_ino_t dir, const char *name, cfs_ino_t *in
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&dp->lock);
-	if (!dp->d.mode || dp->deleted) {
+	if (dir_gone(dp)) {
 		ret = -ENOENT;   /* removed after get_dir looked at it */
 	} else if (!strcmp(name, ".")) {
 		*ino = dp->ino;
@@ -340,7 +350,7 @@ static int do_remove(struct cfs_fs *fs, cfs_ino_t dir, const char *name, int rmd
 	if (ret < 0)
 		goto out_op;
 	pthread_mutex_lock(&dp->lock);
-	ret = dp->d.nlink ? dir_lookup(fs, dp, name, &r) : -ENOENT;
+	ret = dir_gone(dp) ? -ENOENT : dir_lookup(fs, dp, name, &r);
 	if (ret == 0)
 		ret = get_head(fs, r.ino, &ip);
 	if (ret < 0)
@@ -578,7 +588,7 @@ static int rename_locked(struct cfs_fs *fs, struct rn *x, const char *oldname,
 		return -ENOENT;
 	if (x->have_dst && x->dr.ino == x->sr.ino)
 		return 0;   /* two links to one inode: POSIX says do nothing */
-	if (!x->od->d.nlink || !x->nd->d.nlink)
+	if (dir_gone(x->od) || dir_gone(x->nd))
 		return -ENOENT;
 	ret = get_head(fs, x->sr.ino, &x->src);
 	if (ret == 0 && x->have_dst)
@@ -676,7 +686,7 @@ int cfs_readdir(struct cfs_fs *fs, cfs_ino_t dir, uint64_t cookie, cfs_filldir_t
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&dp->lock);
-	if (!dp->d.mode || dp->deleted) {
+	if (dir_gone(dp)) {
 		ret = -ENOENT;
 		goto out;
 	}
