@@ -39,6 +39,21 @@ static int node_check(const struct bt_node *n, int level)
 	return 0;
 }
 
+/* The root's level, if the root is one every reader and walk can use:
+ * a header that fits its level, and as an index at least one child (a
+ * delete makes an emptied root a leaf; load_child refuses an empty node
+ * below it).  Else -EUCLEAN. */
+static int root_check(const struct btree *t)
+{
+	int top = bt_level(&t->root);
+
+	if (top >= BT_MAXD || node_check(&t->root, top) < 0)
+		return bad(t, &t->root, "bad B+tree root");
+	if (top > 0 && bt_nrec(&t->root) == 0)
+		return bad(t, &t->root, "empty B+tree index node");
+	return top;
+}
+
 static size_t rec_len_at(const struct btree *t, const struct bt_node *n, uint32_t off)
 {
 	uint32_t used = bt_used(n);
@@ -144,20 +159,17 @@ static int descend(struct btree *t, uint64_t key, int mode, struct bt_cur *c)
 {
 	int lvl, ret;
 
-	int top = bt_level(&t->root);
+	int top = root_check(t);
 
 	memset(c, 0, sizeof(*c));
 	c->t = t;
-	if (top >= BT_MAXD || node_check(&t->root, top) < 0)
-		return bad(t, &t->root, "bad B+tree root");   /* c->top stays 0:
-								  release touches nothing */
+	if (top < 0)
+		return top;   /* c->top stays 0: release touches nothing */
 	c->top = top;
 	c->p[c->top].n = t->root;
 	for (lvl = c->top; lvl > 0; lvl--) {
 		struct bt_pos *p = &c->p[lvl];
 
-		if (bt_nrec(&p->n) == 0)
-			return bad(t, &p->n, "empty B+tree index node");
 		p->i = choose_child(&p->n, key, mode);
 		p->off = (uint32_t)p->i * BT_IDX_LEN;
 		ret = load_child(c, lvl);
@@ -571,15 +583,10 @@ static int walk_node(struct walk *w, struct bt_node *n, int level, uint64_t hi)
 int bt_walk(struct btree *t, int *clipped, bt_walk_cb cb, void *ctx)
 {
 	struct walk w = { t, clipped, cb, ctx };
-	int top = bt_level(&t->root);
+	int top = root_check(t);
 
-	if (top >= BT_MAXD || node_check(&t->root, top) < 0)
-		return bad(t, &t->root, "bad B+tree root");
-	/* as descend: readers refuse an index root naming no child (delete
-	 * makes an emptied root a leaf), so a walk that passed it would call
-	 * a tree sound that no lookup can use */
-	if (top > 0 && bt_nrec(&t->root) == 0)
-		return bad(t, &t->root, "empty B+tree index node");
+	if (top < 0)
+		return top;
 	return walk_node(&w, &t->root, top, UINT64_MAX);
 }
 
