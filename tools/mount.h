@@ -30,7 +30,7 @@
  * in readdirplus for this long (tools/mount_ops.c, name_lost): far longer
  * than the unlinking process can take to run again after our reply. */
 #define LOST_SLOTS      256
-#define LOST_QUIET_MS   10000
+#define LOST_QUIET      10.0            /* seconds */
 /* Free space below which write-only opens bypass the writeback cache: more
  * than the kernel holds dirty for one FUSE mount (its bdi may use 1% of
  * the dirty threshold) plus the write-back requests in flight. */
@@ -86,13 +86,13 @@ struct mnt {
 	pthread_mutex_t nlock;
 	struct recent_name names[NAME_SLOTS];
 	/* also under nlock: files that lost one of several names, and when
-	 * (CLOCK_MONOTONIC ms; by a hash of ino, an overwritten slot only
-	 * reopens the race name_lost closes); lost_last is the newest */
+	 * (mono_now(); by a hash of ino, an overwritten slot only reopens
+	 * the race name_lost closes); lost_last is the newest */
 	struct lost_name {
 		cfs_ino_t ino;
-		long long at;
+		double at;
 	} lost[LOST_SLOTS];
-	_Atomic long long lost_last;
+	_Atomic double lost_last;
 	/* space_low(): free space below SPACE_RESERVE_BYTES, as last seen */
 	_Atomic long long space_checked;
 	_Atomic bool space_low;

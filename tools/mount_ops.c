@@ -311,18 +311,10 @@ void mount_name_inval(struct mnt *m, cfs_ino_t ino)
  * shows nlink 0 and link(2) of the other name fails with ENOENT without
  * asking us (vfs_link), until the attributes are fetched again.  A file
  * that lost a name but kept others therefore goes out without attributes
- * in readdirplus for LOST_QUIET_MS: the kernel asks for them when it needs
- * them, well after the count was dropped.  A lookup or getattr of the file
+ * in readdirplus for LOST_QUIET seconds: the kernel asks for them when it
+ * needs them, well after the count was dropped.  A lookup or getattr of the file
  * by another process in the same moment could do the same, but needs the
  * kernel to have neither the other name nor the attributes cached. */
-
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 static struct lost_name *lost_slot(struct mnt *m, cfs_ino_t ino)
 {
@@ -336,7 +328,7 @@ static struct lost_name *lost_slot(struct mnt *m, cfs_ino_t ino)
 static void name_lost(struct mnt *m, cfs_ino_t ino)
 {
 	struct lost_name *l = lost_slot(m, ino);
-	long long now = now_ms();
+	double now = mono_now();
 
 	pthread_mutex_lock(&m->nlock);
 	l->ino = ino;
@@ -348,17 +340,17 @@ static void name_lost(struct mnt *m, cfs_ino_t ino)
 static bool name_lost_lately(struct mnt *m, cfs_ino_t ino)
 {
 	struct lost_name *l;
-	long long now;
+	double now;
 	bool ret;
 
 	if (!atomic_load(&m->lost_last))
 		return false;
-	now = now_ms();
-	if (now - atomic_load(&m->lost_last) >= LOST_QUIET_MS)
+	now = mono_now();
+	if (now - atomic_load(&m->lost_last) >= LOST_QUIET)
 		return false;
 	l = lost_slot(m, ino);
 	pthread_mutex_lock(&m->nlock);
-	ret = l->ino == ino && now - l->at < LOST_QUIET_MS;
+	ret = l->ino == ino && now - l->at < LOST_QUIET;
 	pthread_mutex_unlock(&m->nlock);
 	return ret;
 }
