@@ -788,14 +788,131 @@ static int quiet_check(struct cfs_fs *fs, uint32_t c, const struct cfs_fsck_opts
 	return ret < 0 ? ret : same;
 }
 
+/* What a fenced check finds is told only once its fence held: a check
+ * thrown away (a chunk it read changed meanwhile) may have seen another
+ * operation half done, and what it fixed was never written; the check
+ * made again with changes held off tells its own findings. */
+struct finding {
+	char *code, *finding, *action, *outcome, *invariant, *text, *name;
+	int64_t chunk;
+	cfs_ino_t ino;
+	size_t namelen;
+};
+
+struct findings {
+	const struct cfs_fsck_opts *o;
+	struct finding *v;
+	size_t n;
+};
+
+static char *finding_dup(const char *s, size_t len, int *oom)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = malloc(len + 1);
+	if (!d) {
+		*oom = 1;
+		return NULL;
+	}
+	memcpy(d, s, len);
+	d[len] = '\0';
+	return d;
+}
+
+static char *finding_str(const char *s, int *oom)
+{
+	return finding_dup(s, s ? strlen(s) : 0, oom);
+}
+
+static void finding_tell(const struct cfs_fsck_opts *o, const struct cfs_fsck_problem *p)
+{
+	if (o->report)
+		o->report(o->ctx, p->text);
+	if (o->problem)
+		o->problem(o->ctx, p);
+}
+
+static void finding_free(struct finding *e)
+{
+	free(e->code);
+	free(e->finding);
+	free(e->action);
+	free(e->outcome);
+	free(e->invariant);
+	free(e->text);
+	free(e->name);
+}
+
+/* the checker's problem callback (under its report lock) */
+static void findings_keep(void *ctx, const struct cfs_fsck_problem *p)
+{
+	struct findings *h = ctx;
+	struct finding *v = realloc(h->v, (h->n + 1) * sizeof(*v)), *e;
+	int oom = 0;
+
+	if (!v) {
+		finding_tell(h->o, p);   /* better twice than never */
+		return;
+	}
+	h->v = v;
+	e = &v[h->n];
+	*e = (struct finding){ .chunk = p->chunk, .ino = p->ino, .namelen = p->namelen };
+	e->code = finding_str(p->code, &oom);
+	e->finding = finding_str(p->finding, &oom);
+	e->action = finding_str(p->action, &oom);
+	e->outcome = finding_str(p->outcome, &oom);
+	e->invariant = finding_str(p->invariant, &oom);
+	e->text = finding_str(p->text, &oom);
+	e->name = finding_dup(p->name, p->namelen, &oom);
+	if (oom) {
+		finding_free(e);
+		finding_tell(h->o, p);
+		return;
+	}
+	h->n++;
+}
+
+static void findings_progress(void *ctx, uint32_t done, uint32_t total)
+{
+	struct findings *h = ctx;
+
+	if (h->o->progress)
+		h->o->progress(h->o->ctx, done, total);
+}
+
+/* tell (the fence held) or forget, and free */
+static void findings_end(struct findings *h, int tell)
+{
+	size_t i;
+
+	for (i = 0; i < h->n; i++) {
+		struct finding *e = &h->v[i];
+		struct cfs_fsck_problem p = {
+			.code = e->code, .chunk = e->chunk, .ino = e->ino, .finding = e->finding,
+			.action = e->action, .outcome = e->outcome, .invariant = e->invariant,
+			.text = e->text, .name = e->name, .namelen = e->namelen,
+		};
+
+		if (tell)
+			finding_tell(h->o, &p);
+		finding_free(e);
+	}
+	free(h->v);
+	h->v = NULL;
+	h->n = 0;
+}
+
 /* With changes held off at the fence and at the end only: the check of a
  * repair, on a view whose writes are held (struct rec), operations naming
  * the chunks checked waiting at their entry.  Returns with op_lock held
  * exclusively; -EAGAIN when the check must be made again with changes
  * held off (a chunk it read changed, or it needs every chunk). */
 static int fenced_check(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
-			struct cfs_fsck_result *r, uint8_t *touched)
+			struct cfs_fsck_result *r, uint8_t *touched, struct findings *h)
 {
+	struct cfs_fsck_opts ho = *o;
 	struct fence *fc = NULL;
 	uint32_t c;
 	int ret;
@@ -805,8 +922,12 @@ static int fenced_check(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck
 	if (ret == 0)
 		ret = fence_begin(fs, chunk, &fc);
 	pthread_rwlock_unlock(&fs->op_lock);
+	ho.report = NULL;
+	ho.problem = findings_keep;
+	ho.progress = findings_progress;
+	ho.ctx = h;
 	if (ret == 0)
-		ret = view_check(fs, chunk, o, r, touched, fc);
+		ret = view_check(fs, chunk, &ho, r, touched, fc);
 	pthread_rwlock_wrlock(&fs->op_lock);
 	if (ret < 0 || !fence_holds(fs, chunk, fc, touched)) {
 		trace(fs, chunk, 0, fc ? fc->rc->read : NULL, fs->sb.nchunks);
@@ -833,6 +954,7 @@ int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
 	      struct cfs_fsck_result *r)
 {
 	uint8_t touched[CFS_MAX_CHUNKS] = { 0 };
+	struct findings h = { .o = o };
 	cfs_ino_t *changed = NULL;
 	size_t nchanged = 0, i;
 	int ret, r2;
@@ -847,8 +969,9 @@ int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
 	if (ret != 0)
 		goto out;
 	memset(r, 0, sizeof(*r));
-	ret = fenced_check(fs, chunk, o, r, touched);
+	ret = fenced_check(fs, chunk, o, r, touched, &h);
 	if (ret == -EAGAIN) {
+		findings_end(&h, 0);
 		memset(r, 0, sizeof(*r));
 		memset(touched, 0, sizeof(touched));
 		ret = fs->rdonly ? 0 : fs_write_all(fs);
@@ -863,6 +986,7 @@ int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
 		cfs_chunk_set_failed(fs, chunk, 0);
 	fence_end(fs);
 	pthread_rwlock_unlock(&fs->op_lock);
+	findings_end(&h, 1);   /* the callers' callbacks may take their own locks */
 	/* with changes going on again: dropping a file's pages may write them */
 	for (i = 0; i < nchanged && fs->reload_fn; i++)
 		fs->reload_fn(fs->reload_ctx, changed[i]);
