@@ -400,8 +400,8 @@ static int split_insert(struct bt_cur *c, int lvl, const uint8_t *rec, size_t le
 	struct btree *t = c->t;
 	struct bt_pos *p = &c->p[lvl];
 	struct bt_node *n = &p->n, m;
-	uint32_t used = bt_used(n), total = used + (uint32_t)len, lb;
-	int count = bt_nrec(n) + 1, s, ret, r, linked = 0;
+	uint32_t used = bt_used(n), total = used + (uint32_t)len, lb = 0;
+	int count = bt_nrec(n) + 1, s = 0, ret, r, linked = 0;
 	uint8_t *tmp = malloc(total), idx[BT_IDX_LEN];
 
 	if (!tmp)

@@ -91,6 +91,10 @@ static int claim_extent(void *vc, const struct extent *e, int is_node, uint32_t 
 
 	if (is_node)
 		claim(x->k, node, 1, x->ino);
+	else if (ext_sane(x->k->fs, e) < 0)
+		oracle_problem(x->k, "inode %u: impossible extent at logical block %llu "
+			       "(%u blocks at %u)", x->ino, (unsigned long long)e->lblk, e->len,
+			       e->pblk);
 	else
 		claim(x->k, e->pblk, e->len, x->ino);
 	return 0;

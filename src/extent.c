@@ -165,11 +165,14 @@ static void ext_encode(const struct extent *e, uint8_t *r)
 
 /* A record pointing outside the chunk's data area is corruption; catching
  * it here keeps a hostile image from steering reads or frees elsewhere. */
-static int ext_sane(struct cfs_fs *fs, const struct extent *e)
+int ext_sane(const struct cfs_fs *fs, const struct extent *e)
 {
+	/* past the last block of a file of INT64_MAX bytes no write reaches */
+	uint64_t end = (uint64_t)INT64_MAX / fs->bsize + 1;
+
 	if (!e->len || e->len > CFS_EXT_MAX_LEN || e->pblk < fs->sb.data_start ||
 	    (uint64_t)e->pblk + e->len > fs->sb.chunk_blocks ||
-	    e->lblk + e->len < e->lblk)
+	    e->lblk > end || e->len > end - e->lblk)
 		return -EUCLEAN;
 	return 0;
 }
@@ -378,6 +381,28 @@ int ext_walk(struct cfs_fs *fs, struct inode *ip,
 	if (leftovers)
 		*leftovers = w.leftovers;
 	return ret;
+}
+
+int ext_drop(struct cfs_fs *fs, struct inode *ip, uint64_t lblk)
+{
+	struct ext_ctx x;
+	struct btree t;
+	struct bt_cur c;
+	struct extent e;
+	int ret;
+
+	if (!(ip->d.flags & CFS_IFL_EXTENTS))
+		return -ENOENT;
+	ext_tree(fs, ip, &x, &t);
+	ret = bt_seek(&t, lblk, BT_LE, &c);
+	if (ret == 1) {
+		ext_decode(bt_rec(&c), &e);
+		if (e.lblk == lblk)
+			return bt_delete(&c);
+		ret = -ENOENT;
+	}
+	bt_release(&c);
+	return ret < 0 ? ret : -ENOENT;
 }
 
 int ext_trim_leftovers(struct cfs_fs *fs, struct inode *ip, int fix)

@@ -382,6 +382,16 @@ int ext_init_root(struct cfs_fs *fs, struct inode *ip);
  * refuses it, and it names no block, so an empty leaf (ext_init_root)
  * loses nothing. */
 int ext_root_empty_index(const struct inode *ip);
+/* 0 if extent record e can be (FORMAT.md 12: a length, blocks inside the
+ * chunk's data area, logical blocks below the end of a file of INT64_MAX
+ * bytes), else -EUCLEAN.  ext_walk
+ * hands every record to its callback as it is: walkers that use the
+ * numbers test them. */
+int ext_sane(const struct cfs_fs *fs, const struct extent *e);
+/* fsck's repair of one impossible record (ext_sane): the record whose key
+ * is lblk goes; no block is freed (the check rebuilds the bitmaps from
+ * what the maps claim).  -ENOENT if there is none. */
+int ext_drop(struct cfs_fs *fs, struct inode *ip, uint64_t lblk);
 /* Iterate all extents (for checking/reporting): cb returns non-zero to stop.
  * A split's leftovers are skipped; leftovers (may be NULL) gets how many
  * nodes held any (ext_trim_leftovers drops them). */

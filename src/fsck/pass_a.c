@@ -126,11 +126,17 @@ static int scan_inode_slot(struct ck *x, uint32_t l, uint8_t *raw, struct buf *b
 	return 1;
 }
 
+/* records impossible in themselves (ext_sane) one map may have, each
+ * removed alone; more and the map is dropped as pointing outside */
+#define IMPOSSIBLE_MAX 16
+
 struct claims {
 	struct ck *x;
 	uint32_t *blk, *len;
 	size_t n, cap;
 	int bad;
+	int nimp;
+	struct extent imp[IMPOSSIBLE_MAX];
 };
 
 static int claimed_by(const struct claims *cl, uint32_t blk)
@@ -151,6 +157,10 @@ static int claim_cb(void *vc, const struct extent *e, int is_node, uint32_t node
 	uint32_t *blk, *len = NULL;
 	size_t bc, lc;
 
+	if (!is_node && ext_sane(fs, e) < 0 && cl->nimp < IMPOSSIBLE_MAX) {
+		cl->imp[cl->nimp++] = *e;   /* claims nothing */
+		return 0;
+	}
 	if (start < fs->sb.data_start || (uint64_t)start + n > fs->sb.chunk_blocks || !n) {
 		cl->bad = 1;
 		return 1;
@@ -196,6 +206,8 @@ static int overlap_cb(void *vc, const struct extent *e, int is_node, uint32_t no
 	struct overlap *o = vc;
 	uint64_t start = is_node ? node : e->pblk, n = is_node ? 1 : e->len, b;
 
+	if (!is_node && ext_sane(o->x->fs, e) < 0)
+		return 0;   /* removed alone (claim_cb) */
 	if (start < o->x->fs->sb.data_start || start + n > o->x->fs->sb.chunk_blocks)
 		return 1;   /* a map out of range is dropped anyway */
 	for (b = start; b < start + n; b++) {
@@ -353,11 +365,44 @@ static void dir_prefetch(struct ck *x, uint32_t rel, uint32_t n)
 	x->pf_len = n;
 }
 
+/* Records impossible in themselves name no block a read can reach (every
+ * reader refuses them, and so would a truncate): each is reported, and the
+ * fix removes it alone, as e2fsck removes one bad extent, then walks the
+ * map again (a removal can merge nodes).  Without the fix the other
+ * records' claims stand. */
+static int drop_impossible(struct ck *x, struct inode *ip, struct claims *cl, int *changed,
+			   int *leftovers)
+{
+	int i, fixed = 0, ret;
+	size_t j;
+
+	for (i = 0; i < cl->nimp; i++) {
+		const struct extent *e = &cl->imp[i];
+
+		if (!pr_fix(x, PR_EXTENT_IMPOSSIBLE, &(struct pctx){ .ino = ip->ino,
+				.num = { e->lblk, e->len, e->pblk } }))
+			continue;
+		ret = ext_drop(x->fs, ip, e->lblk);
+		if (ret < 0)
+			return ret;
+		fixed = 1;
+	}
+	if (!fixed)
+		return 0;
+	*changed = 1;
+	for (j = 0; j < cl->n; j++)
+		bunset_run(x->bbits, cl->blk[j], cl->len[j]);
+	cl->n = 0;
+	cl->nimp = 0;
+	return ext_walk(x->fs, ip, claim_cb, cl, leftovers);
+}
+
 /* Claim the inode's blocks in the truth map, or drop a map that points
- * outside the chunk, overlaps another inode's blocks or cannot be read. */
+ * outside the chunk, overlaps another inode's blocks or cannot be read;
+ * records impossible in themselves go alone (drop_impossible). */
 static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 {
-	struct claims cl = { x, NULL, NULL, 0, 0, 0 };
+	struct claims cl = { .x = x };
 	uint64_t total = 0;
 	size_t i;
 	int ret = 0, leftovers = 0;
@@ -375,6 +420,8 @@ static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 		cl.bad = 2;
 	else
 		ret = ext_walk(x->fs, ip, claim_cb, &cl, &leftovers);
+	if (ret == 0 && !cl.bad && cl.nimp)
+		ret = drop_impossible(x, ip, &cl, changed, &leftovers);
 	if (ret < 0 || cl.bad) {
 		for (i = 0; i < cl.n; i++)
 			bunset_run(x->bbits, cl.blk[i], cl.len[i]);
@@ -612,7 +659,8 @@ static int quick_claim_cb(void *vq, const struct extent *e, int is_node, uint32_
 	struct cfs_fs *fs = x->fs;
 	uint32_t start = is_node ? node : e->pblk, n = is_node ? 1 : e->len, i;
 
-	if (start < fs->sb.data_start || (uint64_t)start + n > fs->sb.chunk_blocks || !n) {
+	if ((!is_node && ext_sane(fs, e) < 0) || start < fs->sb.data_start ||
+	    (uint64_t)start + n > fs->sb.chunk_blocks || !n) {
 		q->bad = 1;
 		return 1;
 	}

@@ -39,7 +39,6 @@ static void check_cont_slots(struct ck *x, struct inode *ip)
 		     (ci->d.flags & CFS_IFL_CONT) && ci->d.mode &&
 		     (ci->d.back == ip->ino || (ci->d.head == head &&
 						find_pred(x->fs, head, n) == ip->ino));
-		(void)head;
 		inode_put(x->fs, ci);
 		if (!ok && ino_valid(x->fs, n))
 			reach_ino(x->k, n);   /* what it named is an orphan there */

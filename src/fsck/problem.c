@@ -90,6 +90,10 @@ static const struct problem table[PR_COUNT] = {
 		"drop the block map", PF_CRASH, "17.5" },
 	[PR_MAP_OUTSIDE] = { "MAP_OUTSIDE", S_INODE, "block map points outside the chunk",
 		"drop the block map", PF_CRASH, "17.5" },
+	/* no crash writes one: a node is written whole, checksummed */
+	[PR_EXTENT_IMPOSSIBLE] = { "EXTENT_IMPOSSIBLE", S_INODE,
+		"extent at logical block %0 (%1 blocks at chunk block %2) is impossible",
+		"remove the extent", 0, "12" },
 	[PR_MAP_UNREADABLE] = { "MAP_UNREADABLE", S_INODE, "block map unreadable",
 		"drop the block map", PF_CRASH, "12" },
 	/* preen's anywhere, as FREE_INODE_STALE: an index root with no records

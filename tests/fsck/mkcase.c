@@ -1314,6 +1314,30 @@ static void d_extent_self_overlap(const char *img)
 	img_save(&m);
 }
 
+/* /d1/frag's extent node: the last record moved past the end of any file
+ * (logical block 2^63 / BS, resealed); the others stay sound */
+static void d_extent_impossible(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/frag");
+	uint32_t pblk, len;
+	uint64_t b, lblk;
+	uint8_t *node, *last;
+	struct img m;
+	uint16_t n;
+
+	img_load(&m, img);
+	b = first_ext_node(&m, ino, "/d1/frag");
+	node = blk(&m, b);
+	n = cfs_btn_nrec(cfs_node_hdr(node));
+	if (cfs_btn_level(cfs_node_hdr(node)) != 0 || n < 2)
+		die("/d1/frag's node is not a leaf of 2 records or more");
+	last = cfs_node_recs(node) + (size_t)(n - 1) * CFS_EXT_SIZE;
+	cfs_extent_decode(last, &lblk, &pblk, &len);
+	cfs_extent_encode(last, (uint64_t)INT64_MAX / BS + 1, pblk, len);
+	reseal(&m, b);
+	img_save(&m);
+}
+
 /* /d2's entry link-multi (naming /d1/multi in chunk 1, through a stub in
  * chunk 1, which fsck's workers take before chunk 2): its type byte says
  * directory (resealed) */
@@ -1584,6 +1608,8 @@ static const struct damage damages[] = {
 	  d_dir_index_dup_child },
 	{ "dir-index-xentry", "directory index naming one leaf twice, a cross-chunk entry "
 	  "in the leaf it hides (checksum valid)", d_dir_index_xentry },
+	{ "extent-impossible", "an extent past the end of any file (checksum valid)",
+	  d_extent_impossible },
 	{ "xentry-wrong-type", "cross-chunk entry with the wrong type (checksum valid)",
 	  d_xentry_wrong_type },
 	{ "full-orphans", "every chunk full: 16 orphans in a chunk with only its reserve left",
