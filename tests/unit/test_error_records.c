@@ -198,6 +198,38 @@ static void test_extent_record(void)
 	done(&t);
 }
 
+/* The node's last extent: moved to the first block past the end of a file
+ * of INT64_MAX bytes (FORMAT.md 12), where no write puts one. */
+static void set_past_end(uint8_t *p, void *arg)
+{
+	uint8_t *last = cfs_node_recs(p) + (size_t)(cfs_btn_nrec(cfs_node_hdr(p)) - 1) * CFS_EXT_SIZE;
+	uint64_t lblk;
+	uint32_t pblk, len;
+
+	(void)arg;
+	cfs_extent_decode(last, &lblk, &pblk, &len);
+	cfs_extent_encode(last, (uint64_t)INT64_MAX / BS + 1, pblk, len);
+}
+
+/* A record past any file's end cannot be read at all: a truncate, which
+ * must free it, finds it impossible and records the error. */
+static void test_extent_past_end(void)
+{
+	struct cfs_setattr sa = { .valid = CFS_SET_SIZE, .size = 0 };
+	struct tree t;
+	uint64_t blk;
+	char buf[16];
+
+	make_tree(&t);
+	blk = ext_node_blk(&t, t.frag);
+	damage_block(&t, blk, set_past_end, NULL);
+	CHECK_EQ(cfs_read(t.fs, t.frag, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	CHECK_ERR(cfs_setattr(t.fs, t.frag, &sa, NULL), EUCLEAN);
+	check_recorded(&t, t.ca, t.frag, blk, "impossible extent");
+	check_others(&t, t.ca);
+	done(&t);
+}
+
 static void set_owner(uint8_t *p, void *arg)
 {
 	cfs_node_set_owner(p, *(cfs_ino_t *)arg);
@@ -392,6 +424,7 @@ static void test_repair_open_records_nothing(void)
 int main(void)
 {
 	TEST_RUN(test_extent_record);
+	TEST_RUN(test_extent_past_end);
 	TEST_RUN(test_extent_owner);
 	TEST_RUN(test_dir_node);
 	TEST_RUN(test_dir_entry);
