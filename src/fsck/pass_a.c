@@ -157,7 +157,11 @@ static int claim_cb(void *vc, const struct extent *e, int is_node, uint32_t node
 	uint32_t *blk, *len = NULL;
 	size_t bc, lc;
 
-	if (!is_node && ext_sane(fs, e) < 0 && cl->nimp < IMPOSSIBLE_MAX) {
+	if (!is_node && ext_sane(fs, e) < 0) {
+		if (cl->nimp == IMPOSSIBLE_MAX) {
+			cl->bad = 1;   /* not a record damaged here and there */
+			return 1;
+		}
 		cl->imp[cl->nimp++] = *e;   /* claims nothing */
 		return 0;
 	}
