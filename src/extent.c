@@ -383,7 +383,7 @@ int ext_walk(struct cfs_fs *fs, struct inode *ip,
 	return ret;
 }
 
-int ext_drop(struct cfs_fs *fs, struct inode *ip, uint64_t lblk)
+int ext_drop(struct cfs_fs *fs, struct inode *ip, const struct extent *bad)
 {
 	struct ext_ctx x;
 	struct btree t;
@@ -394,12 +394,12 @@ int ext_drop(struct cfs_fs *fs, struct inode *ip, uint64_t lblk)
 	if (!(ip->d.flags & CFS_IFL_EXTENTS))
 		return -ENOENT;
 	ext_tree(fs, ip, &x, &t);
-	ret = bt_seek(&t, lblk, BT_LE, &c);
-	if (ret == 1) {
+	/* record by record, not by seeking its key: the damage that made it
+	 * impossible may have left keys out of order or twice */
+	for (ret = bt_first(&t, &c); ret == 1; ret = bt_next(&c)) {
 		ext_decode(bt_rec(&c), &e);
-		if (e.lblk == lblk)
+		if (e.lblk == bad->lblk && e.pblk == bad->pblk && e.len == bad->len)
 			return bt_delete(&c);
-		ret = -ENOENT;
 	}
 	bt_release(&c);
 	return ret < 0 ? ret : -ENOENT;

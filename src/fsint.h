@@ -388,10 +388,10 @@ int ext_root_empty_index(const struct inode *ip);
  * hands every record to its callback as it is: walkers that use the
  * numbers test them. */
 int ext_sane(const struct cfs_fs *fs, const struct extent *e);
-/* fsck's repair of one impossible record (ext_sane): the record whose key
- * is lblk goes; no block is freed (the check rebuilds the bitmaps from
- * what the maps claim).  -ENOENT if there is none. */
-int ext_drop(struct cfs_fs *fs, struct inode *ip, uint64_t lblk);
+/* fsck's repair of one impossible record (ext_sane): the first record
+ * equal to *bad goes; no block is freed (the check rebuilds the bitmaps
+ * from what the maps claim).  -ENOENT if there is none. */
+int ext_drop(struct cfs_fs *fs, struct inode *ip, const struct extent *bad);
 /* Iterate all extents (for checking/reporting): cb returns non-zero to stop.
  * A split's leftovers are skipped; leftovers (may be NULL) gets how many
  * nodes held any (ext_trim_leftovers drops them). */

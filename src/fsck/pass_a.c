@@ -386,7 +386,7 @@ static int drop_impossible(struct ck *x, struct inode *ip, struct claims *cl, in
 		if (!pr_fix(x, PR_EXTENT_IMPOSSIBLE, &(struct pctx){ .ino = ip->ino,
 				.num = { e->lblk, e->len, e->pblk } }))
 			continue;
-		ret = ext_drop(x->fs, ip, e->lblk);
+		ret = ext_drop(x->fs, ip, e);
 		if (ret < 0)
 			return ret;
 		fixed = 1;

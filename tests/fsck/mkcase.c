@@ -1338,6 +1338,31 @@ static void d_extent_impossible(const char *img)
 	img_save(&m);
 }
 
+/* /d1/frag's extent node: the first record points before the chunk's data
+ * area, and the second took the first one's key (resealed): the repair
+ * must remove the impossible record, not the other one under that key */
+static void d_extent_impossible_dup(const char *img)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/frag");
+	uint32_t pblk0, pblk1, len0, len1;
+	uint64_t b, lblk0, lblk1;
+	uint8_t *node, *r0;
+	struct img m;
+
+	img_load(&m, img);
+	b = first_ext_node(&m, ino, "/d1/frag");
+	node = blk(&m, b);
+	if (cfs_btn_level(cfs_node_hdr(node)) != 0 || cfs_btn_nrec(cfs_node_hdr(node)) < 2)
+		die("/d1/frag's node is not a leaf of 2 records or more");
+	r0 = cfs_node_recs(node);
+	cfs_extent_decode(r0, &lblk0, &pblk0, &len0);
+	cfs_extent_decode(r0 + CFS_EXT_SIZE, &lblk1, &pblk1, &len1);
+	cfs_extent_encode(r0, lblk0, 1, len0);
+	cfs_extent_encode(r0 + CFS_EXT_SIZE, lblk0, pblk1, len1);
+	reseal(&m, b);
+	img_save(&m);
+}
+
 /* /d2's entry link-multi (naming /d1/multi in chunk 1, through a stub in
  * chunk 1, which fsck's workers take before chunk 2): its type byte says
  * directory (resealed) */
@@ -1610,6 +1635,8 @@ static const struct damage damages[] = {
 	  "in the leaf it hides (checksum valid)", d_dir_index_xentry },
 	{ "extent-impossible", "an extent past the end of any file (checksum valid)",
 	  d_extent_impossible },
+	{ "extent-impossible-dup", "an extent before the data area, the next one under its "
+	  "key (checksum valid)", d_extent_impossible_dup },
 	{ "xentry-wrong-type", "cross-chunk entry with the wrong type (checksum valid)",
 	  d_xentry_wrong_type },
 	{ "full-orphans", "every chunk full: 16 orphans in a chunk with only its reserve left",
