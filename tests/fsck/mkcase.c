@@ -1292,21 +1292,29 @@ static void d_extent_root_empty(const char *img)
 	img_save(&m);
 }
 
+/* /d1/frag's extent node, loaded into m: a leaf of 2 records or more, at
+ * block *b */
+static uint8_t *frag_leaf(struct img *m, const char *img, uint64_t *b)
+{
+	cfs_ino_t ino = lookup_ro(img, "/d1/frag");
+	uint8_t *node;
+
+	img_load(m, img);
+	*b = first_ext_node(m, ino, "/d1/frag");
+	node = blk(m, *b);
+	if (cfs_btn_level(cfs_node_hdr(node)) != 0 || cfs_btn_nrec(cfs_node_hdr(node)) < 2)
+		die("/d1/frag's node is not a leaf of 2 records or more");
+	return node;
+}
+
 /* /d1/frag's extent node: the second record maps the first one's block too */
 static void d_extent_self_overlap(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/frag");
 	uint32_t pblk0, pblk1, len0, len1;
 	uint64_t b, lblk0, lblk1;
-	uint8_t *node, *r0;
 	struct img m;
+	uint8_t *r0 = cfs_node_recs(frag_leaf(&m, img, &b));
 
-	img_load(&m, img);
-	b = first_ext_node(&m, ino, "/d1/frag");
-	node = blk(&m, b);
-	if (cfs_btn_level(cfs_node_hdr(node)) != 0 || cfs_btn_nrec(cfs_node_hdr(node)) < 2)
-		die("/d1/frag's node is not a leaf of 2 records or more");
-	r0 = cfs_node_recs(node);
 	cfs_extent_decode(r0, &lblk0, &pblk0, &len0);
 	cfs_extent_decode(r0 + CFS_EXT_SIZE, &lblk1, &pblk1, &len1);
 	cfs_extent_encode(r0 + CFS_EXT_SIZE, lblk1, pblk0, len1);
@@ -1318,20 +1326,13 @@ static void d_extent_self_overlap(const char *img)
  * (logical block 2^63 / BS, resealed); the others stay sound */
 static void d_extent_impossible(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/frag");
 	uint32_t pblk, len;
 	uint64_t b, lblk;
-	uint8_t *node, *last;
 	struct img m;
-	uint16_t n;
+	uint8_t *node = frag_leaf(&m, img, &b);
+	uint8_t *last = cfs_node_recs(node) +
+			(size_t)(cfs_btn_nrec(cfs_node_hdr(node)) - 1) * CFS_EXT_SIZE;
 
-	img_load(&m, img);
-	b = first_ext_node(&m, ino, "/d1/frag");
-	node = blk(&m, b);
-	n = cfs_btn_nrec(cfs_node_hdr(node));
-	if (cfs_btn_level(cfs_node_hdr(node)) != 0 || n < 2)
-		die("/d1/frag's node is not a leaf of 2 records or more");
-	last = cfs_node_recs(node) + (size_t)(n - 1) * CFS_EXT_SIZE;
 	cfs_extent_decode(last, &lblk, &pblk, &len);
 	cfs_extent_encode(last, (uint64_t)INT64_MAX / BS + 1, pblk, len);
 	reseal(&m, b);
@@ -1343,18 +1344,11 @@ static void d_extent_impossible(const char *img)
  * must remove the impossible record, not the other one under that key */
 static void d_extent_impossible_dup(const char *img)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/frag");
 	uint32_t pblk0, pblk1, len0, len1;
 	uint64_t b, lblk0, lblk1;
-	uint8_t *node, *r0;
 	struct img m;
+	uint8_t *r0 = cfs_node_recs(frag_leaf(&m, img, &b));
 
-	img_load(&m, img);
-	b = first_ext_node(&m, ino, "/d1/frag");
-	node = blk(&m, b);
-	if (cfs_btn_level(cfs_node_hdr(node)) != 0 || cfs_btn_nrec(cfs_node_hdr(node)) < 2)
-		die("/d1/frag's node is not a leaf of 2 records or more");
-	r0 = cfs_node_recs(node);
 	cfs_extent_decode(r0, &lblk0, &pblk0, &len0);
 	cfs_extent_decode(r0 + CFS_EXT_SIZE, &lblk1, &pblk1, &len1);
 	cfs_extent_encode(r0, lblk0, 1, len0);
