@@ -590,16 +590,18 @@ int bt_walk(struct btree *t, int *clipped, bt_walk_cb cb, void *ctx)
 	return walk_node(&w, &t->root, top, UINT64_MAX);
 }
 
-/* The records of n at or past hi: where they start (bytes, count). */
+/* The records of n at or past hi: where they start (bytes, count), and
+ * where the record before them starts (*prev). */
 static void leftover_at(const struct btree *t, const struct bt_node *n, int level,
-			uint64_t hi, uint32_t *off, int *i)
+			uint64_t hi, uint32_t *off, int *i, uint32_t *prev)
 {
 	size_t len;
 
-	for (*off = 0, *i = 0; *i < bt_nrec(n); (*i)++, *off += (uint32_t)len) {
+	for (*off = *prev = 0, *i = 0; *i < bt_nrec(n); (*i)++, *off += (uint32_t)len) {
 		len = level ? BT_IDX_LEN : t->ops->leaf_len(n->recs + *off, bt_used(n) - *off);
 		if (!len || cfs_btrec_key(n->recs + *off) >= hi)
 			return;
+		*prev = *off;
 	}
 }
 
@@ -611,15 +613,21 @@ struct trim {
 static int trim_cb(void *vt, struct bt_node *n, int level, uint64_t hi)
 {
 	struct trim *tr = vt;
-	uint32_t off;
-	int i;
+	int (*clip)(uint8_t *rec, uint64_t hi, int fix) = level ? NULL : tr->t->ops->clip;
+	uint32_t off, prev;
+	int i, span;
 
-	leftover_at(tr->t, n, level, hi, &off, &i);
+	leftover_at(tr->t, n, level, hi, &off, &i, &prev);
 	/* nothing left below hi is no split's leftover: damage, for others */
-	if (i == 0 || i == bt_nrec(n))
+	if (i == 0)
+		return 0;
+	span = clip && clip(n->recs + prev, hi, 0);
+	if (i == bt_nrec(n) && !span)
 		return 0;
 	tr->nodes++;
 	if (tr->fix) {
+		if (span)
+			clip(n->recs + prev, hi, 1);
 		set_hdr(n, level, i, off);
 		tr->ret = tr->t->ops->dirty(tr->t->ctx, n);
 	}

@@ -48,6 +48,12 @@ struct bt_ops {
 	/* corruption found in node n (what: at most 31 bytes): the owner
 	 * records it (FORMAT.md 18); may be NULL */
 	int (*corrupt)(void *ctx, const struct bt_node *n, const char *what);
+	/* may be NULL (records that cover no range of keys): 1 if leaf
+	 * record rec, whose key is below hi, covers keys at or past hi, and
+	 * with fix it is shortened to end at hi; else 0.  A crash in a split
+	 * can leave such a record in the node that gave records away: its
+	 * part past hi is the right node's (bt_trim_leftovers). */
+	int (*clip)(uint8_t *rec, uint64_t hi, int fix);
 };
 
 struct btree {
@@ -101,8 +107,9 @@ int bt_delete(struct bt_cur *c);
  * left node at or past the new index key are the stale ones. */
 typedef int (*bt_walk_cb)(void *ctx, struct bt_node *n, int level, uint64_t hi);
 int bt_walk(struct btree *t, int *clipped, bt_walk_cb cb, void *ctx);
-/* Count the nodes holding such leftovers, and with fix drop them (a
- * check's repair; the records the right node holds stay).  Returns the
+/* Count the nodes holding such leftovers (records at or past hi, or a
+ * record reaching past it: ops->clip), and with fix drop or shorten them
+ * (a check's repair; the records the right node holds stay).  Returns the
  * count or a negative errno. */
 int bt_trim_leftovers(struct btree *t, int fix);
 

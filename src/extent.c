@@ -118,11 +118,28 @@ static int ext_fresh(void *vc, struct bt_node *m)
 	return tree_node_write_new(((struct ext_ctx *)vc)->fs, m);
 }
 
+/* An extent that reaches past hi, the key of the next node: a punch
+ * shortened it in place and put its tail in a new node, which a split
+ * wrote (with the index naming it) before this node (FORMAT.md 12). */
+static int ext_clip(uint8_t *rec, uint64_t hi, int fix)
+{
+	uint64_t lblk;
+	uint32_t pblk, len;
+
+	cfs_extent_decode(rec, &lblk, &pblk, &len);
+	/* one that wraps is impossible (ext_sane), not clipped */
+	if (lblk >= hi || len <= hi - lblk || lblk + len < lblk)
+		return 0;
+	if (fix)
+		cfs_extent_encode(rec, lblk, pblk, (uint32_t)(hi - lblk));
+	return 1;
+}
+
 static const struct bt_ops ext_ops = {
 	.leaf_len = ext_leaf_len, .get = ext_get, .alloc = ext_alloc,
 	.release = ext_release, .dirty = ext_dirty, .persist = ext_persist,
 	.fresh = ext_fresh,
-	.put = ext_put, .corrupt = ext_corrupt,
+	.put = ext_put, .corrupt = ext_corrupt, .clip = ext_clip,
 };
 
 static void ext_tree(struct cfs_fs *fs, struct inode *ip, struct ext_ctx *x,
@@ -336,13 +353,14 @@ struct walk_ctx {
 };
 
 /* Extents at or past hi are a split's leftovers (bt_walk): their blocks
- * are the right node's to name.  A leaf with nothing below hi is no
- * split's leftover (bt_trim_leftovers leaves it): not counted. */
+ * are the right node's to name, and so are those of the part past hi of
+ * an extent that reaches it (ext_clip).  A leaf with nothing below hi is
+ * no split's leftover (bt_trim_leftovers leaves it): not counted. */
 static int ext_walk_node(void *vc, struct bt_node *n, int level, uint64_t hi)
 {
 	struct walk_ctx *w = vc;
 	struct extent e;
-	int i, ret;
+	int i, ret, stale = 0;
 
 	if (level == 0) {
 		if ((size_t)bt_nrec(n) * CFS_EXT_SIZE > bt_used(n))
@@ -350,13 +368,18 @@ static int ext_walk_node(void *vc, struct bt_node *n, int level, uint64_t hi)
 		for (i = 0; i < bt_nrec(n); i++) {
 			ext_decode(n->recs + (size_t)i * CFS_EXT_SIZE, &e);
 			if (e.lblk >= hi) {
-				w->leftovers += i > 0;
+				stale |= i > 0;
 				break;
+			}
+			if (e.len > hi - e.lblk && e.lblk + e.len > e.lblk) {
+				e.len = (uint32_t)(hi - e.lblk);
+				stale = 1;
 			}
 			ret = w->cb(w->ctx, &e, 0, 0);
 			if (ret)
 				return ret;
 		}
+		w->leftovers += stale;
 	}
 	if (n->priv)
 		return w->cb(w->ctx, NULL, 1, (uint32_t)n->ptr);

@@ -85,7 +85,7 @@ static const struct problem table[PR_COUNT] = {
 		"drop the block map", PF_CRASH, "17.5" },
 	[PR_MAP_LEFTOVER] = { "MAP_LEFTOVER", S_INODE,
 		"extent node keeps extents its right neighbour took (a split cut short)",
-		"drop them from the node", PF_CRASH, "12" },
+		"drop them from the node (shorten one that reaches into its range)", PF_CRASH, "12" },
 	[PR_MAP_TWICE] = { "MAP_TWICE", S_INODE, "block map maps a block twice",
 		"drop the block map", PF_CRASH, "17.5" },
 	[PR_MAP_OUTSIDE] = { "MAP_OUTSIDE", S_INODE, "block map points outside the chunk",
