@@ -366,12 +366,14 @@ static int ext_walk_node(void *vc, struct bt_node *n, int level, uint64_t hi)
 		if ((size_t)bt_nrec(n) * CFS_EXT_SIZE > bt_used(n))
 			return ext_bad(w->fs, w->ip, tree_node_blk(n), "bad extent leaf");
 		for (i = 0; i < bt_nrec(n); i++) {
-			ext_decode(n->recs + (size_t)i * CFS_EXT_SIZE, &e);
+			uint8_t *rec = n->recs + (size_t)i * CFS_EXT_SIZE;
+
+			ext_decode(rec, &e);
 			if (e.lblk >= hi) {
 				stale |= i > 0;
 				break;
 			}
-			if (e.len > hi - e.lblk && e.lblk + e.len > e.lblk) {
+			if (ext_clip(rec, hi, 0)) {
 				e.len = (uint32_t)(hi - e.lblk);
 				stale = 1;
 			}
