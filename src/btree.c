@@ -546,7 +546,7 @@ struct walk {
 	void *ctx;
 };
 
-static int walk_node(struct walk *w, struct bt_node *n, int level, uint64_t hi)
+static int walk_node(struct walk *w, struct bt_node *n, int level, uint64_t lo, uint64_t hi)
 {
 	struct btree *t = w->t;
 	int i, ret;
@@ -554,6 +554,8 @@ static int walk_node(struct walk *w, struct bt_node *n, int level, uint64_t hi)
 	for (i = 0; level > 0 && i < bt_nrec(n); i++) {
 		const uint8_t *idx = n->recs + (size_t)i * BT_IDX_LEN;
 		uint64_t chi = i + 1 < bt_nrec(n) ? cfs_btrec_key(idx + BT_IDX_LEN) : hi;
+		/* a lookup takes child 0 for every key below the next one */
+		uint64_t clo = i ? cfs_btrec_key(idx) : lo;
 		struct bt_node ch;
 
 		if (w->clipped && i > 0 && cfs_btrec_key(idx) >= hi) {
@@ -572,12 +574,12 @@ static int walk_node(struct walk *w, struct bt_node *n, int level, uint64_t hi)
 		else if (bt_nrec(&ch) == 0)
 			ret = bad(t, &ch, "empty B+tree node");
 		if (ret == 0)
-			ret = walk_node(w, &ch, level - 1, chi);
+			ret = walk_node(w, &ch, level - 1, clo, chi);
 		t->ops->put(t->ctx, &ch);
 		if (ret)
 			return ret;
 	}
-	return w->cb(w->ctx, n, level, hi);
+	return w->cb(w->ctx, n, level, lo, hi);
 }
 
 int bt_walk(struct btree *t, int *clipped, bt_walk_cb cb, void *ctx)
@@ -587,7 +589,7 @@ int bt_walk(struct btree *t, int *clipped, bt_walk_cb cb, void *ctx)
 
 	if (top < 0)
 		return top;
-	return walk_node(&w, &t->root, top, UINT64_MAX);
+	return walk_node(&w, &t->root, top, 0, UINT64_MAX);
 }
 
 /* The records of n at or past hi: where they start (bytes, count), and
@@ -610,13 +612,14 @@ struct trim {
 	int fix, nodes, ret;
 };
 
-static int trim_cb(void *vt, struct bt_node *n, int level, uint64_t hi)
+static int trim_cb(void *vt, struct bt_node *n, int level, uint64_t lo, uint64_t hi)
 {
 	struct trim *tr = vt;
 	int (*clip)(uint8_t *rec, uint64_t hi, int fix) = level ? NULL : tr->t->ops->clip;
 	uint32_t off, prev;
 	int i, span;
 
+	(void)lo;
 	leftover_at(tr->t, n, level, hi, &off, &i, &prev);
 	/* nothing left below hi is no split's leftover: damage, for others */
 	if (i == 0)

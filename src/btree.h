@@ -97,15 +97,18 @@ void bt_release(struct bt_cur *c);
 int bt_insert(struct btree *t, const uint8_t *rec, size_t len);
 /* Delete the record under the cursor; the cursor is released. */
 int bt_delete(struct bt_cur *c);
-/* Every node, children before parents, with hi: the key its records stay
- * below (the next index key above it, UINT64_MAX on the right edge).  With
+/* Every node, children before parents, with lo and hi: the keys its
+ * records stay at or above (the index key naming it, or its parent's lo
+ * for a first child: a lookup takes child 0 for every key below child 1's)
+ * and below (the next index key above it, UINT64_MAX on the right edge).  With
  * clipped (a tree of unique keys), an index record at or past hi is a
  * split's leftover: not descended, and its node counted in *clipped (the
  * leaf records past hi are cb's to skip).  A crash in a split can keep the node
  * that gave records away as it was, beside the node that took them and
  * the index naming that one: the records stay in both, and those of the
  * left node at or past the new index key are the stale ones. */
-typedef int (*bt_walk_cb)(void *ctx, struct bt_node *n, int level, uint64_t hi);
+typedef int (*bt_walk_cb)(void *ctx, struct bt_node *n, int level, uint64_t lo,
+			  uint64_t hi);
 int bt_walk(struct btree *t, int *clipped, bt_walk_cb cb, void *ctx);
 /* Count the nodes holding such leftovers (records at or past hi, or a
  * record reaching past it: ops->clip), and with fix drop or shorten them

@@ -103,12 +103,18 @@ static int claim_extent(void *vc, const struct extent *e, int is_node, uint32_t 
 static void check_inode_blocks(struct oracle *k, struct inode *ip)
 {
 	struct ext_claim x = { k, ip->ino };
-	int ret;
+	struct ext_skipped sk;
+	int ret, i;
 
 	k->counted = 0;
-	ret = ext_walk(k->fs, ip, claim_extent, &x, NULL);
+	ret = ext_walk(k->fs, ip, claim_extent, &x, &sk);
 	if (ret < 0)
 		oracle_problem(k, "inode %u: unreadable extent tree (%s)", ip->ino, strerror(-ret));
+	for (i = 0; i < sk.nmisplaced && i < EXT_MISPLACED_MAX; i++)
+		oracle_problem(k, "inode %u: extent at logical block %llu (%u blocks at %u) "
+			       "out of key order", ip->ino,
+			       (unsigned long long)sk.misplaced[i].lblk, sk.misplaced[i].len,
+			       sk.misplaced[i].pblk);
 	if (ip->d.xattr_block)
 		claim(k, ip->d.xattr_block, 1, ip->ino);
 	if (ret == 0 && k->counted != ip->d.nblocks)

@@ -388,16 +388,26 @@ int ext_root_empty_index(const struct inode *ip);
  * hands every record to its callback as it is: walkers that use the
  * numbers test them. */
 int ext_sane(const struct cfs_fs *fs, const struct extent *e);
-/* fsck's repair of one impossible record (ext_sane): the first record
+/* fsck's repair of one impossible (ext_sane) or out-of-place (ext_walk)
+ * record: the first record
  * equal to *bad goes; no block is freed (the check rebuilds the bitmaps
  * from what the maps claim).  -ENOENT if there is none. */
 int ext_drop(struct cfs_fs *fs, struct inode *ip, const struct extent *bad);
-/* Iterate all extents (for checking/reporting): cb returns non-zero to stop.
- * A split's leftovers are skipped; leftovers (may be NULL) gets how many
- * nodes held any (ext_trim_leftovers drops them). */
+/* What ext_walk skipped: the nodes holding a split's leftovers
+ * (ext_trim_leftovers drops them) and the records out of place, outside
+ * their node's key range or starting before the record before them ends
+ * (the first EXT_MISPLACED_MAX kept, for ext_drop). */
+#define EXT_MISPLACED_MAX 16
+struct ext_skipped {
+	int leftovers;
+	int nmisplaced;
+	struct extent misplaced[EXT_MISPLACED_MAX];
+};
+/* Iterate all extents in key order (for checking/reporting): cb returns
+ * non-zero to stop.  What it skips is told in *sk (may be NULL). */
 int ext_walk(struct cfs_fs *fs, struct inode *ip,
 	     int (*cb)(void *ctx, const struct extent *e, int is_node, uint32_t node_rel),
-	     void *ctx, int *leftovers);
+	     void *ctx, struct ext_skipped *sk);
 int ext_count_free(struct cfs_fs *fs, struct inode *ip);
 /* The extent nodes holding a split's leftovers (bt_trim_leftovers), which
  * ext_walk skips and counts; with fix the leftovers are dropped.  Count or

@@ -369,47 +369,56 @@ static void dir_prefetch(struct ck *x, uint32_t rel, uint32_t n)
 	x->pf_len = n;
 }
 
-/* Records impossible in themselves name no block a read can reach (every
- * reader refuses them, and so would a truncate): each is reported, and the
- * fix removes it alone, as e2fsck removes one bad extent, then walks the
- * map again (a removal can merge nodes).  Without the fix the other
- * records' claims stand. */
-static int drop_impossible(struct ck *x, struct inode *ip, struct claims *cl, int *changed,
-			   int *leftovers)
+/* Records impossible in themselves (claim_cb) or out of place (ext_walk)
+ * name blocks no lookup reaches: each is reported, and the fix removes it
+ * alone, as e2fsck removes one bad extent, then walks the map again (a
+ * removal can merge nodes, and out-of-place records past the ones ext_walk
+ * keeps come to light: each round removes at least one record, so it
+ * ends).  Without the fix the other records' claims stand. */
+static int drop_records(struct ck *x, struct inode *ip, struct claims *cl,
+			struct ext_skipped *sk, int *changed)
 {
-	int i, fixed = 0, ret;
+	int i, n, fixed, ret;
 	size_t j;
 
-	for (i = 0; i < cl->nimp; i++) {
-		const struct extent *e = &cl->imp[i];
+	do {
+		n = cl->nimp + (sk->nmisplaced < EXT_MISPLACED_MAX ? sk->nmisplaced :
+				EXT_MISPLACED_MAX);
+		for (i = 0, fixed = 0; i < n; i++) {
+			int imp = i < cl->nimp;
+			const struct extent *e = imp ? &cl->imp[i] : &sk->misplaced[i - cl->nimp];
 
-		if (!pr_fix(x, PR_EXTENT_IMPOSSIBLE, &(struct pctx){ .ino = ip->ino,
-				.num = { e->lblk, e->len, e->pblk } }))
-			continue;
-		ret = ext_drop(x->fs, ip, e);
-		if (ret < 0)
-			return ret;
-		fixed = 1;
-	}
-	if (!fixed)
-		return 0;
-	*changed = 1;
-	for (j = 0; j < cl->n; j++)
-		bunset_run(x->bbits, cl->blk[j], cl->len[j]);
-	cl->n = 0;
-	cl->nimp = 0;
-	return ext_walk(x->fs, ip, claim_cb, cl, leftovers);
+			if (!pr_fix(x, imp ? PR_EXTENT_IMPOSSIBLE : PR_EXTENT_MISPLACED,
+				    &(struct pctx){ .ino = ip->ino,
+						    .num = { e->lblk, e->len, e->pblk } }))
+				continue;
+			ret = ext_drop(x->fs, ip, e);
+			if (ret < 0)
+				return ret;
+			fixed = 1;
+		}
+		if (!fixed)
+			return 0;
+		*changed = 1;
+		for (j = 0; j < cl->n; j++)
+			bunset_run(x->bbits, cl->blk[j], cl->len[j]);
+		cl->n = 0;
+		cl->nimp = 0;
+		ret = ext_walk(x->fs, ip, claim_cb, cl, sk);
+	} while (ret == 0 && !cl->bad && (cl->nimp || sk->nmisplaced));
+	return ret;
 }
 
 /* Claim the inode's blocks in the truth map, or drop a map that points
  * outside the chunk, overlaps another inode's blocks or cannot be read;
- * records impossible in themselves go alone (drop_impossible). */
+ * records impossible in themselves or out of place go alone (drop_records). */
 static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 {
 	struct claims cl = { .x = x };
+	struct ext_skipped sk = { 0 };
 	uint64_t total = 0;
 	size_t i;
-	int ret = 0, leftovers = 0;
+	int ret = 0;
 
 	/* before the walk, which refuses such a root as every reader does:
 	 * it is a finding of its own, fixed without dropping anything */
@@ -423,9 +432,9 @@ static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 	if (x->loser[CFS_INO_LOCAL(ip->ino) - 1])
 		cl.bad = 2;
 	else
-		ret = ext_walk(x->fs, ip, claim_cb, &cl, &leftovers);
-	if (ret == 0 && !cl.bad && cl.nimp)
-		ret = drop_impossible(x, ip, &cl, changed, &leftovers);
+		ret = ext_walk(x->fs, ip, claim_cb, &cl, &sk);
+	if (ret == 0 && !cl.bad && (cl.nimp || sk.nmisplaced))
+		ret = drop_records(x, ip, &cl, &sk, changed);
 	if (ret < 0 || cl.bad) {
 		for (i = 0; i < cl.n; i++)
 			bunset_run(x->bbits, cl.blk[i], cl.len[i]);
@@ -439,7 +448,7 @@ static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
 	}
 	/* claimed as ext_walk sees them, without the leftovers, in any case:
 	 * trimming only makes the disk say the same */
-	if (leftovers && pr_fix(x, PR_MAP_LEFTOVER, &(struct pctx){ .ino = ip->ino }) &&
+	if (sk.leftovers && pr_fix(x, PR_MAP_LEFTOVER, &(struct pctx){ .ino = ip->ino }) &&
 	    ext_trim_leftovers(x->fs, ip, 1) > 0)
 		*changed = 1;
 	for (i = 0; i < cl.n; i++)
@@ -689,13 +698,14 @@ static int quick_scan(struct ck *x, uint32_t l, uint8_t *raw, const struct cfs_d
 	struct quick q = { x, 0, S_ISDIR(d->mode), 0 };
 	uint32_t xb = d->xattr_block;
 	struct inode tmp;
-	int leftovers;
+	struct ext_skipped sk;
 
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.ino = CFS_INO_MAKE(x->c, l);
 	tmp.d = *d;
 	tmp.var = raw + CFS_INODE_FIXED;
-	if (ext_walk(fs, &tmp, quick_claim_cb, &q, &leftovers) != 0 || q.bad || leftovers)
+	if (ext_walk(fs, &tmp, quick_claim_cb, &q, &sk) != 0 || q.bad || sk.leftovers ||
+	    sk.nmisplaced)
 		return -1;
 	if (d->xattr_len || xb) {
 		if (d->xattr_len > fs->varsz - xattr_floor(fs, &tmp) ||

@@ -94,6 +94,11 @@ static const struct problem table[PR_COUNT] = {
 	[PR_EXTENT_IMPOSSIBLE] = { "EXTENT_IMPOSSIBLE", S_INODE,
 		"extent at logical block %0 (%1 blocks at chunk block %2) is impossible",
 		"remove the extent", 0, "12" },
+	/* nor one out of its node's key range or over the one before it:
+	 * a lookup by key misses it (a split's leftovers are MAP_LEFTOVER) */
+	[PR_EXTENT_MISPLACED] = { "EXTENT_MISPLACED", S_INODE,
+		"extent at logical block %0 (%1 blocks at chunk block %2) is out of key order",
+		"remove the extent", 0, "12" },
 	[PR_MAP_UNREADABLE] = { "MAP_UNREADABLE", S_INODE, "block map unreadable",
 		"drop the block map", PF_CRASH, "12" },
 	/* preen's anywhere, as FREE_INODE_STALE: an index root with no records

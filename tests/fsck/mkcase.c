@@ -1357,6 +1357,23 @@ static void d_extent_impossible_dup(const char *img)
 	img_save(&m);
 }
 
+/* /d1/frag's extent node: the second record took the first one's key,
+ * its blocks its own (resealed): two records on one logical block, the
+ * later out of key order */
+static void d_extent_key_dup(const char *img)
+{
+	uint32_t pblk0, pblk1, len0, len1;
+	uint64_t b, lblk0, lblk1;
+	struct img m;
+	uint8_t *r0 = cfs_node_recs(frag_leaf(&m, img, &b));
+
+	cfs_extent_decode(r0, &lblk0, &pblk0, &len0);
+	cfs_extent_decode(r0 + CFS_EXT_SIZE, &lblk1, &pblk1, &len1);
+	cfs_extent_encode(r0 + CFS_EXT_SIZE, lblk0, pblk1, len1);
+	reseal(&m, b);
+	img_save(&m);
+}
+
 /* /d2's entry link-multi (naming /d1/multi in chunk 1, through a stub in
  * chunk 1, which fsck's workers take before chunk 2): its type byte says
  * directory (resealed) */
@@ -1631,6 +1648,8 @@ static const struct damage damages[] = {
 	  d_extent_impossible },
 	{ "extent-impossible-dup", "an extent before the data area, the next one under its "
 	  "key (checksum valid)", d_extent_impossible_dup },
+	{ "extent-key-dup", "two extents under one key, on blocks of their own (checksum valid)",
+	  d_extent_key_dup },
 	{ "xentry-wrong-type", "cross-chunk entry with the wrong type (checksum valid)",
 	  d_xentry_wrong_type },
 	{ "full-orphans", "every chunk full: 16 orphans in a chunk with only its reserve left",

@@ -401,12 +401,13 @@ static int tree_insert(struct tree *tr, uint64_t key)
 	return ret;
 }
 
-static int node_count_cb(void *ctx, struct bt_node *n, int level, uint64_t hi)
+static int node_count_cb(void *ctx, struct bt_node *n, int level, uint64_t lo, uint64_t hi)
 {
 	long *cnt = ctx;
 
 	(void)n;
 	(void)level;
+	(void)lo;
 	(void)hi;
 	(*cnt)++;
 	return 0;
@@ -765,17 +766,20 @@ static void test_sequential(void)
 }
 
 struct leaf_count {
-	long below, all;
+	long below, all, under;
 };
 
-static int leaf_count_cb(void *ctx, struct bt_node *n, int level, uint64_t hi)
+static int leaf_count_cb(void *ctx, struct bt_node *n, int level, uint64_t lo, uint64_t hi)
 {
 	struct leaf_count *lc = ctx;
 	int i;
 
 	for (i = 0; level == 0 && i < bt_nrec(n); i++) {
+		uint64_t key = cfs_btrec_key(n->recs + (size_t)i * FIX_LEN);
+
 		lc->all++;
-		lc->below += cfs_btrec_key(n->recs + (size_t)i * FIX_LEN) < hi;
+		lc->below += key < hi;
+		lc->under += key < lo;
 	}
 	return 0;
 }
@@ -788,7 +792,7 @@ static int leaf_count_cb(void *ctx, struct bt_node *n, int level, uint64_t hi)
 static void test_split_leftovers(void)
 {
 	struct tree *tr = tree_new(0, INODE_ROOT);
-	struct leaf_count lc = { 0, 0 };
+	struct leaf_count lc = { 0, 0, 0 };
 	uint8_t old[NODE_SIZE];
 	int clipped = 0;
 	uint64_t key, leaf = 0;
@@ -817,12 +821,14 @@ static void test_split_leftovers(void)
 	CHECK_EQ(clipped, 0);   /* a leaf's leftovers: the callback's to skip */
 	CHECK_EQ(lc.below, (long)tr->md.n);
 	CHECK(lc.all > lc.below);
+	CHECK_EQ(lc.under, 0);   /* every record at or past the key naming its leaf */
 	CHECK_EQ(bt_trim_leftovers(&tr->t, 0), 1);
 	CHECK_EQ(bt_trim_leftovers(&tr->t, 1), 1);
 	CHECK_EQ(bt_trim_leftovers(&tr->t, 0), 0);
 	lc.below = lc.all = 0;
 	CHECK_EQ(bt_walk(&tr->t, NULL, leaf_count_cb, &lc), 0);
 	CHECK_EQ(lc.all, (long)tr->md.n);
+	CHECK_EQ(lc.under, 0);
 	tree_verify(tr);
 	verify_backward(tr);
 	tree_free(tr);
