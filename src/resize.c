@@ -140,7 +140,12 @@ static int resize_locked(struct cfs_fs *fs, uint64_t size, struct cfs_resize_res
 {
 	struct cfs_super nsb;
 	const char *why;
-	int ret = grow_plan(fs, size, &nsb, res);
+	int ret;
+
+	/* a size between two blocks is its whole blocks, as resize2fs reads
+	 * it: an image file is extended to that */
+	size -= size % fs->bsize;
+	ret = grow_plan(fs, size, &nsb, res);
 
 	if (ret < 0 || nsb.nchunks == fs->sb.nchunks)
 		return ret;

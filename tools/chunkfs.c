@@ -185,8 +185,9 @@ static const struct command commands[] = {
 	  "resize2fs does: an unmounted IMAGE, or a mounted one through its\n"
 	  "MOUNTPOINT while in use (as xfs_growfs does).  Whole chunks are added\n"
 	  "(at most 256), so up to a chunk's worth stays unused.  SIZE (K, M, G,\n"
-	  "T suffixes) defaults to the whole file or device; an image file\n"
-	  "shorter than SIZE is extended.  Shrinking is refused.\n" },
+	  "T suffixes; whole blocks of it count) defaults to the whole file or\n"
+	  "device; an image file shorter than SIZE is extended.  Shrinking is\n"
+	  "refused.\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -74,10 +74,20 @@ check_exit resize_size_fsck_clean 0 "$C" fsck -f -n "$img"
 data_intact && "$C" cat "$img" /big | cmp -s big - && pass resize_size_data_intact ||
 	fail resize_size_data_intact "a file differs"
 
+# a SIZE between two blocks is its whole blocks (it used to be refused:
+# "the device holds only" the bytes the file was just extended to)
+if expect_exit 0 "$C" resize "$img" $((28667 * 4096 + 4095)) &&
+   [ "$(stat -c %s "$img")" = $((28667 * 4096)) ] && [ "$(chunks "$img")" = 7 ]; then
+	pass resize_size_partial_block
+else
+	fail resize_size_partial_block "size $(stat -c %s "$img"): $(cat "$OUT" "$ERR")"
+fi
+check_exit resize_partial_fsck_clean 0 "$C" fsck -f -n "$img"
+
 # ---- refusals ---------------------------------------------------------------
 cp "$img" before.img
 if expect_exit 1 "$C" resize "$img" 64M &&
-   grep -q 'grow.img: shrinking is not supported: the filesystem needs 24572 blocks of 4096 bytes, the new size holds 16384$' "$ERR" &&
+   grep -q 'grow.img: shrinking is not supported: the filesystem needs 28667 blocks of 4096 bytes, the new size holds 16384$' "$ERR" &&
    cmp -s before.img "$img"; then
 	pass resize_refuses_shrink
 else
