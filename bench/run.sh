@@ -312,6 +312,22 @@ full_chunk_lists() {
 	[ "${#FULL_LISTS[@]}" = "$k" ]
 }
 
+# grow_one_chunk IMG COPY: COPY is IMG grown by one chunk (chunkfs resize,
+# offline), the chunk the allocator gives the next new directory: the
+# nearly empty chunk of issue 13's target 2 that a data set spread over
+# every chunk has none of.  IMG stays as it was for the cases after.
+grow_one_chunk() {
+	local img=$1 copy=$2 size chunk
+	cp --sparse=always "$img" "$copy" || return 1
+	size=$(stat -c %s "$copy")
+	chunk=$("$CHUNKFS" info --json "$copy" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["blocks_per_chunk"] * d["block_size"])') || return 1
+	# whole chunks are added: one and a half chunks' worth adds one
+	"$CHUNKFS" resize "$copy" $(( size + chunk + chunk / 2 )) >"$RAW/grow.out" 2>&1
+}
+
 # chunk_fill IMG LIST: "used/inodes" of the chunks in LIST ("3,7")
 chunk_fill() {
 	"$CHUNKFS" info --json "$1" | python3 -c '
@@ -386,7 +402,7 @@ make_images() {
 # (KEY: cfs_crash for the fresh directory, cfs_crash_full1/2 for appends in
 # 1 or 2 full chunks), then the repair with fsck -p and a forced check
 crash_measure() {
-	local n=$1 key=$2 ic=$W/a$1.chunkfs r dl
+	local n=$1 key=$2 ic=${3:-$W/a$1.chunkfs} r dl
 	dl=$(dirty_list "$ic")
 	meta "A.$n.$key.method" "$CRASH_METHOD"
 	meta "A.$n.$key.dirty" "$dl"
@@ -453,6 +469,15 @@ section_a() {
 			meta "A.$n.cfs_crash_full$k.chunks" "$FULL_CHUNKS"
 			crash_measure "$n" "cfs_crash_full$k"
 		done
+
+		say "A $n/3: crash in a new directory in a nearly empty chunk (a copy grown by one chunk)"
+		if grow_one_chunk "$ic" "$W/grown.img"; then
+			crash_workload "$W/grown.img" fresh /zz_crash_empty
+			crash_measure "$n" cfs_crash_empty "$W/grown.img"
+		else
+			warn "chunkfs resize of a copy of data set $n failed: crash skipped"
+		fi
+		rm -f "$W/grown.img"
 
 		if [ "$n" = 3 ]; then
 			case $ONLY in *P*) profile_fsck "$ic" "$ie" ;; esac
