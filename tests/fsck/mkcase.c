@@ -1307,19 +1307,42 @@ static uint8_t *frag_leaf(struct img *m, const char *img, uint64_t *b)
 	return node;
 }
 
+/* /d1/frag's first two extent records, decoded, to be changed and put
+ * back (frag_two_put: resealed and saved) */
+struct frag_two {
+	struct img m;
+	uint64_t b, lblk[2];
+	uint32_t pblk[2], len[2];
+	uint8_t *rec;
+};
+
+static void frag_two_get(struct frag_two *f, const char *img)
+{
+	int i;
+
+	f->rec = cfs_node_recs(frag_leaf(&f->m, img, &f->b));
+	for (i = 0; i < 2; i++)
+		cfs_extent_decode(f->rec + i * CFS_EXT_SIZE, &f->lblk[i], &f->pblk[i], &f->len[i]);
+}
+
+static void frag_two_put(struct frag_two *f)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		cfs_extent_encode(f->rec + i * CFS_EXT_SIZE, f->lblk[i], f->pblk[i], f->len[i]);
+	reseal(&f->m, f->b);
+	img_save(&f->m);
+}
+
 /* /d1/frag's extent node: the second record maps the first one's block too */
 static void d_extent_self_overlap(const char *img)
 {
-	uint32_t pblk0, pblk1, len0, len1;
-	uint64_t b, lblk0, lblk1;
-	struct img m;
-	uint8_t *r0 = cfs_node_recs(frag_leaf(&m, img, &b));
+	struct frag_two f;
 
-	cfs_extent_decode(r0, &lblk0, &pblk0, &len0);
-	cfs_extent_decode(r0 + CFS_EXT_SIZE, &lblk1, &pblk1, &len1);
-	cfs_extent_encode(r0 + CFS_EXT_SIZE, lblk1, pblk0, len1);
-	reseal(&m, b);
-	img_save(&m);
+	frag_two_get(&f, img);
+	f.pblk[1] = f.pblk[0];
+	frag_two_put(&f);
 }
 
 /* /d1/frag's extent node: the last record moved past the end of any file
@@ -1344,17 +1367,12 @@ static void d_extent_impossible(const char *img)
  * must remove the impossible record, not the other one under that key */
 static void d_extent_impossible_dup(const char *img)
 {
-	uint32_t pblk0, pblk1, len0, len1;
-	uint64_t b, lblk0, lblk1;
-	struct img m;
-	uint8_t *r0 = cfs_node_recs(frag_leaf(&m, img, &b));
+	struct frag_two f;
 
-	cfs_extent_decode(r0, &lblk0, &pblk0, &len0);
-	cfs_extent_decode(r0 + CFS_EXT_SIZE, &lblk1, &pblk1, &len1);
-	cfs_extent_encode(r0, lblk0, 1, len0);
-	cfs_extent_encode(r0 + CFS_EXT_SIZE, lblk0, pblk1, len1);
-	reseal(&m, b);
-	img_save(&m);
+	frag_two_get(&f, img);
+	f.pblk[0] = 1;
+	f.lblk[1] = f.lblk[0];
+	frag_two_put(&f);
 }
 
 /* /d1/frag's extent node: the second record took the first one's key,
@@ -1362,16 +1380,11 @@ static void d_extent_impossible_dup(const char *img)
  * later out of key order */
 static void d_extent_key_dup(const char *img)
 {
-	uint32_t pblk0, pblk1, len0, len1;
-	uint64_t b, lblk0, lblk1;
-	struct img m;
-	uint8_t *r0 = cfs_node_recs(frag_leaf(&m, img, &b));
+	struct frag_two f;
 
-	cfs_extent_decode(r0, &lblk0, &pblk0, &len0);
-	cfs_extent_decode(r0 + CFS_EXT_SIZE, &lblk1, &pblk1, &len1);
-	cfs_extent_encode(r0 + CFS_EXT_SIZE, lblk0, pblk1, len1);
-	reseal(&m, b);
-	img_save(&m);
+	frag_two_get(&f, img);
+	f.lblk[1] = f.lblk[0];
+	frag_two_put(&f);
 }
 
 /* /d2's entry link-multi (naming /d1/multi in chunk 1, through a stub in
