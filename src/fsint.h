@@ -64,7 +64,11 @@ struct inode {
 	int nchain;
 };
 
-#define ICACHE_SLOTS 4096
+/* The inode cache's buckets: 2^ICACHE_BITS at first, doubled whenever it
+ * holds more than two inodes a bucket (a mount keeps every inode the
+ * kernel knows: a million after a walk of a million files). */
+#define ICACHE_BITS     12
+#define ICACHE_BITS_MAX 24
 
 struct cfs_fs {
 	struct cfs_bdev *bd;
@@ -84,7 +88,9 @@ struct cfs_fs {
 	struct chunk *chunks;
 	pthread_mutex_t icache_lock;
 	pthread_cond_t icache_cond;     /* an inode finished loading */
-	struct inode *icache[ICACHE_SLOTS];
+	struct inode **icache;          /* 2^icache_bits buckets (inode.c) */
+	unsigned icache_bits;
+	size_t icache_count;            /* inodes hashed */
 	pthread_rwlock_t op_lock;       /* shared by ops, exclusive to clean */
 	pthread_mutex_t rename_lock;    /* serialises directory moves */
 	pthread_mutex_t spread_lock;
@@ -318,6 +324,11 @@ uint64_t inode_location(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *off);
  * reads as a free inode; <0: the cluster map cannot be read. */
 int inode_slot_present(struct cfs_fs *fs, cfs_ino_t ino);
 int inode_get(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out);
+/* The inode cache's first buckets (-ENOMEM), and how many there are now:
+ * a walk of every bucket holds icache_lock, or it may miss inodes moved
+ * when a load grows the table. */
+int icache_init(struct cfs_fs *fs);
+size_t icache_buckets(const struct cfs_fs *fs);
 /* Read an in-memory inode's dinode and variable area again from the
  * table (scrub, after a repair); the caller holds it locked. */
 int inode_reload(struct cfs_fs *fs, struct inode *ip);

@@ -104,23 +104,77 @@ int inode_reload(struct cfs_fs *fs, struct inode *ip)
 	return inode_read(fs, ip);
 }
 
+/* Fibonacci hashing: the chunk number in the top bits and the local
+ * number below both reach the bucket (ino % buckets left the chunk out:
+ * local number l of every chunk shared one list) */
+static size_t icache_slot(const struct cfs_fs *fs, cfs_ino_t ino)
+{
+	return (uint32_t)((uint32_t)ino * 0x9E3779B1u) >> (32 - fs->icache_bits);
+}
+
+int icache_init(struct cfs_fs *fs)
+{
+	fs->icache_bits = ICACHE_BITS;
+	fs->icache = calloc((size_t)1 << ICACHE_BITS, sizeof(*fs->icache));
+	return fs->icache ? 0 : -ENOMEM;
+}
+
+size_t icache_buckets(const struct cfs_fs *fs)
+{
+	return (size_t)1 << fs->icache_bits;
+}
+
 static struct inode *icache_find(struct cfs_fs *fs, cfs_ino_t ino)
 {
 	struct inode *ip;
 
-	for (ip = fs->icache[ino % ICACHE_SLOTS]; ip; ip = ip->hnext)
+	for (ip = fs->icache[icache_slot(fs, ino)]; ip; ip = ip->hnext)
 		if (ip->ino == ino)
 			return ip;
 	return NULL;
+}
+
+/* Twice the buckets, every inode moved (under icache_lock).  Without the
+ * memory the lists just grow longer. */
+static void icache_grow(struct cfs_fs *fs)
+{
+	size_t i, n = icache_buckets(fs);
+	struct inode **old = fs->icache, **t = calloc(2 * n, sizeof(*t)), *ip;
+
+	if (!t)
+		return;
+	fs->icache = t;
+	fs->icache_bits++;
+	for (i = 0; i < n; i++)
+		while ((ip = old[i])) {
+			size_t k = icache_slot(fs, ip->ino);
+
+			old[i] = ip->hnext;
+			ip->hnext = t[k];
+			t[k] = ip;
+		}
+	free(old);
+}
+
+static void icache_hash(struct cfs_fs *fs, struct inode *ip)
+{
+	size_t k;
+
+	if (++fs->icache_count > 2 * icache_buckets(fs) && fs->icache_bits < ICACHE_BITS_MAX)
+		icache_grow(fs);
+	k = icache_slot(fs, ip->ino);
+	ip->hnext = fs->icache[k];
+	fs->icache[k] = ip;
 }
 
 static void icache_unhash(struct cfs_fs *fs, struct inode *ip)
 {
 	struct inode **p;
 
-	for (p = &fs->icache[ip->ino % ICACHE_SLOTS]; *p; p = &(*p)->hnext)
+	for (p = &fs->icache[icache_slot(fs, ip->ino)]; *p; p = &(*p)->hnext)
 		if (*p == ip) {
 			*p = ip->hnext;
+			fs->icache_count--;
 			return;
 		}
 }
@@ -171,8 +225,7 @@ int inode_get(struct cfs_fs *fs, cfs_ino_t ino, struct inode **out)
 		return -ENOMEM;
 	}
 	ip->loading = 1;
-	ip->hnext = fs->icache[ino % ICACHE_SLOTS];
-	fs->icache[ino % ICACHE_SLOTS] = ip;
+	icache_hash(fs, ip);
 	pthread_mutex_unlock(&fs->icache_lock);
 	ret = inode_read(fs, ip);
 	pthread_mutex_lock(&fs->icache_lock);

@@ -478,7 +478,7 @@ static int loading_in(struct cfs_fs *fs, const uint8_t *touched)
 	struct inode *ip;
 	size_t i;
 
-	for (i = 0; i < ICACHE_SLOTS; i++)
+	for (i = 0; i < icache_buckets(fs); i++)
 		for (ip = fs->icache[i]; ip; ip = ip->hnext)
 			if (ip->loading && touched[CFS_INO_CHUNK(ip->ino)])
 				return 1;
@@ -498,7 +498,7 @@ static int inodes_pin(struct cfs_fs *fs, const uint8_t *touched, struct inode **
 	pthread_mutex_lock(&fs->icache_lock);
 	while (loading_in(fs, touched))
 		pthread_cond_wait(&fs->icache_cond, &fs->icache_lock);
-	for (i = 0; i < ICACHE_SLOTS && ret == 0; i++)
+	for (i = 0; i < icache_buckets(fs) && ret == 0; i++)
 		for (ip = fs->icache[i]; ip; ip = ip->hnext) {
 			if (ip->loading)
 				continue;

@@ -450,13 +450,14 @@ static void fs_free(struct cfs_fs *fs)
 {
 	size_t i;
 
-	for (i = 0; i < ICACHE_SLOTS; i++)
+	for (i = 0; fs->icache && i < icache_buckets(fs); i++)
 		while (fs->icache[i]) {
 			struct inode *ip = fs->icache[i];
 
 			fs->icache[i] = ip->hnext;
 			inode_destroy(ip);
 		}
+	free(fs->icache);
 	cache_destroy(&fs->cache);
 	if (fs->chunks)
 		icl_release(fs);
@@ -478,6 +479,10 @@ static struct cfs_fs *fs_alloc(struct cfs_bdev *bd, int flags, int own)
 
 	if (!fs)
 		return NULL;
+	if (icache_init(fs) < 0) {
+		free(fs);
+		return NULL;
+	}
 	fs->bd = bd;
 	fs->own_bd = own;
 	fs->rdonly = (flags & CFS_OPEN_RDONLY) || bd->read_only;
@@ -661,7 +666,7 @@ static int orphan_chunks(struct cfs_fs *fs, uint8_t *held)
 	int ret = 0;
 
 	pthread_mutex_lock(&fs->icache_lock);
-	for (i = 0; i < ICACHE_SLOTS && ret == 0; i++)
+	for (i = 0; i < icache_buckets(fs) && ret == 0; i++)
 		for (ip = fs->icache[i]; ip && ret == 0; ip = ip->hnext) {
 			if (ip->loading || !ip->d.mode || ip->d.nlink || ip->deleted)
 				continue;
@@ -773,20 +778,26 @@ static struct inode *orphan_find(struct cfs_fs *fs, size_t slot)
 
 /* Unlinked inodes still open at close die now.  Releasing one drops its
  * continuations from the cache, which can unlink the next inode of the
- * bucket's list: each bucket is searched again from its start. */
+ * bucket's list: each bucket is searched again from its start.  Loading
+ * one can grow the table and move inodes to buckets already searched:
+ * the search goes round again until a round releases nothing. */
 static int release_orphans(struct cfs_fs *fs)
 {
 	struct inode *ip;
 	size_t i;
-	int ret = 0, r;
+	int ret = 0, r, again;
 
-	for (i = 0; i < ICACHE_SLOTS; i++)
-		while ((ip = orphan_find(fs, i))) {
-			ip->open = 0;
-			r = inode_release(fs, ip);
-			if (r < 0 && ret == 0)
-				ret = r;
-		}
+	do {
+		again = 0;
+		for (i = 0; i < icache_buckets(fs); i++)
+			while ((ip = orphan_find(fs, i))) {
+				ip->open = 0;
+				again = 1;
+				r = inode_release(fs, ip);
+				if (r < 0 && ret == 0)
+					ret = r;
+			}
+	} while (again);
 	return ret;
 }
 

@@ -1,7 +1,8 @@
 /* Unit tests of an inode's life under device faults and crashes
  * (src/inode.c, src/file.c, src/super.c): inline data moved out to a block
  * when a device call fails half-way, the release of an inode deleted while
- * open when that fails at close, and such an inode across a crash.
+ * open when that fails at close, and such an inode across a crash; the
+ * inode cache growing with the inodes held.
  *
  * The filesystem lives on the fault-injecting memory device; the blocks a
  * step needs are dropped from the cache first (cache_forget on clean
@@ -210,11 +211,48 @@ static void test_open_orphan_survives_crash(void)
 	cfs_bdev_destroy(crashed);
 }
 
+/* A mount holds every inode the kernel knows.  The cache's buckets grow
+ * with them (a fixed 4,096 made lists of 250 at a million), and every
+ * inode held is found again, itself, after each growth. */
+static void test_icache_grows(void)
+{
+	struct cfs_mkfs_opts o = { .size = SIZE, .block_size = BS, .chunks = 2,
+				   .inodes = 16384 };
+	size_t k, n = (size_t)3 << ICACHE_BITS, base;
+	struct inode **held = calloc(n, sizeof(*held)), *ip;
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs;
+	uint32_t ipc;
+
+	CHECK(held != NULL);
+	CHECK_OK(fixture_mkfs(SIZE, &o, &dev, &fs));
+	ipc = fs->sb.inodes_per_chunk;
+	CHECK((uint64_t)ipc * fs->sb.nchunks >= n);
+	CHECK_EQ(icache_buckets(fs), (size_t)1 << ICACHE_BITS);
+	base = fs->icache_count;
+	/* free slots of both chunks load as well as files do */
+	for (k = 0; k < n; k++)
+		CHECK_OK(inode_get(fs, CFS_INO_MAKE(k % 2, 1 + k / 2), &held[k]));
+	CHECK(icache_buckets(fs) >= n / 2);   /* at most two inodes a bucket */
+	for (k = 0; k < n; k++) {
+		CHECK_OK(inode_get(fs, CFS_INO_MAKE(k % 2, 1 + k / 2), &ip));
+		CHECK(ip == held[k]);
+		inode_put(fs, ip);
+	}
+	for (k = 0; k < n; k++)
+		inode_put(fs, held[k]);
+	CHECK_EQ(fs->icache_count, base);
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(dev);
+	free(held);
+}
+
 int main(void)
 {
 	TEST_RUN(test_inline_move_read_faults);
 	TEST_RUN(test_inline_move_write_faults);
 	TEST_RUN(test_close_release_fault);
 	TEST_RUN(test_open_orphan_survives_crash);
+	TEST_RUN(test_icache_grows);
 	return TEST_DONE();
 }
