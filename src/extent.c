@@ -350,14 +350,14 @@ struct walk_ctx {
 	int (*cb)(void *ctx, const struct extent *e, int is_node, uint32_t node_rel);
 	void *ctx;
 	uint64_t next;          /* where the next record may start */
-	struct ext_skipped sk;
+	struct ext_skipped *sk; /* the caller's, or ext_walk's own */
 };
 
 static void walk_misplaced(struct walk_ctx *w, const struct extent *e)
 {
-	if (w->sk.nmisplaced < EXT_MISPLACED_MAX)
-		w->sk.misplaced[w->sk.nmisplaced] = *e;
-	w->sk.nmisplaced++;
+	if (w->sk->nmisplaced < EXT_MISPLACED_MAX)
+		w->sk->misplaced[w->sk->nmisplaced] = *e;
+	w->sk->nmisplaced++;
 }
 
 /* Extents at or past hi after one below it are a split's leftovers
@@ -400,7 +400,7 @@ static int ext_walk_node(void *vc, struct bt_node *n, int level, uint64_t lo, ui
 			if (ret)
 				return ret;
 		}
-		w->sk.leftovers += stale;
+		w->sk->leftovers += stale;
 	}
 	if (n->priv)
 		return w->cb(w->ctx, NULL, 1, (uint32_t)n->ptr);
@@ -413,15 +413,17 @@ int ext_walk(struct cfs_fs *fs, struct inode *ip,
 {
 	struct ext_ctx x;
 	struct btree t;
-	struct walk_ctx w = { .fs = fs, .ip = ip, .cb = cb, .ctx = ctx };
+	struct ext_skipped own;
+	struct walk_ctx w = { .fs = fs, .ip = ip, .cb = cb, .ctx = ctx, .sk = sk ? sk : &own };
 	int ret = 0;
 
+	/* the counts only: the records are written as they are found (the
+	 * quick pass walks every inode's map) */
+	w.sk->leftovers = w.sk->nmisplaced = 0;
 	if (ip->d.flags & CFS_IFL_EXTENTS) {
 		ext_tree(fs, ip, &x, &t);
-		ret = bt_walk(&t, &w.sk.leftovers, ext_walk_node, &w);
+		ret = bt_walk(&t, &w.sk->leftovers, ext_walk_node, &w);
 	}
-	if (sk)
-		*sk = w.sk;
 	return ret;
 }
 
