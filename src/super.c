@@ -450,7 +450,7 @@ static void fs_free(struct cfs_fs *fs)
 {
 	size_t i;
 
-	for (i = 0; fs->icache && i < icache_buckets(fs); i++)
+	for (i = 0; i < icache_buckets(fs); i++)
 		while (fs->icache[i]) {
 			struct inode *ip = fs->icache[i];
 
