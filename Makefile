@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # chunkfs build (GNU make).
 #
 #   make / make all   build/libchunkfs.a, build/libchunkfs.so, build/chunkfs

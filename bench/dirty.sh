@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # bench/dirty.sh: section D of bench/run.sh, the critic's question of 2007
 # ("the more write load, the more chunks are dirty") answered with numbers.

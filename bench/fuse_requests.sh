@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/fuse_requests.sh: which FUSE requests the kernel sends to the
 # chunkfs daemon per operation (create, stat, unlink, mkdir, rename, a
 # write+close), from the daemon's own counts ($CHUNKFS_REQUEST_COUNTS,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Deterministic source-tree-like data set for the chunkfs benchmarks.
 
     gen_dataset.py [--seed S] [--top T] [--big K] [--big-mib M] OUT FILES

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # bench/lib.sh: helpers for bench/run.sh.  Sourced, never run.
 #

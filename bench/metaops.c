@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* metaops: the metadata and many-writers workloads of the chunkfs benchmark.
  *
  *   metaops create DIR N [SIZE]   mkdir DIR/dNNN (1000 files each) and create N files

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/metaside.sh: create / stat / unlink of N files through the chunkfs
 # mount and through fuse2fs, side by side in one run on the same machine,
 # each from one process (bench/metaops.c: no process start per file).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Turn bench/run.sh's raw measurements into REPORT.md and its PNG plots.
 
     report.py RAW_DIR RESULTS_DIR

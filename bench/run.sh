@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # chunkfs benchmarks side by side with e2fsck, fuse2fs and kernel ext4.
 #
 #   bench/run.sh [small|medium|large]      (what `make bench SCALE=...` runs)

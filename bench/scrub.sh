@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/scrub.sh: the online check (chunkfs scrub) against a metadata
 # workload and against the offline check (issue 12's benchmark).
 #

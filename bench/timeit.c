@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* timeit: run a command and report its wall time and peak memory.
  *
  *   timeit OUTFILE TIMEOUT_SECONDS CMD [ARG...]

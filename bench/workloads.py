@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Write workloads for the crash benchmarks (bench/run.sh section A,
 bench/dirty.sh), and the pickers that choose where they write.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libchunkfs: public API.
  *
  * chunkfs is one filesystem split into up to 256 independently checkable

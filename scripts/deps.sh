@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Install the Debian packages chunkfs needs to build and test, only those
 # that are missing.  Idempotent, and fast (no apt at all) when everything is
 # present.  Uses sudo only when not root.

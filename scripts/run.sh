@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `make run`: mount a default image and say what to do with it.
 #
 #   scripts/run.sh [IMAGE]        (default chunkfs.img in the source tree)

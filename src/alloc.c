@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Allocation policy: which chunk a new inode, a new directory or a file's
  * next blocks go to.  The rules and the measurements behind them are in
  * docs/ALLOCATION.md; the space rules a user can rely on are in README.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Generic block-device accessors.
  *
  * All argument and bounds checking happens here, once, so backends can

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Block device layer: the only code in chunkfs that touches storage.
  *
  * Everything above this interface reads and writes whole blocks by number.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* In-memory fault-injecting backend for crash tests.
  *
  * The device is one byte array holding the volatile view: what reads see.

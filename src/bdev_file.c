@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* File / block-device backend.
  *
  * pread/pwrite carry their own offset, so one descriptor can be shared by

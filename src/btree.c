@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Generic B+tree engine; see btree.h for the rules it keeps. */
 #include "btree.h"
 

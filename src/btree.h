@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A B+tree with 64-bit keys and variable-length leaf records, used for
  * extent maps (fixed 16-byte records in blocks of the inode's chunk) and
  * directories (name records in logical blocks of the directory).

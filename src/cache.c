@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Block cache with LRU eviction and write-back. */
 #include "cache.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Block cache: the only path from the filesystem to the block device.
  *
  * Buffers are reference counted.  Their contents are protected by the

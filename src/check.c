@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* cfs_check: a read-only, whole-image consistency check, written apart
  * from fsck (src/fsck/) so that the tests have an oracle that does not
  * share fsck's mistakes; checking with repair, per chunk, is fsck's job.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Chunks: header, clean/dirty state, block and inode bitmaps, allocation.
  *
  * Bitmap and inode-table blocks are initialised lazily (the header keeps a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* CRC-32C (Castagnoli).
  *
  * Two implementations with identical results: software slicing-by-8 and,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef CHUNKFS_CRC32C_H
 #define CHUNKFS_CRC32C_H
 

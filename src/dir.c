@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Directories: a B+tree of name records keyed by a 63-bit name hash,
  * stored in the directory's own logical blocks (so a directory continues
  * across chunks exactly like file data).  Logical block 0 is the root.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Extent maps: each inode (head or continuation) maps logical blocks onto
  * blocks of its own chunk with a B+tree rooted in the inode (the first
  * CFS_EXT_ROOT_SIZE bytes of its variable area).  Leaf records and node

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A repair's fence (docs/LOCKING.md, "Scrub"): while src/scrub.c checks
  * and repairs a set of chunks with the filesystem in use, an operation
  * naming an inode of one of them waits at its entry until the repair is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* File data: inline data, and the logical block map of a file across its
  * chain of continuation inodes.
  *

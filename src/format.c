@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Encoders and decoders for the fixed on-disk structures: superblock,
  * common metadata block header, chunk header, inode.  Their offsets
  * (format.h) are the contract documented in docs/FORMAT.md. */

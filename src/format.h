@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The chunkfs on-disk format: constants, byte offsets, decoded structures
  * and their codecs.  docs/FORMAT.md is the prose contract (its section
  * numbers are given in brackets).  The format layer is this header,

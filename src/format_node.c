@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Encoders and decoders for the structures inside data-area blocks and the
  * inode's variable area: extent and directory node blocks, extent and
  * directory leaf records, xattr entries and overflow blocks.  Offsets are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Per-inode operations of the public API: attributes, data, xattrs. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Internal state of an open chunkfs, shared by the library's layers.
  * What each lock below protects, and the order they are taken in:
  * docs/LOCKING.md. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Inode clusters (feature DYNINODES, FORMAT.md 10.4).
  *
  * When a chunk's inode table is used up, the chunk makes CFS_ICL_INODES

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* In-memory inodes: a reference-counted cache over the inode tables. */
 #include <errno.h>
 #include <stdlib.h>

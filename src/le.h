@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Little-endian field helpers.  The format layer (format.h, format.c,
  * format_node.c) reads and writes every on-disk field through these, at a
  * byte offset named in format.h; no packed structs are cast over buffers. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Namespace operations of the public API: lookup, create, link, unlink,
  * rmdir, rename, readdir and path resolution.
  *

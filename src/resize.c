@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Grow a filesystem into space its device gained (resize2fs, xfs_growfs).
  *
  * Every chunk has the same size (docs/FORMAT.md section 6), so growing

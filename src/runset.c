@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sorted, merged sets of block runs; see runset.h. */
 #include "runset.h"
 

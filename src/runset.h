@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A set of block runs (chunk-relative), kept sorted with touching runs
  * merged: what a chunk freed since a flush (chunk_blocks_freed).  Runs
  * merge as frees repeat over the same area, so where data churns the set

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Online check and repair of a mounted filesystem, one chunk at a time:
  * the checker of src/fsck/ run on what is on the disk while the
  * filesystem stays in use (`chunkfs scrub`, the daemon's errors=repair).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Filesystem lifecycle: mkfs, open, sync, clean marking, close, and the
  * global information calls. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Cached node blocks shared by the extent and directory trees; see
  * tree_node.h. */
 #include "tree_node.h"

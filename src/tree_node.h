@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Node blocks of the extent and directory trees (FORMAT.md 12, 14.2):
  * both keep each non-root node in one metadata block of the cache, with
  * the owning inode's number in it.  What differs between the two trees is

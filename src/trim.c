@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* chunkfs trim: discard the free runs of each chunk's data area.
  *
  * Free means clear in the block bitmap as it is on disk after a flush:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* chunkfs trim: give the free blocks of a filesystem back to the storage
  * under it (holes in an image file, discards on a disk).
  *

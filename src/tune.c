@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* chunkfs tune: the superblock fields that may change after mkfs.
  *
  * The UUID seeds every checksum and is copied into every chunk header, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* chunkfs tune: change the label, the UUID and the default mount options,
  * which live in the superblock only (primary and backup).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small shared helpers: clocks and the per-thread open-error message. */
 #include <stdarg.h>
 #include <stdio.h>

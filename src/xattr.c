@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Extended attributes: packed entries at the end of the inode's variable
  * area, overflowing into one block of the inode's own chunk (layouts:
  * format.h, FORMAT.md 15).  Namespaces: 1 user, 2 trusted, 3 security,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Cross-chunk references.
  *
  * A directory entry in directory D (head in chunk A) naming inode X in

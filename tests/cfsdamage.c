@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cfsdamage: the damage the CLI and mount tests do to an image, through
  * tests/damage.h and the format layer, so that no test script writes an
  * on-disk offset or a checksum by hand.  Built by cfsdamage_build

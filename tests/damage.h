@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Damaging images: what the corruption tests (test_corrupt.c,
  * test_fsck_random.c), the fsck case maker (tests/fsck/mkcase.c) and the
  * fuzz harness share.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Test fixtures: filesystems and images on the in-memory fault device.
  *
  * Shared by the unit tests (#include "fixture.h") and the fuzz harness

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Power cuts at every write, in the spirit of littlefs's reentrant tests:
  * a workload runs on the fault-injecting device from a pristine image, the
  * power is cut after its k-th write for every k (the unflushed writes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A deterministic pseudo-random generator for the tests: xorshift64*, the
  * same sequence on every libc (unlike rand()).  The test seeds rng (never
  * with 0) and replays a run by seeding it again.  Header-only: the fuzz

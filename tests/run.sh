@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Run every chunkfs test and sum the results.
 #
 #   tests/run.sh BUILDDIR        e.g. tests/run.sh build/san   (make check)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Minimal test harness shared by every unit test binary.
  *
  * A test file defines functions `static void test_xxx(void)` and lists them

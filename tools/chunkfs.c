@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs: the multi-call command (mkfs, info and offline file access).
  *
  * Dispatch is on argv[1] ("chunkfs mkfs ...") or on the name it was

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs info --map / --svg: a picture of the chunks.
  *
  * One cell per chunk: its state (clean, dirty, error, unreadable), how full

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs get / put: copy files and trees out of and into an image.
  *
  * Both keep modes, times (ns), symlinks, hard links, special files, xattrs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Offline file access: ls, stat, cat, mkdir, rm, ln, mv. */
 #include <dirent.h>
 #include <errno.h>

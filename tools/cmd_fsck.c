@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs fsck: e2fsck's options and fsck(8)'s exit codes over the
  * library's parallel, dirty-chunk-only checker.  Its output (lines,
  * summary, --json) is chunkfs scrub's too (tools/fsck_ui.h). */

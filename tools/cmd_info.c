@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs info: geometry, features and per-chunk state, as text or JSON. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs mkfs: create a filesystem (e2fsprogs-style options). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs mount: the launcher of the FUSE daemon.
  *
  *   chunkfs mount [-f] [-d] [-o OPTIONS] IMAGE DIR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs resize: grow a filesystem into the space its file or device
  * gained: an unmounted image (resize2fs's job), or a mounted one given by
  * its mount point, which asks the daemon (xfs_growfs's way, an ioctl:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs scrub: check and repair a mounted filesystem, one chunk at a
  * time, as xfs_scrub and e2scrub do.  The mount's daemon runs the checker
  * of chunkfs fsck on each chunk (cfs_scrub) when asked through an ioctl

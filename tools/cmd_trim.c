@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs trim: give the free blocks of an unmounted image back to the
  * storage, as fstrim does for a mounted filesystem: holes punched in an
  * image file (so it takes less space on the host), discards on a disk.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs tune: change the label, the UUID and the default mount options
  * of an unmounted image (tune2fs's job), or list them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What is on a device or image file before mkfs writes over it: who holds
  * it (mounted, or open exclusively), and which signatures libblkid finds
  * there.  mke2fs does the same (O_EXCL, check_mount_point, blkid probes).

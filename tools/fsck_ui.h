@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What chunkfs fsck prints, shared with chunkfs scrub (tools/cmd_scrub.c),
  * which reports the same problems of a mounted filesystem the same way:
  * the problem lines, the summary, --json, the progress and the exit code

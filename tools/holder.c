@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Who is using an image: a chunkfs mount of it (and its daemon), or a
  * daemon still writing after its mount went away.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The chunkfs FUSE daemon: what the launcher (tools/cmd_mount.c: options,
  * checks before mounting, daemon start-up) shares with the FUSE operations
  * (tools/mount_ops.c: thin op_* handlers over libchunkfs, one ops table,

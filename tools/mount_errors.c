@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the daemon does when the library records an error in a chunk
  * (-o errors=, as ext4's), and the background scrub (-o scrub_interval=).
  *

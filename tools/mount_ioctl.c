@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs mount: ioctls on the mount.
  *
  * The kernel passes a FUSE filesystem "restricted" ioctls only: the

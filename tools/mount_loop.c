@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs mount: the loop that takes FUSE requests from /dev/fuse.
  *
  * libfuse's multi-threaded loop lets every idle worker sleep in read(2)

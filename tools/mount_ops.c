@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs mount: the FUSE operations (libfuse3 low-level API), as in
  * libfuse's example/passthrough_ll.c: one thin op_* handler per request
  * over one library call, and one ops table.  The launcher (options, the

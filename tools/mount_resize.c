@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's side of online grow (tools/resize_ioctl.h), a case of the
  * mount's ioctl dispatch (tools/mount_ioctl.c).  cfs_resize excludes every
  * other operation while it adds chunks, so a workload only pauses.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's side of online check and repair (tools/scrub_ioctl.h),
  * cases of the mount's ioctl dispatch (tools/mount_ioctl.c).  One scrub
  * runs at a time; the report of the last chunk scrubbed is kept until the

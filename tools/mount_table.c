@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs mount: what the mount table says about a directory, for the
  * launcher's checks (a dead mount left at DIR, remount). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Online grow: what `chunkfs resize MOUNTPOINT` asks the mount's daemon,
  * as xfs_growfs asks XFS, through an ioctl on the mount's root directory
  * (FUSE passes it to the daemon: tools/mount_resize.c).

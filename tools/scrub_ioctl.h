@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Online check and repair: what `chunkfs scrub MOUNTPOINT` asks the
  * mount's daemon, as xfs_scrub asks XFS, through ioctls on the mount's
  * root directory (tools/mount_scrub.c answers).

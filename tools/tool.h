@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shared declarations of the chunkfs multi-call command.
  *
  * Conventions: helpers return 0 or a negative errno; commands return a

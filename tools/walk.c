@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Directory listing, tree-walk cycle guard and the progress line shared by
  * the commands that walk trees (ls -R, rm -r, get -r, put -r). */
 #include <errno.h>

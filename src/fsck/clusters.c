@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* fsck step A for inode clusters (DYNINODES, FORMAT.md 10.4): the map
  * blocks named by the chunk header, each cluster's place and contents, and
  * the cluster blocks in the truth map.  Clusters are found through the map

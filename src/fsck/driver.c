@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* fsck's driver: which chunks to check, the workers that check them (every
  * chunk's step A, then every chunk's step B), escalation to every chunk
  * when directories lost entries naming other chunks, the root and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* fsck internals: the state of a check, the problem table's API, and what
  * the passes share.
  *

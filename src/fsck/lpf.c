@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* fsck: the root directory, /lost+found, and the reconnection of the
  * inodes no directory names (orphans) into it.  Runs after every chunk's
  * steps, serially, through the namespace layer. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* fsck step A: one chunk's inodes, block maps, bitmaps and header counts.
  * It reads only its own chunk, so every chunk's step A runs in parallel;
  * what it leaves (sound inodes, maps and bitmaps) is what step B trusts. */

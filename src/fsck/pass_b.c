@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* fsck step B: one chunk's references -- continuation chains, directory
  * entries, back-reference stubs and link counts.  A reference to another
  * chunk is verified by reading just the partner inode (or, for a stub, one

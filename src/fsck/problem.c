@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The problem table, after e2fsck's problem.c: every finding of the checker
  * has a code, a message that describes the finding only, the action a fix
  * takes, whether preen may take it, and the FORMAT.md invariant it

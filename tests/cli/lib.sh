@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # tests/cli/lib.sh: helpers for the CLI test scripts.  Sourced, never run.
 #

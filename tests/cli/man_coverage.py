@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Check that a manual page and the --help it documents agree.
 
     man_coverage.py CHUNKFS MANDIR PAGE

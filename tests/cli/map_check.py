@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Check `chunkfs info --map` text or an --svg file against `info --json`.
 
     map_check.py text JSON MAPFILE      map_check.py svg JSON SVGFILE

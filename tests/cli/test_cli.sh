@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # CLI tests of the chunkfs command: usage and option checking, mkfs, info
 # (text and JSON), offline file access, tree round trips, error behaviour
 # and damaged images.  See tests/cli/lib.sh for the protocol.

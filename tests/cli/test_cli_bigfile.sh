@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # "Done means" of issue 2: a 256 MiB image with 64 chunks accepts a
 # 200 MiB file through put; info shows it spread over several chunks via
 # continuations; cat returns it byte-identical.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Corruption met by a command marks its chunk in error on disk with an error
 # record; chunkfs info shows it (text and JSON); fsck -p checks exactly that
 # chunk.  The damage: one bit of a directory's node block, on the image.

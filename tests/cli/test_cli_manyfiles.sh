@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # "Done means" of issue 2: put -r of a tree of 100,000 small files into a
 # 64-chunk image and get -r back is identical, and files under the inline
 # limit use no data block.  CLI_MANY_FILES overrides the count.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # CLI tests that chunkfs never destroys or misreports data, whatever the
 # user types (issue 10): mkfs over another filesystem, over a mounted or
 # busy device, SIZE on a block device; fsck with conflicting modes; put

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Bash completion (completion/chunkfs): load it in bash, with and without
 # the bash-completion package, and check real completions: commands,
 # options from --help, mount options after -o, images, mount points and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The dyninodes feature from the command line (FORMAT.md 10.4): mkfs sets
 # it by default and -O ^dyninodes leaves it out; an image of the old
 # layout runs out of inodes at its table, checks clean, and `tune -O

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # chunkfs info --map and --svg: every cell agrees with info --json (state,
 # tenths of blocks and inodes used, continuation and cross-chunk marks),
 # the SVG parses as XML, hostile labels are escaped, bad uses are refused.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Manual pages (man/*.[58]): mandoc lint, and every command and option of
 # each --help documented in its page and the reverse (man_coverage.py).
 . "$(dirname "$0")/lib.sh"

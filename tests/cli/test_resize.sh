@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # chunkfs resize on image files: grow after truncate, or to a SIZE that
 # extends the file; whole chunks are added, info shows them, fsck -f -n is
 # clean, the old files are intact and the new space holds a file that did

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # chunkfs trim: after rm, the image file takes as much room on the host as
 # before; after trim, the freed blocks are holes (st_blocks falls) and the
 # files left are intact and the image checks clean.

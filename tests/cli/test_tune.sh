@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # chunkfs tune: label, UUID and default mount options round trip through
 # the superblock and its backup; the data stays readable and the image
 # checks clean; bad input changes nothing.

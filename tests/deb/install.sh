@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test-timeout: 600
 # The Debian packages (make deb): build them (or take DEB_DIR's), check
 # lintian's verdict, install them on this machine, use what they installed

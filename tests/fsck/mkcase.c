@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mkcase: images for the fsck corruption library (tests/fsck/run.sh).
  *
  *   mkcase build IMG            populated 4-chunk image (+ IMG.manifest)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The fsck corruption library, in the spirit of e2fsprogs' tests/f_*.
 # test-timeout: 1500  (48 cases, 4-6 fsck runs each: 90 s on an idle machine; 900 s seen with a load average of 50 at 42)
 #

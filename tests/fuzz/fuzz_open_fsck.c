@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer harness over the image-open, read-only walk and fsck paths.
  *
  * Input: one flag byte, then the image (1 KiB blocks; padded with zeros to

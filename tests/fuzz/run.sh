@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # libFuzzer over the image-open, read-only walk and fsck paths
 # (tests/fuzz/fuzz_open_fsck.c), for FUZZ_SECONDS seconds (default 20;
 # `make fuzz` runs 300).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # libchunkfs.so exports exactly the functions include/chunkfs.h declares
 # (the library is built with -fvisibility=hidden, the header sets default
 # visibility around its declarations), so a program's own names never

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The library's files form layers: no two of them (a folder under src/
 # counts as one) call each other, directly or round a longer cycle.  Read
 # from the symbols of the objects make built (BUILDDIR/obj/src).  Run by

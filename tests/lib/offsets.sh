@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One home for on-disk layouts: outside the format layer (src/format.h,
 # format.c, format_node.c, le.h) no file of the library or the command
 # reads or writes an on-disk field itself (get_le*/put_le*) or computes a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The admin tools on a mounted image: info --map / --svg show the live
 # state and say the image is mounted; tune and trim are refused while
 # mounted; the default mount options tune stores are applied by the mount;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cfscheck: the library's read-only consistency check (cfs_check) of an
  * image, for the mount tests (the chunkfs command has no check yet).
  *

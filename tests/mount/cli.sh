@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The mount command itself (issue 3 part 1 and 3): daemon and foreground
 # modes, unmounting by umount/fusermount3/SIGTERM/SIGINT, the refusals
 # (usage, missing directory, not an image, image in use, unknown incompat

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Concurrency over a mount: several processes at once create, write,
 # append, truncate, read back (checked), rename (across directories and
 # chunks, and over each other's files), link and delete, in their own

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Crash: kill -9 the daemon in the middle of a workload confined to one
 # top-level directory.  Afterwards `chunkfs info` shows dirty exactly the
 # chunk that directory lives in (chunks are marked dirty before their first

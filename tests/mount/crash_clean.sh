@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # kill -9 of the daemon while idle chunks are being marked clean
 # (clean_after=1) and others stay busy: an untar loop into /u and a churn
 # of creates, renames and unlinks in /churn.R, a directory it makes in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Inodes through the mount (issue 11 item 2, FORMAT.md 10.4): an image of
 # the old layout (-O ^dyninodes, the fixed inode tables images had before
 # the feature) mounts, runs out of inodes with df -i saying so, unmounts

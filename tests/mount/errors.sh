@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Corruption met through the mount is remembered: one bit of a file's inode
 # flipped on the image of a clean chunk; through the mount, reading the file
 # fails with EBADMSG while another chunk's files read fine; after umount

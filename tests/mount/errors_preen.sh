@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # -o errors=repair returns a chunk to service (issue 12 item 4): damage the
 # library meets in normal operation and preen may fix.
 # The inode bitmap of chunk W loses the bit of a file in use (cfsdamage

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Corruption that only a structure's own rules catch is remembered too: the
 # root node of directory /a claims B+tree level 7, its checksum valid (so
 # the block layer sees nothing).  Through the mount, listing /a fails with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test-timeout: 900
 # Filling through the mount (issue 11): a 2 GiB filesystem of 64 chunks
 # filled to 60% with 48 MiB files, then with small files (0-9,000 bytes)

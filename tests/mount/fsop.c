@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fsop: run file system calls from a script and check each result.
  *
  *   fsop [-C DIR] < SCRIPT

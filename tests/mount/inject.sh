@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test-timeout: 600
 # Random damage to a mounted filesystem, repaired online (issue 12): each
 # round flips random bits of one random metadata block (tests/cfsdamage.c

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # kill -9 of the daemon under a random stress workload, then recovery with
 # nobody to ask (issue 15).  Each round: mount, four processes run
 # `fsop stress` over eight top-level directories (in different chunks):

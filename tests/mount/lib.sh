@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # tests/mount/lib.sh: helpers for the mount tests.  Sourced, never run.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Locality of the dirty state (issue 3 part 3, "done means"): untarring a
 # 10,000-file tree into one subdirectory of a 64-chunk image leaves at most
 # a few chunks dirty while it runs, and none 10 seconds after it ends with

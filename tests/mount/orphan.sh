@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A file deleted while a process holds it open keeps its chunk dirty, so
 # that after a crash (kill -9 of the daemon) the mount's check frees its
 # space: write 50 MiB, wait for every chunk to go clean, open, rm, wait

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Real programs over a mount, and persistence: cp -a of a source tree (a
 # git clone, plus hard links, symlinks, a FIFO, a sparse file and xattrs)
 # compared by diff -r and by a listing of modes, sizes, times and links;

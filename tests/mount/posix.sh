@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # POSIX semantics over a real mount (issue 3 part 2): every call's exact
 # result and errno, as root and, where permissions matter, as uid 65534.
 # Each "== name" block of the fsop scripts below is one PASS/FAIL line.

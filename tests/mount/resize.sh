@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # chunkfs resize on a mounted image: the offline command refuses it; given
 # the mount point, the daemon grows it (the ioctl) while a workload keeps
 # writing and reading back files, the new space is usable at once, and

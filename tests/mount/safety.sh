@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The mount never destroys or misreports data (issue 10): fsck, mount and
 # info right after umount see the image as the daemon left it; fsck -n on
 # a mounted image warns; a dead mount at DIR is refused or replaced; a

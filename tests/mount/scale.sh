@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Scale over a mount: 100,000 files in one directory (created, counted,
 # listed exactly once each, persisted); readdir of a big directory while
 # other entries come and go; filling the filesystem to ENOSPC, deleting and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # chunkfs scrub: the checker of chunkfs fsck run on a mounted filesystem
 # (issue 12 item 3).
 #  - on a healthy filesystem with a workload running, scrub -n and scrub -y

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A repair holds up only the operations on the chunks it checks (issue 12
 # item 3; docs/LOCKING.md, "Scrub").
 #  - an inode of /a's chunk damaged behind the daemon's back; scrub -y of

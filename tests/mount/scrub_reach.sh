@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # An online repair checks the chunk and the chunks its findings reach, not
 # every chunk (issue 12 item 3), and a workload in another chunk goes on.
 #  - a file of chunk A named only in /lost+found (chunk R) as "#INO", the

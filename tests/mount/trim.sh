@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Giving space back through the mount (issue 14 item 4): fstrim(8) on the
 # mount point (FITRIM, a FUSE ioctl on the root directory) and -o discard
 # punch holes in the image file for blocks freed by rm -rf, so the image's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the placement policy (src/alloc.c, docs/ALLOCATION.md)
  * where a rule can be seen in a few operations: top-level directories made
  * by separate opens land in different chunks; with inode clusters a big

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Block-device layer: generic accessors, file backend, fault backend. */
 #include "bdev.h"
 #include "fixture.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the generic B+tree engine (src/btree.h) in isolation.
  *
  * The tree runs over an in-memory node store written here: malloc'd

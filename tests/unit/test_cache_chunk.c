@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the block cache (src/cache.h) over the fault-injecting
  * memory device, and of chunk block/inode allocation (src/chunk.c) on a
  * filesystem made on that device, cross-checked with cfs_statfs,

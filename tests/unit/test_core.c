@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of libchunkfs through its public API on real image files:
  * namespace, data (inline, extents, continuations), xattrs, persistence
  * and the consistency check after each scenario. */

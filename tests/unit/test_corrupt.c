@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Damaged and hostile images never crash or hang libchunkfs.
  *
  * A populated image (directories, a directory big enough for a multi-node

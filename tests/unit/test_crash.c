@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Crash at every write point (tests/power.h): each workload runs on the
  * fault-injecting device, power is cut after write k for every k (unflushed
  * writes dropped, or a seeded random subset kept), and then, as at the boot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Crash at every write while one big directory's B+tree splits again and
  * again (tests/power.h): names that were on disk before the splits began
  * must survive every cut.  A split moves records out of a full node into a

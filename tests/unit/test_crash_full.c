@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Crash at every write (tests/power.h) on a nearly full filesystem: the
  * allocation paths of issue 11 that only a full image takes.  The image is
  * filled first, uncut, with small files until most chunks have no block

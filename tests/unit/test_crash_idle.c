@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Crash at every write (tests/power.h) of a workload during which idle
  * chunks are marked clean while another chunk stays busy, as the mount
  * does every clean_after seconds.  A chunk marked clean names inodes of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Crash at every write while a hole is punched in the middle of an extent
  * whose leaf is full (tests/power.h).  The punch shortens the extent in
  * place (its head) and inserts what is left after the hole (its tail); the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CRC-32C: known vectors, chaining, and hardware == software. */
 #include "crc32c.h"
 #include "test.h"

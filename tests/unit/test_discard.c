@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Discard (cfs_bdev_discard) on each backend, and cfs_trim over it: only
  * free data blocks are given back, files and metadata are untouched. */
 #include "bdev.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of corruption found inside decoded structures in normal
  * operation (issue 12 item 1): an impossible value in an extent tree node,
  * a directory node, a directory entry, an xattr block, a stub or a

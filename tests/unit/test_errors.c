@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of errors met in normal operation (issue 12 item 1): the
  * chunk holding the corruption is marked ERROR on disk at once, with an
  * error record in its header (feature ERROR_RECORD), the call fails with

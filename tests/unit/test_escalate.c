@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* When a check of the dirty chunks must go on to every chunk ("escalation",
  * src/fsck/driver.c), and when not.  A directory's entry naming a file of
  * another chunk has a stub there; an entry dropped or lost may leave its

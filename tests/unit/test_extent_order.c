@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Extent records out of key order (FORMAT.md 12): a damaged index key in
  * a file's extent root (the inode's checksum valid) leaves one leaf's
  * records outside the key range the index gives that leaf, where a lookup

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fill tests (issue 11 items 1 and 5): a workload writes until its first
  * ENOSPC, which must come only when the whole filesystem is out of room:
  * free blocks below 1% of the data blocks, or free inodes below 1% of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The format layer against docs/FORMAT.md: every codec puts every field at
  * the byte offset the document gives (written here as plain numbers, on
  * purpose: they are the contract, format.h only names them), decodes what

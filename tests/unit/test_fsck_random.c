@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Random damage: fsck repairs whatever it is given, and a repaired image is
  * consistent, opens normally, reads and can be emptied.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of inode clusters (feature DYNINODES, FORMAT.md 10.4;
  * src/icluster.c, the allocation in src/chunk.c, the location in
  * src/inode.c): a chunk whose inode table is used up makes inodes from its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of an inode's life under device faults and crashes
  * (src/inode.c, src/file.c, src/super.c): inline data moved out to a block
  * when a device call fails half-way, the release of an inode deleted while

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Randomized model test of libchunkfs.
  *
  * Thousands of random operations run against libchunkfs on the in-memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cfs_resize: growing by whole chunks into a bigger device, the refusals
  * (shrink, no room for a chunk, a device that cannot grow, read-only),
  * and a power cut at every write of a resize (tests/power.h): the image

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* runset: sorted, merged block runs, against a bitmap model. */
 #include "runset.h"
 #include "test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libchunkfs called from many threads at once, as the FUSE mount will.
  *
  * Private workers each own a top-level directory (spread over chunks)

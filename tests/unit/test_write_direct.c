@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The direct write path: whole blocks of a write go from the caller's
  * buffer to the device in one write, bypassing the block cache.
  *  - a cached (even dirty) copy of an overwritten block never wins over
