@@ -117,8 +117,19 @@ $(LIB_OBJS) $(LIB_PIC_OBJS) $(SAN_LIB_OBJS): Makefile
 
 # The mount (tools/cmd_mount.c) is built on libfuse3 (Debian libfuse3-dev,
 # installed by scripts/deps.sh).
-FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
-FUSE_LIBS   := $(or $(shell pkg-config --libs fuse3 2>/dev/null),-lfuse3) -lm
+# FUSE over io_uring needs libfuse >= 3.18: where the system's is older,
+# scripts/fuse3.sh (run by scripts/deps.sh) builds Debian's source package
+# into FUSE3_PREFIX as a static library, and that one is linked.
+FUSE3_PREFIX ?= $(CURDIR)/build/fuse3/inst
+FUSE3_PCDIR  := $(firstword $(dir $(wildcard $(FUSE3_PREFIX)/lib/*/pkgconfig/fuse3.pc \
+		$(FUSE3_PREFIX)/lib/pkgconfig/fuse3.pc)))
+ifneq ($(FUSE3_PCDIR),)
+FUSE_PKGCONFIG := PKG_CONFIG_PATH=$(FUSE3_PCDIR) pkg-config --static
+else
+FUSE_PKGCONFIG := pkg-config
+endif
+FUSE_CFLAGS := $(shell $(FUSE_PKGCONFIG) --cflags fuse3 2>/dev/null)
+FUSE_LIBS   := $(or $(shell $(FUSE_PKGCONFIG) --libs fuse3 2>/dev/null),-lfuse3) -lm
 # mkfs probes and wipes old signatures with libblkid (Debian libblkid-dev);
 # FUSE_LIBS is what the command links besides the library.
 FUSE_LIBS   += $(or $(shell pkg-config --libs blkid 2>/dev/null),-lblkid)
@@ -130,6 +141,13 @@ endif
 # The daemon is tools/cmd_mount.c (the launcher) and tools/mount_*.c.
 FUSE_SRCS := $(wildcard tools/cmd_mount.c tools/mount_*.c)
 $(FUSE_SRCS:%.c=$(B)/obj/%.o) $(FUSE_SRCS:%.c=$(SAN)/obj/%.o): EXTRA_CPPFLAGS := $(FUSE_CFLAGS)
+# The daemon's objects and the command are built again when the libfuse
+# they use changes (scripts/fuse3.sh ran, or the system's was upgraded):
+# make sees only the headers' timestamps, not which headers.
+FUSE_STAMP := $(B)/fuse-flags
+$(shell mkdir -p $(B) && echo '$(FUSE_CFLAGS) $(FUSE_LIBS)' | cmp -s - $(FUSE_STAMP) || \
+	echo '$(FUSE_CFLAGS) $(FUSE_LIBS)' > $(FUSE_STAMP))
+$(FUSE_SRCS:%.c=$(B)/obj/%.o) $(FUSE_SRCS:%.c=$(SAN)/obj/%.o) $(PROG) $(SAN_PROG): $(FUSE_STAMP)
 
 # ---- libraries ------------------------------------------------------------
 # The archive is rebuilt from scratch so removed sources leave no stale
@@ -303,8 +321,9 @@ deb:
 	# without this make's MAKEFLAGS (B=... from the command line: tests/deb
 	# builds in its own directory) the package's own make would clean and
 	# build there, deleting the tree it is building from
+	# the copy has no build/: the libfuse scripts/fuse3.sh built is this tree's
 	cd $(DEB_DIR)/chunkfs-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-		dpkg-buildpackage -us -uc -b
+		FUSE3_PREFIX=$(FUSE3_PREFIX) dpkg-buildpackage -us -uc -b
 	lintian --info --display-info $(DEB_DIR)/*.changes | tee $(DEB_DIR)/lintian.txt
 
 # tests/deb/install.sh on the packages just built: lintian clean, install,
@@ -315,7 +334,13 @@ deb:
 deb-check: deb
 	DEB_DIR=$(abspath $(DEB_DIR)) bash tests/deb/install.sh
 
+# build/fuse3 (libfuse built by scripts/fuse3.sh) outlives `make clean`:
+# it takes a download to make again.  `make distclean` removes it too.
+.PHONY: distclean
 clean:
+	rm -rf $(filter-out $(B)/fuse3,$(wildcard $(B)/*))
+
+distclean:
 	rm -rf $(B)
 
 -include $(ALL_DEPS)

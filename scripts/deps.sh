@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Install the Debian packages chunkfs needs to build and test, only those
 # that are missing.  Idempotent, and fast (no apt at all) when everything is
-# present.  Uses sudo only when not root.
+# present.  Uses sudo only when not root.  Then scripts/fuse3.sh builds
+# libfuse >= 3.18 into build/fuse3/ where the system's is older.
 #
 #   scripts/deps.sh [EXTRA-PACKAGE...]
 #
@@ -23,6 +24,9 @@ packages=(
 	clang           # the libFuzzer harness (tests/fuzz)
 	libclang-rt-14-dev # libFuzzer's runtime for clang 14
 	fdisk          # sfdisk: tests make partition tables for mkfs to name
+	# libfuse >= 3.18 (FUSE over io_uring), built by scripts/fuse3.sh from
+	# Debian's source package while the system's is older
+	meson ninja-build liburing-dev libnuma-dev
 	debhelper dpkg-dev fakeroot lintian # make deb, and tests/deb in make check
 	"$@"
 )
@@ -40,21 +44,22 @@ missing=()
 for p in "${packages[@]}"; do
 	installed "$p" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-	exit 0
-fi
-
-SUDO=()
-if [ "$(id -u)" -ne 0 ]; then
-	if ! command -v sudo >/dev/null 2>&1; then
-		echo "deps.sh: need root (or sudo) to install: ${missing[*]}" >&2
-		exit 1
+if [ ${#missing[@]} -gt 0 ]; then
+	SUDO=()
+	if [ "$(id -u)" -ne 0 ]; then
+		if ! command -v sudo >/dev/null 2>&1; then
+			echo "deps.sh: need root (or sudo) to install: ${missing[*]}" >&2
+			exit 1
+		fi
+		SUDO=(sudo)
 	fi
-	SUDO=(sudo)
+
+	echo "deps.sh: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-echo "deps.sh: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-	apt-get install -y -q --no-install-recommends "${missing[@]}"
+# libfuse >= 3.18 where the system's is older (nothing to do, quickly, once built)
+bash "$(dirname "$0")/fuse3.sh"

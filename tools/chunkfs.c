@@ -27,6 +27,8 @@ bool mount_helper_call(int argc, char **argv);
 /* admin commands: tools/cmd_tune.c */
 int cmd_tune(int argc, char **argv);
 int cmd_mount_defaults(int argc, char **argv);
+/* For --version: the libfuse linked, and FUSE over io_uring (cmd_mount.c) */
+void mount_version(FILE *f);
 /* tools/cmd_trim.c */
 int cmd_trim(int argc, char **argv);
 /* tools/cmd_resize.c */
@@ -139,6 +141,9 @@ static const struct command commands[] = {
 	  "                    fstrim DIR does it on demand\n"
 	  "  noatime, relatime (default), strictatime, nodiratime\n"
 	  "  max_threads=N     FUSE worker threads (default: number of CPUs, 2-16)\n"
+	  "  io_uring, no_io_uring\n"
+	  "                    FUSE over io_uring (the default where libfuse and the\n"
+	  "                    kernel have it), or over /dev/fuse\n"
 	  "  and the usual FUSE and mount options (see mount.chunkfs(8)).\n"
 	  "remount,ro and remount,rw (root) change a live mount.  ext4 options\n"
 	  "that mean nothing here (user_xattr, lazytime, barrier, ...) are ignored,\n"
@@ -645,6 +650,7 @@ static int main_dispatch(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
 		printf("chunkfs %s\n", CFS_VERSION_STRING);
+		mount_version(stdout);
 		return EX_OK;
 	}
 	c = find_command(argv[1]);

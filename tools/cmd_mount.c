@@ -49,6 +49,7 @@ struct mopts {
 	bool diratime;
 	bool discard;
 	unsigned max_threads;
+	enum transport transport;       /* io_uring (default where offered) or not */
 	char *fuse;                     /* options passed on to libfuse */
 };
 
@@ -170,6 +171,10 @@ static int mount_opt(struct mopts *o, const char *opt)
 		if (parse_u64(opt + 12, &n) < 0 || n < 1 || n > 1024)
 			return usage_error("mount", "bad max_threads '%s' (1-1024)", opt + 12);
 		o->max_threads = (unsigned)n;
+		return 0;
+	}
+	if (strcmp(opt, "io_uring") == 0 || strcmp(opt, "no_io_uring") == 0) {
+		o->transport = opt[0] == 'i' ? TRANSPORT_URING : TRANSPORT_DEV;
 		return 0;
 	}
 	if (strcmp(opt, "nocheck") == 0)
@@ -590,18 +595,78 @@ static int check_mountpoint(const char *dir)
 	return 0;
 }
 
+void mount_version(FILE *f)
+{
+	fprintf(f, "libfuse %s; FUSE over io_uring: %s\n", fuse_pkgversion(),
+		!mount_uring_built() ? "not in this libfuse (3.18 or later has it)" :
+		mount_uring_kernel_on() ? "yes (the default)" :
+		"built in, off in the kernel");
+}
+
+/* Which transport the mount asks for: io_uring where this build and the
+ * kernel have it (said once when the kernel has it off), unless
+ * no_io_uring; -o io_uring where it cannot be had is an error. */
+static int pick_transport(struct mnt *m, struct mopts *o)
+{
+	bool kernel = mount_uring_kernel_on();
+
+	m->uring = false;
+	/* libfuse's own switch, for running a test suite on both transports
+	 * without changing its every mount: an explicit option wins */
+	if (o->transport == TRANSPORT_AUTO && getenv("FUSE_URING_ENABLE"))
+		o->transport = atoi(getenv("FUSE_URING_ENABLE")) ? TRANSPORT_URING :
+			       TRANSPORT_DEV;
+	if (o->transport == TRANSPORT_DEV) {
+		/* or libfuse would take the ring with the table of /dev/fuse */
+		setenv("FUSE_URING_ENABLE", "0", 1);
+		return 0;
+	}
+	if (!mount_uring_built()) {
+		if (o->transport == TRANSPORT_URING) {
+			err_msg("%s: -o io_uring: this chunkfs was built with libfuse %s, "
+				"which has no FUSE over io_uring (3.18 or later has)",
+				o->dir, fuse_pkgversion());
+			return -1;
+		}
+		return 0;
+	}
+	if (!kernel) {
+		const char *how = "as root, echo Y > %s (or boot with fuse.enable_uring=1)";
+
+		if (o->transport == TRANSPORT_URING) {
+			err_msg("%s: -o io_uring: the kernel has FUSE over io_uring off or "
+				"lacks it; to turn it on: ", o->dir);
+			fprintf(stderr, how, mount_uring_param());
+			fputc('\n', stderr);
+			return -1;
+		}
+		if (access(mount_uring_param(), F_OK) == 0) {
+			fprintf(stderr, "%s: %s: serving over /dev/fuse: FUSE over io_uring "
+				"is off in the kernel; ", tool_prog, o->dir);
+			fprintf(stderr, how, mount_uring_param());
+			fputc('\n', stderr);
+		}
+		return 0;
+	}
+	m->uring = true;
+	return 0;
+}
+
 static struct fuse_session *session_new(struct mnt *m, struct mopts *o)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se = NULL;
+	/* libfuse keeps a copy of the table */
+	struct fuse_lowlevel_ops ops = m->uring ? mount_uring_ops() : chunkfs_ops;
 
 	if (fuse_opt_add_arg(&args, tool_prog) == 0 &&
 	    (!o->debug || fuse_opt_add_arg(&args, "-d") == 0) &&
-	    fuse_opt_add_arg(&args, "-o") == 0 && fuse_opt_add_arg(&args, o->fuse) == 0) {
+	    fuse_opt_add_arg(&args, "-o") == 0 && fuse_opt_add_arg(&args, o->fuse) == 0 &&
+	    (!m->uring || fuse_opt_add_arg(&args, "-oio_uring") == 0)) {
 		/* max_write=, max_background= and friends tune conn */
 		m->conn_opts = fuse_parse_conn_info_opts(&args);
 		if (m->conn_opts)
-			se = fuse_session_new(&args, &chunkfs_ops, sizeof(chunkfs_ops), m);
+			se = fuse_session_new(&args, &ops, sizeof(ops), m);
 	}
 	fuse_opt_free_args(&args);
 	return se;
@@ -617,8 +682,12 @@ static int serve(struct mnt *m, struct mopts *o)
 	ret = cleaner_start(m);
 	if (ret == 0)
 		ret = scrubber_start(m);
+	if (ret == 0 && m->uring)
+		ret = mount_uring_start(o->max_threads);
 	if (ret == 0)
 		ret = mount_loop(m->se, o->max_threads, &old);
+	if (m->uring)
+		mount_uring_stop();
 	scrubber_stop(m);
 	cleaner_stop(m);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -640,6 +709,8 @@ static int run_mount(struct mopts *o, const char *image)
 	pthread_mutex_init(&m.nlock, NULL);
 	if (check_dead_mount(o, image) < 0 || check_mountpoint(o->dir) < 0 ||
 	    final_fuse_opts(o, image) < 0)
+		return EX_FAIL;
+	if (pick_transport(&m, o) < 0)
 		return EX_FAIL;
 	if (open_image(o, image, &m.fs, &lockfd) < 0)
 		goto out;

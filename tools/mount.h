@@ -39,6 +39,8 @@
 #define SPACE_RECHECK_MS    20
 
 enum atime_mode { ATIME_OFF, ATIME_REL, ATIME_STRICT };
+/* -o io_uring, -o no_io_uring, or neither: io_uring where offered */
+enum transport { TRANSPORT_AUTO, TRANSPORT_URING, TRANSPORT_DEV };
 /* -o errors= (tools/mount_errors.c) */
 enum errors_mode { ERRORS_CONTINUE, ERRORS_RO, ERRORS_REPAIR };
 
@@ -64,6 +66,7 @@ struct mnt {
 	enum atime_mode atime;
 	bool diratime;
 	bool rdonly;
+	bool uring;              /* asked for FUSE over io_uring */
 	bool discard;            /* -o discard: trim freed blocks, batched */
 	double clean_after;
 	/* the cleaner thread */
@@ -121,6 +124,17 @@ struct mnt {
 
 extern const struct fuse_lowlevel_ops chunkfs_ops;
 
+/* FUSE over io_uring (tools/mount_uring.c) */
+bool mount_uring_built(void);           /* libfuse >= 3.18 with io_uring */
+bool mount_uring_kernel_on(void);       /* the fuse module's enable_uring */
+const char *mount_uring_param(void);    /* its path in /sys */
+bool mount_uring_serving(void);         /* a request came over a ring */
+struct fuse_lowlevel_ops mount_uring_ops(void);
+int mount_uring_start(unsigned nthreads);
+void mount_uring_stop(void);
+void mount_uring_block(void);
+void mount_uring_repair(int begin);     /* around every cfs_scrub */
+
 /* ioctls on the mount (tools/mount_ioctl.c): one dispatch, one case each */
 void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		 struct fuse_file_info *fi, unsigned flags, const void *in,
@@ -137,6 +151,9 @@ int mount_scrub_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_
 		      struct chunkfs_scrub_arg *out);
 int mount_scrub_read_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_size,
 			   struct chunkfs_scrub_page *out);
+/* cfs_scrub, telling the io_uring transport that requests may wait */
+int mount_cfs_scrub(struct mnt *m, uint32_t chunk, const struct cfs_fsck_opts *o,
+		    struct cfs_fsck_result *res);
 /* cfs_scrub of one chunk, each problem written to records (may be NULL) */
 int mount_scrub_chunk(struct mnt *m, uint32_t chunk, int mode, struct cfs_fsck_result *res,
 		      FILE *records);

@@ -85,7 +85,7 @@ static void scrub_one(struct mnt *m, uint32_t c, bool repair)
 	struct cfs_fsck_opts o = { .mode = CFS_FSCK_PREEN, .report = log_problem,
 				   .problem = problem_queue, .ctx = m };
 	struct cfs_fsck_result r;
-	int ret = cfs_scrub(m->fs, c, &o, &r);
+	int ret = mount_cfs_scrub(m, c, &o, &r);
 
 	if (ret < 0) {
 		fuse_log(FUSE_LOG_ERR, "chunkfs: %s: scrub of chunk %u failed: %s\n", m->image,

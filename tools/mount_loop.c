@@ -208,8 +208,12 @@ void mount_loop_block(void *ctx, int begin)
 	struct loop *l = t_loop;
 
 	(void)ctx;
-	if (!l || !begin)
+	if (!begin)
 		return;
+	if (!l) {
+		mount_uring_block();    /* not one of ours: the io_uring pool's? */
+		return;
+	}
 	pthread_mutex_lock(&l->lock);
 	if (t_reader) {
 		t_reader = false;

@@ -57,6 +57,20 @@ static int may_scrub(fuse_req_t req)
 	return uid == 0 || uid == getuid();
 }
 
+/* Every check of the mounted image goes through here: while one runs, a
+ * request over io_uring may wait at its fence, so every one passes to the
+ * pool of workers (tools/mount_uring.c). */
+int mount_cfs_scrub(struct mnt *m, uint32_t chunk, const struct cfs_fsck_opts *o,
+		    struct cfs_fsck_result *res)
+{
+	int ret;
+
+	mount_uring_repair(1);
+	ret = cfs_scrub(m->fs, chunk, o, res);
+	mount_uring_repair(0);
+	return ret;
+}
+
 int mount_scrub_chunk(struct mnt *m, uint32_t chunk, int mode, struct cfs_fsck_result *res,
 		      FILE *records)
 {
@@ -69,7 +83,7 @@ int mount_scrub_chunk(struct mnt *m, uint32_t chunk, int mode, struct cfs_fsck_r
 	}
 	if (mode != CFS_FSCK_NO && m->rdonly)
 		return -EROFS;
-	return cfs_scrub(m->fs, chunk, &o, res);
+	return mount_cfs_scrub(m, chunk, &o, res);
 }
 
 int mount_scrub_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_size,
