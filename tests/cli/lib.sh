@@ -154,12 +154,23 @@ same() {
 	fi
 }
 
+# The library with its internal names, next to a chunkfs binary: build/
+# has libchunkfs-internal.a (libchunkfs.a there exports only the API);
+# build/san's libchunkfs.a is never installed and has them all.
+internal_lib() {
+	if [ -f "$1/libchunkfs-internal.a" ]; then
+		echo "$1/libchunkfs-internal.a"
+	else
+		echo "$1/libchunkfs.a"
+	fi
+}
+
 cfsdamage_build() {
 	local bdir flags=(-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g)
 	bdir=$(dirname "$CHUNKFS")
 	[ "${bdir##*/}" = san ] && flags+=(-fsanitize=address,undefined)
 	cc "${flags[@]}" -I"$CHUNKFS_SRC/include" -I"$CHUNKFS_SRC/src" -I"$CHUNKFS_SRC/tests" \
-		-o "$1" "$CHUNKFS_SRC/tests/cfsdamage.c" "$bdir/libchunkfs.a" -pthread
+		-o "$1" "$CHUNKFS_SRC/tests/cfsdamage.c" "$(internal_lib "$bdir")" -pthread
 }
 
 finish() {

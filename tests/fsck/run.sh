@@ -55,7 +55,7 @@
 
 HERE=$CHUNKFS_SRC/tests/fsck
 BUILD=$(cd "$(dirname "$CHUNKFS")" && pwd)
-LIB=$BUILD/libchunkfs.a
+LIB=$(internal_lib "$BUILD")
 UPDATE=${FSCK_UPDATE:-0}
 MK=$TESTDIR/mkcase
 

@@ -18,6 +18,9 @@ if [ -z "$so" ]; then
 	fail exports_found "no libchunkfs.so beside $CHUNKFS or one level up (make all builds it)"
 	finish
 fi
+# The installed archive, beside the .so (build/san's libchunkfs.a is the
+# sanitizer build's own, with every internal name, and is never installed).
+ar=$(dirname "$so")/libchunkfs.a
 
 lib=$TESTDIR/.lib
 # Functions the header declares: after the preprocessor, so comments and
@@ -46,6 +49,23 @@ else
 	fail exports_whole_api "chunkfs.h declares but $so does not export: $(echo $missing | head -c 400)"
 fi
 
+# The archive too: its global symbols are the API's, nothing else (each
+# program linking it statically would otherwise meet every internal name).
+if [ ! -f "$ar" ]; then
+	fail exports_archive_found "no $ar (make all builds it)"
+else
+	nm -g --defined-only "$ar" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u >"$lib/archived"
+	extra=$(comm -13 "$lib/declared" "$lib/archived")
+	missing=$(comm -23 "$lib/declared" "$lib/archived")
+	if [ -n "$extra" ]; then
+		fail exports_archive_only_api "$ar has $(echo "$extra" | wc -l) global names chunkfs.h does not declare: $(echo $extra | head -c 400)"
+	elif [ -n "$missing" ]; then
+		fail exports_archive_only_api "chunkfs.h declares but $ar does not define: $(echo $missing | head -c 400)"
+	else
+		pass exports_archive_only_api
+	fi
+fi
+
 # A program with functions named like the library's internal ones (crc32c,
 # cache_get, ...; internal cfs_ names too) uses the library through the
 # API.  Were they exported, the library's calls would bind to the
@@ -61,7 +81,8 @@ cat >"$lib/names.c" <<'PROG'
 MINE(crc32c) MINE(cache_get) MINE(buf_put) MINE(inode_get) MINE(inode_put)
 MINE(file_read) MINE(file_write) MINE(dir_lookup) MINE(dir_add) MINE(bt_insert)
 MINE(chunk_alloc_blocks) MINE(chunk_mark_dirty) MINE(cfs_bdev_read)
-MINE(cfs_bdev_write) MINE(cfs_set_error) MINE(cfs_dinode_csum_ok)
+MINE(cfs_bdev_write) MINE(cfs_set_error) MINE(cfs_dinode_csum_ok) MINE(is_head)
+MINE(add_orphan)
 
 int main(int argc, char **argv)
 {
@@ -92,5 +113,18 @@ elif expect_exit 0 "$lib/names" "$TESTDIR/names.img"; then
 	pass exports_no_collision
 else
 	fail exports_no_collision "$(head -c 300 "$ERR")"
+fi
+# The same program linked statically: the archive's internal names are
+# local, so the program's own is_head(), crc32c() and the rest link (they
+# used to clash: "multiple definition of `crc32c'").
+if [ -f "$ar" ]; then
+	if ! cc -std=c11 -D_GNU_SOURCE -O1 -I"$CHUNKFS_SRC/include" -o "$lib/names_static" \
+		"$lib/names.c" "$ar" -pthread 2>"$ERR"; then
+		fail exports_archive_no_collision "cannot link the test program with $ar: $(head -c 300 "$ERR")"
+	elif expect_exit 0 "$lib/names_static" "$TESTDIR/names_static.img"; then
+		pass exports_archive_no_collision
+	else
+		fail exports_archive_no_collision "$(head -c 300 "$ERR")"
+	fi
 fi
 finish
