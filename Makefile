@@ -189,10 +189,11 @@ $(SAN_LIB): $(SAN_LIB_OBJS)
 	$(AR) rcs $@ $^
 
 # With no objects yet, link an empty translation unit so the .so still exists.
-$(SHARED_LIB): $(LIB_PIC_OBJS)
+$(SHARED_LIB): $(LIB_PIC_OBJS) src/libchunkfs.map
 	@mkdir -p $(@D)
-	$(CC) -shared -pthread -Wl,-soname,$(SONAME) -Wl,-z,defs $(LDFLAGS) -o $@ \
-		$(if $^,$^,-x c /dev/null) $(LDLIBS)
+	$(CC) -shared -pthread -Wl,-soname,$(SONAME) -Wl,-z,defs \
+		-Wl,--version-script=src/libchunkfs.map $(LDFLAGS) -o $@ \
+		$(if $(filter %.o,$^),$(filter %.o,$^),-x c /dev/null) $(LDLIBS)
 
 # build/libchunkfs.so -> libchunkfs.so.0 -> libchunkfs.so.0.1.0, as installed.
 $(B)/$(SONAME): $(SHARED_LIB)

@@ -42,7 +42,6 @@ typedef uint32_t cfs_ino_t;
 #define CFS_MAX_CHUNKS          256
 
 struct cfs_fs;
-struct cfs_bdev;
 
 /* ---- mkfs ---- */
 struct cfs_mkfs_opts {
@@ -60,8 +59,6 @@ struct cfs_mkfs_opts {
 /* Create a filesystem on a file (created if missing, extended to size) or
  * block device. */
 int cfs_mkfs(const char *path, const struct cfs_mkfs_opts *opts);
-/* bd stays the caller's (not destroyed). */
-int cfs_mkfs_bdev(struct cfs_bdev *bd, const struct cfs_mkfs_opts *opts);
 /* The chunk count mkfs picks for a filesystem of nblocks blocks. */
 uint32_t cfs_mkfs_default_chunks(uint64_t nblocks, uint32_t block_size);
 
@@ -73,8 +70,6 @@ uint32_t cfs_mkfs_default_chunks(uint64_t nblocks, uint32_t block_size);
 				   rebuild destroyed chunk headers */
 
 int cfs_open(const char *path, int flags, struct cfs_fs **out);
-/* Takes ownership of bd (destroyed by cfs_close, or on failure). */
-int cfs_open_bdev(struct cfs_bdev *bd, int flags, struct cfs_fs **out);
 /* Flush everything, mark every chunk clean, release.  Always frees fs. */
 int cfs_close(struct cfs_fs *fs);
 /* Write every dirty buffer and flush the device; chunks stay dirty. */

@@ -146,4 +146,14 @@ int cfs_bdev_fault_load(struct cfs_bdev *bd, const char *path);
  * Returns NULL (size 0) for a non-fault device. */
 uint8_t *cfs_bdev_fault_bytes(struct cfs_bdev *bd, uint64_t *size);
 
+/* A filesystem on a block device of the library's own making (an image
+ * file, the fault-injecting device): for the chunkfs command and the
+ * tests, not exported (no public call makes a cfs_bdev).  mkfs leaves bd
+ * the caller's; open takes ownership (destroyed by cfs_close, or on
+ * failure). */
+struct cfs_mkfs_opts;
+struct cfs_fs;
+int cfs_mkfs_bdev(struct cfs_bdev *bd, const struct cfs_mkfs_opts *opts);
+int cfs_open_bdev(struct cfs_bdev *bd, int flags, struct cfs_fs **out);
+
 #endif

@@ -28,7 +28,10 @@ lib=$TESTDIR/.lib
 cc -E -P -I"$CHUNKFS_SRC/include" "$CHUNKFS_SRC/include/chunkfs.h" |
 	grep -oE '\bcfs_[a-z0-9_]+ *\(' | sed 's/ *($//' | sort -u >"$lib/declared"
 # What the linker itself may define in any shared object is not ours.
-nm -D --defined-only "$so" | awk 'NF == 3 { print $3 }' |
+# nm shows a symbol's version after @@; the version nodes themselves are
+# absolute symbols (A).
+nm -D --defined-only "$so" | awk 'NF == 3 && $2 != "A" { print $3 }' >"$lib/versioned"
+sed 's/@.*//' "$lib/versioned" |
 	grep -vxE '_init|_fini|_edata|_end|__bss_start' | sort -u >"$lib/exported"
 
 if [ "$(wc -l <"$lib/declared")" -lt 30 ]; then
@@ -47,6 +50,14 @@ if [ -z "$missing" ]; then
 	pass exports_whole_api
 else
 	fail exports_whole_api "chunkfs.h declares but $so does not export: $(echo $missing | head -c 400)"
+fi
+# every export is in a version node of src/libchunkfs.map
+unversioned=$(grep -v '@@*CHUNKFS_[0-9]' "$lib/versioned" |
+	grep -vxE '_init|_fini|_edata|_end|__bss_start' || true)
+if [ -z "$unversioned" ]; then
+	pass exports_versioned
+else
+	fail exports_versioned "exported without a CHUNKFS_ version: $(echo $unversioned | head -c 300)"
 fi
 
 # The archive too: its global symbols are the API's, nothing else (each
