@@ -44,7 +44,17 @@ typedef uint32_t cfs_ino_t;
 struct cfs_fs;
 
 /* ---- mkfs ---- */
+/* Structs that grow: cfs_mkfs_opts, cfs_fsck_opts and cfs_fsck_result
+ * start with struct_size, which the caller sets to sizeof the struct as
+ * its header has it (0: the layout of CHUNKFS_0.1, the first).  Fields
+ * are only ever added at the end.  The library reads nothing of an
+ * options struct past struct_size (later fields count as 0), refuses
+ * with -E2BIG one larger than it knows whose extra bytes are not all zero
+ * (options this library cannot honour), and writes nothing of a result
+ * past struct_size.  So a program built against an older or newer
+ * header works with this library: docs/API.md. */
 struct cfs_mkfs_opts {
+	uint32_t struct_size;   /* sizeof(struct cfs_mkfs_opts), or 0 */
 	uint64_t size;          /* bytes; 0 = use the existing file/device size */
 	uint32_t block_size;    /* 0 = 4096; power of two 1024..65536 */
 	uint32_t chunks;        /* 0 = automatic */
@@ -330,6 +340,7 @@ struct cfs_fsck_problem {
 };
 
 struct cfs_fsck_opts {
+	uint32_t struct_size;   /* sizeof(struct cfs_fsck_opts), or 0 */
 	int mode;               /* CFS_FSCK_* */
 	int force;              /* check clean chunks too (-f) */
 	int threads;            /* 0 = number of CPUs */
@@ -342,6 +353,8 @@ struct cfs_fsck_opts {
 };
 
 struct cfs_fsck_result {
+	uint32_t struct_size;   /* sizeof(struct cfs_fsck_result), or 0: set
+				   by the caller, kept by the library */
 	uint32_t chunks;        /* in the filesystem */
 	uint32_t checked;       /* chunks checked */
 	uint64_t problems;      /* found */

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -142,6 +143,21 @@ static inline int ino_valid(const struct cfs_fs *fs, cfs_ino_t ino)
 }
 
 double cfs_now_mono(void);
+/* Structs that grow (include/chunkfs.h): an options struct as the caller
+ * passed it, into dst as this library knows it (dsize bytes; first: the
+ * size of the CHUNKFS_0.1 layout, which struct_size 0 means), the rest
+ * zero; -E2BIG when it is larger and sets what we do not know, -EINVAL
+ * when smaller than the first layout.  cfs_struct_out copies a result
+ * back, no further than the caller's struct_size. */
+int cfs_struct_in(void *dst, size_t dsize, size_t first, const void *src);
+/* The CHUNKFS_0.1 layouts end at these fields (a later field goes after) */
+#define CFS_MKFS_OPTS_SIZE0 \
+	(offsetof(struct cfs_mkfs_opts, dyninodes) + sizeof(int))
+#define CFS_FSCK_OPTS_SIZE0 \
+	(offsetof(struct cfs_fsck_opts, problem) + sizeof(void (*)(void)))
+#define CFS_FSCK_RESULT_SIZE0 \
+	(offsetof(struct cfs_fsck_result, seconds) + sizeof(double))
+void cfs_struct_out(void *dst, size_t first, const void *src, size_t ssize);
 /* Room for element n of growable array a (esz-byte elements, *cap of them
  * allocated; doubling, starting at first): a or its moved copy, or NULL with
  * a and *cap unchanged. */

@@ -951,8 +951,8 @@ static int fenced_check(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck
 	return ret;
 }
 
-int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
-	      struct cfs_fsck_result *r)
+static int scrub_chunk(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
+		       struct cfs_fsck_result *r)
 {
 	uint8_t touched[CFS_MAX_CHUNKS] = { 0 };
 	struct findings h = { .o = o };
@@ -996,4 +996,20 @@ int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
 out:
 	pthread_mutex_unlock(&fs->scrub_lock);
 	return ret < 0 ? ret : 0;
+}
+
+/* o and r as this library knows them (include/chunkfs.h, "Structs that
+ * grow") */
+int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
+	      struct cfs_fsck_result *r)
+{
+	struct cfs_fsck_opts opts;
+	struct cfs_fsck_result res;
+	int ret = cfs_struct_in(&opts, sizeof(opts), CFS_FSCK_OPTS_SIZE0, o);
+
+	if (ret < 0)
+		return ret;
+	ret = scrub_chunk(fs, chunk, &opts, &res);
+	cfs_struct_out(r, CFS_FSCK_RESULT_SIZE0, &res, sizeof(res));
+	return ret;
 }

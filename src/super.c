@@ -201,7 +201,7 @@ out:
 	return ret;
 }
 
-int cfs_mkfs_bdev(struct cfs_bdev *bd, const struct cfs_mkfs_opts *o)
+static int mkfs_bdev(struct cfs_bdev *bd, const struct cfs_mkfs_opts *o)
 {
 	uint32_t bs = o->block_size ? o->block_size : 4096;
 	struct cfs_super sb;
@@ -293,6 +293,20 @@ int cfs_mkfs(const char *path, const struct cfs_mkfs_opts *o)
 	ret = cfs_mkfs_bdev(bd, o);
 	cfs_bdev_destroy(bd);
 	return ret;
+}
+
+/* o as this library knows it (include/chunkfs.h, "Structs that grow") */
+int cfs_mkfs_bdev(struct cfs_bdev *bd, const struct cfs_mkfs_opts *opts)
+{
+	struct cfs_mkfs_opts o;
+	int ret = cfs_struct_in(&o, sizeof(o), CFS_MKFS_OPTS_SIZE0, opts);
+
+	if (ret < 0) {
+		cfs_set_error(ret == -E2BIG ? "mkfs options this library does not know "
+			      "(a newer chunkfs.h)" : "bad struct_size in the mkfs options");
+		return ret;
+	}
+	return mkfs_bdev(bd, &o);
 }
 
 /* ---- open ---- */

@@ -2,7 +2,10 @@
 /* Small shared helpers: clocks and the per-thread open-error message. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "fsint.h"
@@ -21,6 +24,48 @@ void cfs_set_error(const char *fmt, ...)
 const char *cfs_last_error(void)
 {
 	return last_error;
+}
+
+/* struct_size is every growing struct's first member */
+static size_t struct_size_of(const void *p, size_t first)
+{
+	uint32_t n;
+
+	memcpy(&n, p, sizeof(n));
+	return n ? n : first;
+}
+
+int cfs_struct_in(void *dst, size_t dsize, size_t first, const void *src)
+{
+	size_t n = struct_size_of(src, first), i;
+	uint32_t mine = (uint32_t)dsize;
+
+	if (n < first)
+		return -EINVAL;
+	for (i = dsize; i < n; i++)
+		if (((const unsigned char *)src)[i])
+			return -E2BIG;
+	if (n > dsize)
+		n = dsize;
+	memcpy(dst, src, n);
+	memset((char *)dst + n, 0, dsize - n);
+	memcpy(dst, &mine, sizeof(mine));
+	return 0;
+}
+
+/* A struct_size below the first layout (0, or never set: result structs
+ * are often left uninitialised) is taken as the first layout. */
+void cfs_struct_out(void *dst, size_t first, const void *src, size_t ssize)
+{
+	size_t n = struct_size_of(dst, first);
+	uint32_t theirs;
+
+	if (n < first)
+		n = first;
+
+	memcpy(&theirs, dst, sizeof(theirs));
+	memcpy(dst, src, n < ssize ? n : ssize);
+	memcpy(dst, &theirs, sizeof(theirs));
 }
 
 double cfs_now_mono(void)

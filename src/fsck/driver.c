@@ -239,7 +239,15 @@ static int cpu_count(void)
 
 int cfs_fsck(struct cfs_fs *fs, const struct cfs_fsck_opts *o, struct cfs_fsck_result *r)
 {
-	return fsck_run(fs, o, NULL, r, NULL);
+	struct cfs_fsck_opts opts;
+	struct cfs_fsck_result res;
+	int ret = cfs_struct_in(&opts, sizeof(opts), CFS_FSCK_OPTS_SIZE0, o);
+
+	if (ret < 0)
+		return ret;
+	ret = fsck_run(fs, &opts, NULL, &res, NULL);
+	cfs_struct_out(r, CFS_FSCK_RESULT_SIZE0, &res, sizeof(res));
+	return ret;
 }
 
 int fsck_run(struct cfs_fs *fs, const struct cfs_fsck_opts *o, const uint8_t *want,
