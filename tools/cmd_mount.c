@@ -482,6 +482,10 @@ static int daemonize(const struct mopts *o, struct fuse_session *se, struct read
 		 * The kernel ends a mount when the last /dev/fuse descriptor
 		 * closes: not this copy. */
 		close(fuse_session_fd(se));
+		/* libfuse's handlers would only end a session it no longer
+		 * serves: ^C while waiting stops the waiting */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		_exit(launcher_wait(o, r->dir, pid, fds[0]));
 	}
 	close(fds[0]);
