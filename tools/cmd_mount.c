@@ -363,8 +363,9 @@ struct ready {
 	int fd;                 /* to the waiting launcher; -1: none (foreground) */
 	pthread_t thread;
 	bool started;
-	pthread_mutex_t lock;
-	bool serving, ended;
+	/* the answer, read after the thread is joined: the mount served, or
+	 * someone unmounted it first (the statfs was the directory's) */
+	bool serving, gone;
 };
 
 /* Once serving, the daemon's complaints go to syslog (fuse_log's levels
@@ -378,30 +379,27 @@ static void *ready_probe(void *arg)
 {
 	struct ready *r = arg;
 	struct statfs sf;
-	bool ok = statfs(r->dir, &sf) == 0 && sf.f_type == FUSE_SUPER_MAGIC;
 	int null;
 
-	pthread_mutex_lock(&r->lock);
-	/* after ended, the mount may be gone and the statfs the directory's */
-	if (ok && !r->ended) {
-		r->serving = true;
-		if (r->fd >= 0) {
-			openlog("chunkfs", LOG_PID, LOG_DAEMON);
-			fuse_set_log_func(log_to_syslog);
-			null = open("/dev/null", O_RDWR | O_CLOEXEC);
-			if (null >= 0) {
-				dup2(null, STDIN_FILENO);
-				dup2(null, STDOUT_FILENO);
-				dup2(null, STDERR_FILENO);
-				close(null);
-			}
-			if (write(r->fd, "", 1) != 1)
-				syslog(LOG_ERR, "%s: telling the launcher failed: %m", r->dir);
-			close(r->fd);
-			r->fd = -1;
+	if (statfs(r->dir, &sf) < 0)
+		return NULL;
+	r->gone = sf.f_type != FUSE_SUPER_MAGIC;
+	r->serving = !r->gone;
+	if (r->serving && r->fd >= 0) {
+		openlog("chunkfs", LOG_PID, LOG_DAEMON);
+		fuse_set_log_func(log_to_syslog);
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+			close(null);
 		}
+		if (write(r->fd, "", 1) != 1)
+			syslog(LOG_ERR, "%s: telling the launcher failed: %m", r->dir);
+		close(r->fd);
+		r->fd = -1;
 	}
-	pthread_mutex_unlock(&r->lock);
 	return NULL;
 }
 
@@ -414,16 +412,18 @@ static int ready_start(struct ready *r)
 	return ret;
 }
 
-/* The loop has ended: true if the mount served before. */
-static bool ready_end(struct ready *r)
+/* Once the daemon's /dev/fuse is closed, which answers a probe still
+ * waiting: a mount whose loop ended as it should but which never served
+ * (its INIT failed) failed. */
+static int ready_join(struct ready *r, const struct mopts *o, int status)
 {
-	bool serving;
-
-	pthread_mutex_lock(&r->lock);
-	r->ended = true;
-	serving = r->serving;
-	pthread_mutex_unlock(&r->lock);
-	return serving;
+	if (!r->started)
+		return status;
+	pthread_join(r->thread, NULL);
+	if (status != EX_OK || r->serving || r->gone)
+		return status;
+	fuse_log(FUSE_LOG_ERR, "chunkfs: %s: the mount ended before it served\n", o->dir);
+	return EX_FAIL;
 }
 
 /* The launcher, in the background: exit as the daemon reports, 0 once it
@@ -571,8 +571,6 @@ static struct fuse_session *session_new(struct mnt *m, struct mopts *o)
 	return se;
 }
 
-/* 0 once the mount has served and its loop ended as it should; a loop
- * that ended before the mount served failed, whatever it says. */
 static int serve(struct mnt *m, struct mopts *o, struct ready *r)
 {
 	sigset_t old;
@@ -587,8 +585,6 @@ static int serve(struct mnt *m, struct mopts *o, struct ready *r)
 		ret = ready_start(r);
 	if (ret == 0)
 		ret = mount_loop(m->se, o->max_threads, &old);
-	if (!ready_end(r) && ret == 0)
-		ret = -ENOTCONN;
 	scrubber_stop(m);
 	cleaner_stop(m);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -604,7 +600,7 @@ static int run_mount(struct mopts *o, const char *image)
 			 .clean_after = o->clean_after,
 			 .image = o->image, .dir = o->dir, .errors = o->errors,
 			 .scrub_interval = o->scrub_interval, .max_read = o->max_read };
-	struct ready r = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct ready r = { .fd = -1 };
 	char *dir = NULL;
 	int lockfd = -1, ret, status = EX_FAIL;
 
@@ -638,10 +634,7 @@ static int run_mount(struct mopts *o, const char *image)
 	ret = daemonize(o, m.se, &r);
 	if (ret == 0)
 		ret = serve(&m, o, &r);
-	if (ret == -ENOTCONN)
-		fuse_log(FUSE_LOG_ERR, "chunkfs: %s: the mount ended before it served\n",
-			 o->dir);
-	else if (ret < 0)
+	if (ret < 0)
 		fuse_log(FUSE_LOG_ERR, "chunkfs: %s: %s\n", o->dir, errstr(ret));
 	else
 		status = EX_OK;
@@ -653,9 +646,7 @@ out_signals:
 out_session:
 	fuse_session_destroy(m.se);
 out:
-	/* the daemon's /dev/fuse is closed: a probe still waiting has its answer */
-	if (r.started)
-		pthread_join(r.thread, NULL);
+	status = ready_join(&r, o, status);
 	if (r.fd >= 0)
 		close(r.fd);
 	/* cfs_close writes everything and marks every chunk clean */
