@@ -363,6 +363,13 @@ if expect_exit 0 "$bin/mount.chunkfs" "$img" "$mnt" -f -o rw && ! _m_is_mounted 
 else
 	fail helper_dash_f_is_fake "$(head -c 300 "$ERR")"
 fi
+# mount(8) passes a helper's exit status on: the same one line and 2
+if expect_exit 2 "$bin/mount.chunkfs" "$img" "$mnt" -o rw,bogus && ! _m_is_mounted "$mnt" &&
+   [ "$(cat "$ERR")" = "mount.chunkfs: unknown mount option 'bogus' (see mount.chunkfs(8))" ]; then
+	pass helper_unknown_option_one_line
+else
+	fail helper_unknown_option_one_line "$(head -c 300 "$ERR")"
+fi
 for helper in mount.chunkfs mount.fuse.chunkfs; do
 	if expect_exit 0 "$bin/$helper" "$img" "$mnt" -o rw,noatime,nofail,_netdev -n -s &&
 	   _m_is_mounted "$mnt"; then
