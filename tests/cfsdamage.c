@@ -39,6 +39,10 @@
  *                                   chunk C claim B+tree level 7 and reseal
  *                                   it: only the node's own rules see it;
  *                                   prints the block
+ *   cfsdamage IMAGE mountopts TEXT  store TEXT as the default mount options,
+ *                                   unchecked, through the library's
+ *                                   cfs_tune: what an older chunkfs tune -o
+ *                                   stored (tests/mount/cli.sh)
  *
  * The image is changed in place (mapped shared).  Exit status 0 when done,
  * 1 when the image cannot be opened or the damage not made, 2 on a usage
@@ -57,6 +61,7 @@
 
 #include "damage.h"
 #include "rnd.h"
+#include "tune.h"
 
 static int usage(void)
 {
@@ -66,7 +71,8 @@ static int usage(void)
 			"       cfsdamage IMAGE meta CHUNK SEED [reseal]\n"
 			"       cfsdamage IMAGE stubs INO\n"
 			"       cfsdamage IMAGE ibit INO\n"
-			"       cfsdamage IMAGE dirlevel CHUNK\n");
+			"       cfsdamage IMAGE dirlevel CHUNK\n"
+			"       cfsdamage IMAGE mountopts TEXT\n");
 	return 2;
 }
 
@@ -214,6 +220,23 @@ static int verb_args(const char *verb, int *least, int *most)
 	       strcmp(verb, "ibit");
 }
 
+/* Default mount options as the library stores them, whatever they are. */
+static int store_mount_opts(const char *img, const char *text)
+{
+	struct cfs_tune t = { .mount_opts = text };
+	struct cfs_fs *fs;
+	int ret = cfs_open(img, CFS_OPEN_NOCHECK, &fs);
+
+	if (ret == 0) {
+		ret = cfs_tune(fs, &t);
+		if (cfs_close(fs) < 0 && ret == 0)
+			ret = -EIO;
+	}
+	if (ret < 0)
+		fprintf(stderr, "cfsdamage: %s: mountopts %s: %s\n", img, text, strerror(-ret));
+	return ret < 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct damage_img m;
@@ -222,6 +245,8 @@ int main(int argc, char **argv)
 	void *p = MAP_FAILED;
 	int fd, ret, least, most;
 
+	if (argc == 4 && !strcmp(argv[2], "mountopts"))
+		return store_mount_opts(argv[1], argv[3]);
 	if (argc < 3 || verb_args(argv[2], &least, &most) || argc - 3 < least ||
 	    argc - 3 > most || (arg = number(argv[3])) < 0 ||
 	    (argc >= 5 && (mask = number(argv[4])) < 0) ||

@@ -26,7 +26,6 @@ bool mount_helper_call(int argc, char **argv);
 
 /* admin commands: tools/cmd_tune.c */
 int cmd_tune(int argc, char **argv);
-int cmd_mount_defaults(int argc, char **argv);
 /* For --version: the libfuse linked, and FUSE over io_uring (cmd_mount.c) */
 void mount_version(FILE *f);
 /* tools/cmd_trim.c */
@@ -120,7 +119,7 @@ static const struct command commands[] = {
 	  "  --json  machine-readable summary on stdout\n"
 	  "Exit status (fsck(8)): 0 clean, 1 errors corrected, 4 errors left,\n"
 	  "8 operational error, 16 usage error.\n" },
-	{ "mount", cmd_mount_defaults, "[-f] [-d] [-o OPTION[,OPTION...]] IMAGE DIR",
+	{ "mount", cmd_mount, "[-f] [-d] [-o OPTION[,OPTION...]] IMAGE DIR",
 	  "Mount IMAGE at DIR through FUSE; runs in the background until unmounted\n"
 	  "(umount DIR, fusermount3 -u DIR, SIGTERM or SIGINT), which marks every\n"
 	  "chunk clean.  Chunks left dirty by a crash are checked first (as by\n"
@@ -656,7 +655,7 @@ static int main_dispatch(int argc, char **argv)
 	c = find_command(argv[1]);
 	/* mount.fuse3 runs "chunkfs IMAGE DIR -o ..." for -t fuse.chunkfs */
 	if (!c && mount_helper_call(argc, argv))
-		return cmd_mount_defaults(argc, argv);
+		return cmd_mount(argc, argv);
 	if (!c)
 		return usage_error(NULL, "unknown command '%s'", argv[1]);
 	return run_command(c, argc - 1, argv + 1);

@@ -6,9 +6,9 @@
  *   chunkfs IMAGE DIR -o OPTIONS                (what mount.fuse3 runs for
  *                                                `mount -t fuse.chunkfs`)
  *
- * Option parsing, the checks before mounting, and the daemon's start-up
- * and end; the FUSE operations are in tools/mount_ops.c, the request
- * loop in tools/mount_loop.c.
+ * The command line, the checks before mounting, and the daemon's start-up
+ * and end; what each -o option means is in tools/mount_opts.c, the FUSE
+ * operations in tools/mount_ops.c, the request loop in tools/mount_loop.c.
  *
  * Before mounting, chunks left dirty by a crash are checked and preened
  * (cfs_fsck, as `chunkfs fsck -p`); unmounting (or SIGTERM/SIGINT) ends
@@ -17,7 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <math.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -25,231 +25,29 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
 
 #include "mount.h"
-
-#define DEFAULT_CLEAN   5.0
-#define MAX_DEFAULT_THREADS 16
+#include "tune.h"
 
 /* ---- options -------------------------------------------------------- */
 
-struct mopts {
-	const char *image, *dir;
-	bool helper;                    /* mount(8) helper conventions */
-	bool foreground, debug, fake;
-	bool rdonly, nocheck, remount;
-	bool user_dev, user_suid, user_fsname, user_subtype;
-	double clean_after;
-	enum errors_mode errors;
-	double scrub_interval;
-	enum atime_mode atime;
-	bool diratime;
-	bool discard;
-	unsigned max_threads;
-	enum transport transport;       /* io_uring (default where offered) or not */
-	char *fuse;                     /* options passed on to libfuse */
+/* The -o lists of the command line (-r and -w as "ro" and "rw"), in their
+ * order: they are applied after the image's defaults, which they override. */
+struct opt_lists {
+	const char **list;
+	size_t n;
 };
-
-/* ext4 options seen in fstab files that change nothing a user relies on
- * here: accepted, and named as ignored. */
-static bool ext4_harmless(const char *o)
-{
-	static const char *const names[] = {
-		"user_xattr", "lazytime", "nolazytime",
-		"noacl", "barrier", "barrier=1", "nobarrier", "barrier=0",
-		"errors=panic", "data=ordered",
-		"auto_da_alloc", "noauto_da_alloc", "delalloc", "i_version",
-		"noquota", "journal_checksum", "block_validity", NULL
-	};
-
-	for (int i = 0; names[i]; i++)
-		if (strcmp(o, names[i]) == 0)
-			return true;
-	return strncmp(o, "commit=", 7) == 0 || strncmp(o, "stripe=", 7) == 0;
-}
-
-/* ext4 options that promise what chunkfs does not do: refused by name
- * rather than passed to libfuse ("unknown option(s)"). */
-static const char *ext4_unsupported(const char *o)
-{
-	static const char *const names[] = {
-		"acl", "nouser_xattr", "data=journal", "data=writeback", "quota",
-		"usrquota", "grpquota", "prjquota", "dax", "nodelalloc", "journal_async_commit",
-		NULL
-	};
-
-	for (int i = 0; names[i]; i++)
-		if (strcmp(o, names[i]) == 0)
-			return names[i];
-	if (strncmp(o, "usrjquota=", 10) == 0 || strncmp(o, "grpjquota=", 10) == 0 ||
-	    strncmp(o, "jqfmt=", 6) == 0 || strncmp(o, "resuid=", 7) == 0 ||
-	    strncmp(o, "resgid=", 7) == 0 || strncmp(o, "sb=", 3) == 0 ||
-	    strncmp(o, "journal_dev=", 12) == 0)
-		return o;
-	return NULL;
-}
-
-/* Options that only mean something to mount(8) and fstab. */
-static bool fstab_only(const char *o)
-{
-	static const char *const names[] = {
-		"", "defaults", "auto", "noauto", "user", "nouser", "users", "owner",
-		"group", "nofail", "_netdev", "loop", NULL
-	};
-
-	for (int i = 0; names[i]; i++)
-		if (strcmp(o, names[i]) == 0)
-			return true;
-	return strncmp(o, "x-", 2) == 0 || strncmp(o, "comment=", 8) == 0;
-}
-
-static int add_fuse_opt(struct mopts *o, const char *opt)
-{
-	return fuse_opt_add_opt(&o->fuse, opt) == 0 ? 0 : -ENOMEM;
-}
-
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v) || v < 0 || v > 1e6)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* SECONDS, or a number of days, hours, minutes or seconds: 7d, 12h, 30m, 90s. */
-static int parse_interval(const char *s, double *out)
-{
-	static const struct { char unit; double secs; } units[] = {
-		{ 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 },
-	};
-	size_t n = strlen(s);
-	char num[32];
-
-	for (size_t i = 0; n > 1 && n < sizeof(num) && i < 4; i++)
-		if (s[n - 1] == units[i].unit) {
-			memcpy(num, s, n - 1);
-			num[n - 1] = 0;
-			if (parse_seconds(num, out) < 0 || *out * units[i].secs > 366 * 86400.0)
-				return -EINVAL;
-			*out *= units[i].secs;
-			return 0;
-		}
-	return parse_seconds(s, out);
-}
-
-/* One -o option: ours, one for mount(8) only, or one for libfuse. */
-static int mount_opt(struct mopts *o, const char *opt)
-{
-	uint64_t n;
-
-	if (strncmp(opt, "clean_after=", 12) == 0) {
-		if (parse_seconds(opt + 12, &o->clean_after) < 0)
-			return usage_error("mount", "bad clean_after '%s' (seconds)", opt + 12);
-		return 0;
-	}
-	if (strncmp(opt, "errors=", 7) == 0 && strcmp(opt, "errors=panic") != 0) {
-		if (errors_mode_parse(opt + 7, &o->errors) < 0)
-			return usage_error("mount", "bad errors '%s' (continue, remount-ro or "
-					   "repair)", opt + 7);
-		return 0;
-	}
-	if (strncmp(opt, "scrub_interval=", 15) == 0) {
-		if (parse_interval(opt + 15, &o->scrub_interval) < 0)
-			return usage_error("mount", "bad scrub_interval '%s' (seconds, or Nd, "
-					   "Nh, Nm, Ns; 0 for none)", opt + 15);
-		return 0;
-	}
-	if (strncmp(opt, "max_threads=", 12) == 0) {
-		if (parse_u64(opt + 12, &n) < 0 || n < 1 || n > 1024)
-			return usage_error("mount", "bad max_threads '%s' (1-1024)", opt + 12);
-		o->max_threads = (unsigned)n;
-		return 0;
-	}
-	if (strcmp(opt, "io_uring") == 0 || strcmp(opt, "no_io_uring") == 0) {
-		o->transport = opt[0] == 'i' ? TRANSPORT_URING : TRANSPORT_DEV;
-		return 0;
-	}
-	if (strcmp(opt, "nocheck") == 0)
-		return (o->nocheck = true), 0;
-	if (strcmp(opt, "discard") == 0 || strcmp(opt, "nodiscard") == 0)
-		return (o->discard = opt[0] == 'd'), 0;
-	if (strcmp(opt, "remount") == 0)
-		return (o->remount = true), 0;
-	if (ext4_harmless(opt)) {
-		warn_msg("mount: option '%s' means nothing to chunkfs: ignored", opt);
-		return 0;
-	}
-	if (ext4_unsupported(opt))
-		return usage_error("mount", "option '%s' is not supported by chunkfs", opt);
-	if (strcmp(opt, "default_permissions") == 0 || fstab_only(opt))
-		return 0;               /* always on, or not ours */
-	if (strcmp(opt, "ro") == 0)
-		o->rdonly = true;
-	else if (strcmp(opt, "rw") == 0)
-		o->rdonly = false;
-	else if (strcmp(opt, "noatime") == 0)
-		o->atime = ATIME_OFF;
-	else if (strcmp(opt, "relatime") == 0 || strcmp(opt, "atime") == 0)
-		o->atime = ATIME_REL;
-	else if (strcmp(opt, "strictatime") == 0)
-		o->atime = ATIME_STRICT;
-	else if (strcmp(opt, "nodiratime") == 0)
-		o->diratime = false;
-	else if (strcmp(opt, "diratime") == 0)
-		o->diratime = true;
-	else if (strcmp(opt, "debug") == 0)
-		o->debug = o->foreground = true;
-	else if (strcmp(opt, "dev") == 0 || strcmp(opt, "nodev") == 0)
-		o->user_dev = true;
-	else if (strcmp(opt, "suid") == 0 || strcmp(opt, "nosuid") == 0)
-		o->user_suid = true;
-	else if (strncmp(opt, "fsname=", 7) == 0)
-		o->user_fsname = true;
-	else if (strncmp(opt, "subtype=", 8) == 0)
-		o->user_subtype = true;
-	return add_fuse_opt(o, opt) < 0 ? EX_FAIL : 0;
-}
-
-/* Split a -o list at commas not escaped by a backslash (libfuse's rule). */
-static int mount_opts(struct mopts *o, const char *list)
-{
-	char *s = strdup(list), *p, *start;
-	int ret = 0;
-
-	if (!s)
-		return EX_FAIL;
-	for (p = start = s; ret == 0; p++) {
-		if (*p == '\\' && p[1]) {
-			p++;
-			continue;
-		}
-		if (*p && *p != ',')
-			continue;
-		bool last = !*p;
-
-		*p = 0;
-		ret = mount_opt(o, start);
-		if (last)
-			break;
-		start = p + 1;
-	}
-	free(s);
-	return ret;
-}
 
 /* mount(8) calls helpers as "mount.TYPE SPEC DIR [-sfnv] [-N NS] [-o OPTS]
  * [-t TYPE]"; -f there means "fake", and -r/-w mean ro/rw. */
-static int parse_helper_args(struct mopts *o, int argc, char **argv)
+static int parse_helper_args(struct mopts *o, int argc, char **argv, struct opt_lists *l)
 {
-	int opt, ret;
+	int opt;
 
 	while ((opt = getopt(argc, argv, ":sfnvrwo:t:N:")) != -1) {
 		switch (opt) {
@@ -259,14 +57,13 @@ static int parse_helper_args(struct mopts *o, int argc, char **argv)
 			o->fake = true;
 			break;
 		case 'r':
-			o->rdonly = true;
+			l->list[l->n++] = "ro";
 			break;
 		case 'w':
-			o->rdonly = false;
+			l->list[l->n++] = "rw";
 			break;
 		case 'o':
-			if ((ret = mount_opts(o, optarg)) != 0)
-				return ret;
+			l->list[l->n++] = optarg;
 			break;
 		case 'N':
 			return usage_error("mount", "-N (mount namespaces) is not supported");
@@ -277,7 +74,7 @@ static int parse_helper_args(struct mopts *o, int argc, char **argv)
 	return 0;
 }
 
-static int parse_cli_args(struct mopts *o, int argc, char **argv)
+static int parse_cli_args(struct mopts *o, int argc, char **argv, struct opt_lists *l)
 {
 	static const struct option longopts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
@@ -285,7 +82,7 @@ static int parse_cli_args(struct mopts *o, int argc, char **argv)
 		{ "options", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int opt, ret;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, ":fdo:", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -296,8 +93,7 @@ static int parse_cli_args(struct mopts *o, int argc, char **argv)
 			o->debug = o->foreground = true;
 			break;
 		case 'o':
-			if ((ret = mount_opts(o, optarg)) != 0)
-				return ret;
+			l->list[l->n++] = optarg;
 			break;
 		default:
 			return bad_option("mount", argv, opt);
@@ -306,20 +102,42 @@ static int parse_cli_args(struct mopts *o, int argc, char **argv)
 	return 0;
 }
 
+/* The image's default mount options (chunkfs tune -o).  An image that
+ * cannot be read has none: opening it for the mount says what is wrong. */
+static int stored_defaults(struct mopts *o)
+{
+	char opts[CFS_TUNE_TEXT_MAX + 1] = "";
+	struct cfs_fs *fs;
+
+	if (cfs_open(o->image, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
+		cfs_tune_mount_opts(fs, opts);
+		cfs_close(fs);
+	}
+	return *opts ? mopts_parse(o, opts, MOPTS_STORED) : 0;
+}
+
 static int parse_args(struct mopts *o, int argc, char **argv)
 {
+	struct opt_lists l = { .list = calloc((size_t)argc, sizeof(*l.list)) };
 	int ret;
 
+	if (!l.list)
+		return EX_FAIL;
 	opterr = 0;
-	ret = o->helper ? parse_helper_args(o, argc, argv) : parse_cli_args(o, argc, argv);
-	if (ret)
-		return ret;
-	if (argc - optind != 2)
-		return usage_error("mount", argc - optind < 2 ? "IMAGE and DIR are required" :
-				   "too many arguments");
-	o->image = argv[optind];
-	o->dir = argv[optind + 1];
-	return 0;
+	ret = o->helper ? parse_helper_args(o, argc, argv, &l) :
+			  parse_cli_args(o, argc, argv, &l);
+	if (ret == 0 && argc - optind != 2)
+		ret = usage_error("mount", argc - optind < 2 ? "IMAGE and DIR are required" :
+				  "too many arguments");
+	if (ret == 0) {
+		o->image = argv[optind];
+		o->dir = argv[optind + 1];
+		ret = stored_defaults(o);
+	}
+	for (size_t i = 0; ret == 0 && i < l.n; i++)
+		ret = mopts_parse(o, l.list[i], MOPTS_CMDLINE);
+	free(l.list);
+	return ret;
 }
 
 /* The options libfuse gets: the user's, plus default_permissions (the
@@ -350,6 +168,8 @@ static int final_fuse_opts(struct mopts *o, const char *image)
 		ret = fuse_opt_add_opt(&o->fuse, "subtype=chunkfs");
 	if (ret == 0)
 		ret = fuse_opt_add_opt(&o->fuse, "default_permissions");
+	if (ret == 0 && o->atime == ATIME_OFF)
+		ret = fuse_opt_add_opt(&o->fuse, "noatime");
 	if (ret == 0 && geteuid() == 0 && !o->user_dev)
 		ret = fuse_opt_add_opt(&o->fuse, "dev");
 	if (ret == 0 && geteuid() == 0 && !o->user_suid)
@@ -532,22 +352,151 @@ static int open_image(const struct mopts *o, const char *image, struct cfs_fs **
 	return 0;
 }
 
-/* ---- main ----------------------------------------------------------- */
+/* ---- starting the daemon -------------------------------------------- */
 
-/* In the background, the daemon's complaints go to syslog (fuse_log's
- * levels are syslog's priorities). */
+/* Whether the mount serves: a thread of the daemon asks for the mount's
+ * statfs, which the kernel holds back until the daemon has answered its
+ * first request (INIT), then hands to a worker.  A daemon whose INIT
+ * fails, or which dies, never answers: the kernel fails the statfs once
+ * the daemon's /dev/fuse is closed.  Until the answer the launcher waits
+ * and the daemon's errors still go to the terminal. */
+struct ready {
+	const char *dir;        /* absolute: the daemon leaves the working directory */
+	int fd;                 /* to the waiting launcher; -1: none (foreground) */
+	pthread_t thread;
+	bool started;
+	/* the answer, read after the thread is joined: the mount served, or
+	 * someone unmounted it first (the statfs was the directory's) */
+	bool serving, gone;
+};
+
+/* Once serving, the daemon's complaints go to syslog (fuse_log's levels
+ * are syslog's priorities). */
 static void log_to_syslog(enum fuse_log_level level, const char *fmt, va_list ap)
 {
 	vsyslog((int)level, fmt, ap);
 }
 
-static void daemonize(const struct mopts *o)
+static void *ready_probe(void *arg)
 {
-	fuse_daemonize(o->foreground);
+	struct ready *r = arg;
+	struct statfs sf;
+	int null;
+
+	if (statfs(r->dir, &sf) < 0)
+		return NULL;
+	r->gone = sf.f_type != FUSE_SUPER_MAGIC;
+	r->serving = !r->gone;
+	if (r->serving && r->fd >= 0) {
+		openlog("chunkfs", LOG_PID, LOG_DAEMON);
+		fuse_set_log_func(log_to_syslog);
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+			close(null);
+		}
+		if (write(r->fd, "", 1) != 1)
+			syslog(LOG_ERR, "%s: telling the launcher failed: %m", r->dir);
+		close(r->fd);
+		r->fd = -1;
+	}
+	if (r->serving)
+		fuse_log(FUSE_LOG_INFO, "chunkfs: %s: serving over %s\n", r->dir,
+			 mount_uring_serving() ? "io_uring" : "/dev/fuse");
+	return NULL;
+}
+
+/* With the signals blocked (no handler may run in the probe). */
+static int ready_start(struct ready *r)
+{
+	int ret = -pthread_create(&r->thread, NULL, ready_probe, r);
+
+	r->started = ret == 0;
+	return ret;
+}
+
+/* Once the daemon's /dev/fuse is closed, which answers a probe still
+ * waiting: a mount whose loop ended as it should but which never served
+ * (its INIT failed) failed. */
+static int ready_join(struct ready *r, const struct mopts *o, int status)
+{
+	if (!r->started)
+		return status;
+	pthread_join(r->thread, NULL);
+	if (status != EX_OK || r->serving || r->gone)
+		return status;
+	fuse_log(FUSE_LOG_ERR, "chunkfs: %s: the mount ended before it served\n", o->dir);
+	return EX_FAIL;
+}
+
+/* The launcher, in the background: exit as the daemon reports, 0 once it
+ * serves.  A daemon that ended before said why on the terminal; one
+ * killed left a dead mount, removed here. */
+static int launcher_wait(const struct mopts *o, const char *dir, pid_t pid, int fd)
+{
+	struct statvfs sv;
+	ssize_t n;
+	char c;
+	int st;
+
+	do
+		n = read(fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1)
+		return EX_OK;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return EX_FAIL;
+	if (WIFEXITED(st) && WEXITSTATUS(st) != EX_OK)
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		err_msg("%s: the daemon was killed (signal %d) before it served", o->dir,
+			WTERMSIG(st));
+	else
+		err_msg("%s: the daemon ended before it served", o->dir);
+	if (statvfs(dir, &sv) < 0 && errno == ENOTCONN)
+		mount_detach(dir);
+	return EX_FAIL;
+}
+
+/* In the background, a fork: the launcher waits for the daemon (above);
+ * the daemon leaves the terminal's session.  Either way the daemon leaves
+ * the working directory. */
+static int daemonize(const struct mopts *o, struct fuse_session *se, struct ready *r)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (chdir("/") < 0)
+		return -errno;
 	if (o->foreground)
-		return;
-	openlog("chunkfs", LOG_PID, LOG_DAEMON);
-	fuse_set_log_func(log_to_syslog);
+		return 0;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (pid > 0) {
+		close(fds[1]);
+		/* The mount and the image are the daemon's now: no cleanup.
+		 * The kernel ends a mount when the last /dev/fuse descriptor
+		 * closes: not this copy. */
+		close(fuse_session_fd(se));
+		/* libfuse's handlers would only end a session it no longer
+		 * serves: ^C while waiting stops the waiting */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		_exit(launcher_wait(o, r->dir, pid, fds[0]));
+	}
+	close(fds[0]);
+	r->fd = fds[1];
+	setsid();
+	return 0;
 }
 
 /* A FUSE mount at dir whose daemon is gone (killed) answers everything
@@ -652,6 +601,23 @@ static int pick_transport(struct mnt *m, struct mopts *o)
 	return 0;
 }
 
+/* The init of the table the session serves with (chunkfs_ops', or the
+ * io_uring table's, which says which transport the kernel took). */
+static void (*table_init)(void *userdata, struct fuse_conn_info *conn);
+
+/* libfuse 3 fails the kernel's first request (and the daemon ends)
+ * unless init repeats the max_read= the kernel was given. */
+static void mount_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct mnt *m = userdata;
+
+	table_init(userdata, conn);
+	conn->max_read = m->max_read;
+	/* tests/mount/cli.sh: a daemon that dies before it serves */
+	if (getenv("CHUNKFS_TEST_KILL_AT_INIT"))
+		raise(SIGKILL);
+}
+
 static struct fuse_session *session_new(struct mnt *m, struct mopts *o)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
@@ -659,6 +625,8 @@ static struct fuse_session *session_new(struct mnt *m, struct mopts *o)
 	/* libfuse keeps a copy of the table */
 	struct fuse_lowlevel_ops ops = m->uring ? mount_uring_ops() : chunkfs_ops;
 
+	table_init = ops.init;
+	ops.init = mount_init;
 	if (fuse_opt_add_arg(&args, tool_prog) == 0 &&
 	    (!o->debug || fuse_opt_add_arg(&args, "-d") == 0) &&
 	    fuse_opt_add_arg(&args, "-o") == 0 && fuse_opt_add_arg(&args, o->fuse) == 0 &&
@@ -672,7 +640,7 @@ static struct fuse_session *session_new(struct mnt *m, struct mopts *o)
 	return se;
 }
 
-static int serve(struct mnt *m, struct mopts *o)
+static int serve(struct mnt *m, struct mopts *o, struct ready *r)
 {
 	sigset_t old;
 	int ret;
@@ -684,6 +652,8 @@ static int serve(struct mnt *m, struct mopts *o)
 		ret = scrubber_start(m);
 	if (ret == 0 && m->uring)
 		ret = mount_uring_start(o->max_threads);
+	if (ret == 0)
+		ret = ready_start(r);
 	if (ret == 0)
 		ret = mount_loop(m->se, o->max_threads, &old);
 	if (m->uring)
@@ -702,16 +672,25 @@ static int run_mount(struct mopts *o, const char *image)
 			 .discard = o->discard && !o->rdonly,
 			 .clean_after = o->clean_after,
 			 .image = o->image, .dir = o->dir, .errors = o->errors,
-			 .scrub_interval = o->scrub_interval };
-	int lockfd, ret, status = EX_FAIL;
+			 .scrub_interval = o->scrub_interval, .max_read = o->max_read };
+	struct ready r = { .fd = -1 };
+	char *dir = NULL;
+	int lockfd = -1, ret, status = EX_FAIL;
 
 	pthread_mutex_init(&m.wlock, NULL);
 	pthread_mutex_init(&m.nlock, NULL);
 	if (check_dead_mount(o, image) < 0 || check_mountpoint(o->dir) < 0 ||
 	    final_fuse_opts(o, image) < 0)
 		return EX_FAIL;
-	if (pick_transport(&m, o) < 0)
+	/* absolute, for the unmount after the daemon left the directory */
+	dir = realpath(o->dir, NULL);
+	if (!dir) {
+		err_host(o->dir, -errno);
 		return EX_FAIL;
+	}
+	r.dir = dir;
+	if (pick_transport(&m, o) < 0)
+		goto out;
 	if (open_image(o, image, &m.fs, &lockfd) < 0)
 		goto out;
 	m.se = session_new(&m, o);
@@ -725,11 +704,11 @@ static int run_mount(struct mopts *o, const char *image)
 	signal(SIGTERM, SIG_DFL);
 	if (fuse_set_signal_handlers(m.se) != 0)
 		goto out_session;
-	if (fuse_session_mount(m.se, o->dir) != 0)
+	if (fuse_session_mount(m.se, dir) != 0)
 		goto out_signals;
-	/* errors past this point go to syslog unless in the foreground */
-	daemonize(o);
-	ret = serve(&m, o);
+	ret = daemonize(o, m.se, &r);
+	if (ret == 0)
+		ret = serve(&m, o, &r);
 	if (ret < 0)
 		fuse_log(FUSE_LOG_ERR, "chunkfs: %s: %s\n", o->dir, errstr(ret));
 	else
@@ -742,6 +721,9 @@ out_signals:
 out_session:
 	fuse_session_destroy(m.se);
 out:
+	status = ready_join(&r, o, status);
+	if (r.fd >= 0)
+		close(r.fd);
 	/* cfs_close writes everything and marks every chunk clean */
 	if (m.fs && cfs_close(m.fs) < 0) {
 		fuse_log(FUSE_LOG_ERR, "chunkfs: %s: closing the image failed; chunks stay "
@@ -752,6 +734,7 @@ out:
 		close(lockfd);
 	writers_free(&m);
 	free(m.conn_opts);
+	free(dir);
 	return status;
 }
 
@@ -773,7 +756,7 @@ static int check_writable(struct mopts *o, const char *image)
 		return 0;               /* opening the image reports it */
 	warn_msg("%s is not writable (%s): mounting read-only", o->image, strerror(errno));
 	o->rdonly = true;
-	return add_fuse_opt(o, "ro");
+	return mopts_add_fuse(o, "ro") < 0 ? -ENOMEM : 0;
 }
 
 /* -o remount,ro or remount,rw of a chunkfs mount at DIR: the kernel
@@ -840,29 +823,15 @@ bool mount_helper_call(int argc, char **argv)
 	       stat(argv[1], &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
-/* One worker per CPU, at least two (one can wait on the disk, say in an
- * fsync, while the other serves).  More only cost: every idle worker
- * waits in read(2) on /dev/fuse and the kernel wakes the one that has
- * waited longest, so a serial workload hands each request to another
- * thread; 16 workers on 2 CPUs were up to 1.4x slower than 2 at
- * create/stat/unlink, and slower with 4 processes in parallel too. */
-static unsigned default_threads(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (n < 2)
-		return 2;
-	return n > MAX_DEFAULT_THREADS ? MAX_DEFAULT_THREADS : (unsigned)n;
-}
-
 int cmd_mount(int argc, char **argv);
 
 int cmd_mount(int argc, char **argv)
 {
-	struct mopts o = { .clean_after = DEFAULT_CLEAN, .atime = ATIME_REL,
-			   .diratime = true, .max_threads = default_threads() };
+	struct mopts o;
 	char *image;
 	int ret;
+
+	mopts_init(&o);
 
 	o.helper = strncmp(tool_prog, "mount.", 6) == 0 || strcmp(argv[0], "mount") != 0;
 	ret = parse_args(&o, argc, argv);
@@ -884,7 +853,7 @@ int cmd_mount(int argc, char **argv)
 			free(image);
 		}
 	}
-	free(o.fuse);
+	mopts_free(&o);
 	return ret;
 }
 

@@ -5,6 +5,8 @@
  * All three live in the superblock only (src/tune.c), so a change is one
  * superblock write, then the backup's.  A mounted image is refused: the
  * daemon holds the image's lock and its own copy of the superblock.
+ * Mount options are checked by the mount's own parser (tools/mount_opts.c)
+ * before they are stored; the mount reads them back (tools/cmd_mount.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mount_opts.h"
 #include "tool.h"
 #include "tune.h"
 
@@ -38,6 +41,24 @@ static int opt_uuid(const char *arg, struct tune_args *a)
 	return 0;
 }
 
+/* Default mount options are checked as the mount will check them, as
+ * tune2fs -o does: one a mount would refuse or ignore is not stored. */
+static int check_mount_opts(const char *opts)
+{
+	struct mopts o;
+	int ret;
+
+	if (cfs_tune_mount_opts_valid(opts) < 0)
+		return usage_error("tune", "bad mount options '%s': at most 63 bytes, "
+				   "comma-separated, no spaces", opts);
+	if (!*opts)
+		return 0;
+	mopts_init(&o);
+	ret = mopts_parse(&o, opts, MOPTS_TUNE);
+	mopts_free(&o);
+	return ret;
+}
+
 static int parse_args(int argc, char **argv, struct tune_args *a)
 {
 	int c, ret;
@@ -55,9 +76,8 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
 				return ret;
 			break;
 		case 'o':
-			if (cfs_tune_mount_opts_valid(optarg) < 0)
-				return usage_error("tune", "bad mount options '%s': at most "
-						   "63 bytes, comma-separated, no spaces", optarg);
+			if ((ret = check_mount_opts(optarg)) != 0)
+				return ret;
 			a->t.mount_opts = optarg;
 			break;
 		case 'O':
@@ -143,59 +163,4 @@ int cmd_tune(int argc, char **argv)
 	if (status == EX_OK && a.list)
 		print_tunables(fs);
 	return img_close(fs, img, status);
-}
-
-/* ---- applying the defaults ------------------------------------------ */
-
-int cmd_mount(int argc, char **argv);
-
-/* The image a mount command line names: its first argument that is neither
- * an option nor an option's value (-o, -t and -N take one). */
-static const char *mount_image_arg(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "--") == 0)
-			return i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(a, "-o") == 0 || strcmp(a, "-t") == 0 ||
-		    strcmp(a, "-N") == 0 || strcmp(a, "--options") == 0)
-			i++;
-		else if (a[0] != '-' || a[1] == 0)
-			return a;
-	}
-	return NULL;
-}
-
-/* The mount, with the image's default mount options (chunkfs tune -o) put
- * first, as "-o DEFAULTS", so every option given on the command line comes
- * later and wins.  Anything wrong with the image is left for the mount to
- * report.  (The mount's own option parser is in tools/cmd_mount.c; this
- * wrapper keeps the defaults out of it.) */
-int cmd_mount_defaults(int argc, char **argv)
-{
-	const char *img = mount_image_arg(argc, argv);
-	char opts[CFS_TUNE_TEXT_MAX + 1] = "";
-	struct cfs_fs *fs;
-	char **nargv;
-	int ret;
-
-	if (img && cfs_open(img, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs) == 0) {
-		cfs_tune_mount_opts(fs, opts);
-		cfs_close(fs);
-	}
-	if (!*opts)
-		return cmd_mount(argc, argv);
-	nargv = calloc((size_t)argc + 3, sizeof(*nargv));
-	if (!nargv) {
-		err_msg("%s", errstr(-ENOMEM));
-		return EX_FAIL;
-	}
-	nargv[0] = argv[0];
-	nargv[1] = "-o";
-	nargv[2] = opts;
-	memcpy(nargv + 3, argv + 1, (size_t)(argc - 1) * sizeof(*nargv));
-	ret = cmd_mount(argc + 2, nargv);
-	free(nargv);
-	return ret;
 }

@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "mount_opts.h"
 #include "tool.h"
 
 #define ATTR_TIMEOUT    60.0            /* seconds the kernel caches attributes */
@@ -37,12 +38,6 @@
  * the dirty threshold) plus the write-back requests in flight. */
 #define SPACE_RESERVE_BYTES (64ull << 20)
 #define SPACE_RECHECK_MS    20
-
-enum atime_mode { ATIME_OFF, ATIME_REL, ATIME_STRICT };
-/* -o io_uring, -o no_io_uring, or neither: io_uring where offered */
-enum transport { TRANSPORT_AUTO, TRANSPORT_URING, TRANSPORT_DEV };
-/* -o errors= (tools/mount_errors.c) */
-enum errors_mode { ERRORS_CONTINUE, ERRORS_RO, ERRORS_REPAIR };
 
 /* Inodes with a writable open file: the kernel may hold dirty pages for
  * them (writeback cache), which lseek must flush before answering. */
@@ -104,6 +99,8 @@ struct mnt {
 	pthread_mutex_t wlock;
 	struct writer *writers[WRITERS_SLOTS];
 	struct fuse_conn_info_opts *conn_opts;
+	unsigned max_read;       /* -o max_read=, which libfuse wants repeated
+				    at init (0: none) */
 	/* errors= and scrub_interval= (tools/mount_errors.c) */
 	const char *image, *dir;
 	enum errors_mode errors;
@@ -161,7 +158,6 @@ int mount_scrub_chunk(struct mnt *m, uint32_t chunk, int mode, struct cfs_fsck_r
 /* tools/mount_errors.c: the library's error callback (ctx the mnt), and
  * the thread that scrubs chunks in error (errors=repair) and in the
  * background (scrub_interval=); start registers the callback. */
-int errors_mode_parse(const char *s, enum errors_mode *out);
 void mount_on_error(void *ctx, uint32_t chunk, const struct cfs_chunk_error *e);
 int scrubber_start(struct mnt *m);
 void scrubber_stop(struct mnt *m);

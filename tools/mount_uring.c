@@ -591,20 +591,14 @@ static void ur_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	job_queue(j);
 }
 
-/* Says which transport the kernel took, once, in the mount's log. */
+/* Notes which transport the kernel took (tools/cmd_mount.c says it in
+ * the mount's log once it serves). */
 static void ur_init(void *userdata, struct fuse_conn_info *conn)
 {
-	struct mnt *m = userdata;
-
 	chunkfs_ops.init(userdata, conn);
 #if HAVE_URING
 	ring_on = conn->capable_ext & FUSE_CAP_OVER_IO_URING;
 #endif
-	if (ring_on)
-		fuse_log(FUSE_LOG_INFO, "chunkfs: %s: served over io_uring\n", m->dir);
-	else
-		fuse_log(FUSE_LOG_NOTICE, "chunkfs: %s: the kernel did not take io_uring: "
-			 "served over /dev/fuse\n", m->dir);
 }
 
 /* The handlers a mount with -o io_uring is given: chunkfs_ops with the

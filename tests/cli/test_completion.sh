@@ -77,7 +77,10 @@ for m in "${modes[@]}"; do
 	expect "helper_name_$m" "$m" "mkfs.chunkfs -" -b -c -F
 	expect_only "fsck_json_$m" "$m" "chunkfs fsck --j" --json
 	expect_only "mount_o_$m" "$m" "chunkfs mount -o ro,clean_" ro,clean_after=
-	expect "mount_o_list_$m" "$m" "chunkfs mount -o " ro nocheck noatime max_threads=
+	expect "mount_o_list_$m" "$m" "chunkfs mount -o " ro nocheck noatime max_threads= \
+		errors=continue errors=remount-ro errors=repair
+	expect_only "mount_o_errors_$m" "$m" "chunkfs mount -o ro,err" \
+		ro,errors=continue ro,errors=remount-ro ro,errors=repair
 	expect_only "image_file_$m" "$m" "chunkfs info imgs/d" imgs/disk.img
 	expect_only "mount_point_$m" "$m" "chunkfs mount -o ro imgs/disk.img mn" mnt mnt2
 	expect_only "image_root_$m" "$m" "chunkfs ls imgs/disk.img /p" /photos/ /pi.txt /pub/

@@ -92,6 +92,25 @@ check_exit tune_bad_uuid 2 "$C" tune -U 0badc0de-1234-4abc-8def-0123456789 "$img
 check_exit tune_bad_opts_space 2 "$C" tune -o "noatime, ro" "$img"
 check_exit tune_bad_opts_empty 2 "$C" tune -o "ro,,noatime" "$img"
 check_exit tune_no_image 2 "$C" tune -L x
+# Default mount options are checked as the mount checks them (tune2fs -o
+# too refuses what it does not know): before, each was stored, and then
+# every mount of the image failed.  One line, naming the cause; no usage.
+# tune_refuses NAME OPTIONS PATTERN
+tune_refuses() {
+	if expect_exit 2 "$C" tune -o "$2" "$img" && [ "$(wc -l <"$ERR")" = 1 ] &&
+	   grep -Eq "^chunkfs: tune: $3" "$ERR"; then
+		pass "$1"
+	else
+		fail "$1" "-o $2: $(head -c 300 "$ERR")"
+	fi
+}
+tune_refuses tune_refuses_unsupported_opt noatime,acl "option 'acl' is not supported by chunkfs"
+tune_refuses tune_refuses_unknown_opt foo=bar "unknown mount option 'foo=bar'"
+tune_refuses tune_refuses_bad_size max_write=1 "bad max_write '1': 4096 to [0-9]+ bytes"
+tune_refuses tune_refuses_bad_value errors=sometimes "bad errors 'sometimes'"
+tune_refuses tune_refuses_ignored_opt user_xattr "option 'user_xattr' means nothing to chunkfs"
+tune_refuses tune_refuses_fstab_opt nofail "option 'nofail' is for fstab only"
+tune_refuses tune_refuses_not_a_default ro,remount "option 'remount' cannot be a default"
 cmp -s before.img "$img" && pass tune_bad_input_no_change || fail tune_bad_input_no_change "image changed"
 head -c 1048576 /dev/urandom >junk.img
 cp junk.img junk.orig
