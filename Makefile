@@ -121,9 +121,10 @@ $(B)/pic/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC $(DEPFLAGS) -c $< -o $@
 
+# The sanitizer build also asserts the lock rules (src/lockcheck.h).
 $(SAN)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(SAN_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) -DCFS_LOCK_CHECKS $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(SAN_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(TEST_OBJS) $(SAN_TEST_OBJS): EXTRA_CPPFLAGS := $(TEST_CPPFLAGS)
 $(LIB_OBJS) $(LIB_PIC_OBJS) $(SAN_LIB_OBJS): EXTRA_CPPFLAGS := $(LIB_VISFLAGS)

@@ -64,6 +64,7 @@ int chunk_header_mark(struct cfs_fs *fs, uint32_t c, uint32_t state)
 	struct cfs_chunk_hdr h = ch->disk_hdr;
 	int ret;
 
+	lock_held(&ch->state_lock);
 	h.state = state;
 	h.generation = ch->hdr.generation;
 	h.last_write = ch->hdr.last_write;
@@ -236,6 +237,7 @@ static void change_noted(struct chunk *ch)
 {
 	double now = cfs_now_mono();
 
+	lock_held(&ch->state_lock);
 	if (!ch->unmarked && !(ch->disk_state & CFS_STATE_DIRTY))
 		ch->first_change = now;
 	ch->last_change = now;
@@ -247,6 +249,7 @@ static int header_dirty(struct cfs_fs *fs, uint32_t c)
 	struct chunk *ch = chunk_of(fs, c);
 	int ret;
 
+	lock_held(&ch->state_lock);
 	ch->hdr.generation++;
 	ch->hdr.last_write = time(NULL);
 	ret = chunk_header_mark(fs, c, ch->disk_state | CFS_STATE_DIRTY);
@@ -261,6 +264,7 @@ static int dirty_on_disk(struct cfs_fs *fs, uint32_t c)
 {
 	int ret = 0;
 
+	lock_held(&chunk_of(fs, c)->state_lock);
 	if (!(chunk_of(fs, c)->disk_state & CFS_STATE_DIRTY)) {
 		ret = header_dirty(fs, c);
 		if (ret == 0)

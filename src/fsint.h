@@ -15,6 +15,7 @@
 #include "cache.h"
 #include "format.h"
 #include "runset.h"
+#include "lockcheck.h"
 
 struct chunk {
 	uint32_t index;

@@ -147,6 +147,8 @@ int icl_load(struct cfs_fs *fs, uint32_t c)
 	uint32_t k;
 	int ret;
 
+	lock_held(&fs->chunks[c].lock);
+
 	if (ch->icl_loaded || !fs->icl_max)
 		return 0;
 	for (k = 0; k < CFS_ICMAP_BLOCKS; k++) {
@@ -170,6 +172,8 @@ int icl_locate(struct cfs_fs *fs, uint32_t c, uint32_t l, uint64_t *blk, uint32_
 	uint32_t i = (l - fs->sb.inodes_per_chunk - 1) / CFS_ICL_INODES;
 	uint32_t s = (l - fs->sb.inodes_per_chunk - 1) % CFS_ICL_INODES;
 	int ret = icl_load(fs, c);
+
+	lock_held(&fs->chunks[c].lock);
 
 	if (ret < 0)
 		return ret;
@@ -203,6 +207,8 @@ int icl_next(struct cfs_fs *fs, uint32_t c, uint32_t *i, int *new_map)
 	struct chunk *ch = &fs->chunks[c];
 	uint32_t n;
 
+	lock_held(&fs->chunks[c].lock);
+
 	for (n = 0; n < ch->icl_n && ch->icl[n].start; n++)
 		;
 	if (n >= fs->icl_max)
@@ -222,6 +228,8 @@ int icl_map_add(struct cfs_fs *fs, uint32_t c, uint32_t k, uint32_t rel)
 	uint64_t abs = chunk_base(fs, c) + rel;
 	struct buf *b;
 	int ret;
+
+	lock_held(&fs->chunks[c].lock);
 
 	ret = cache_new_meta(&fs->cache, abs, CFS_MAGIC_ICMAP, &b);
 	if (ret < 0)
@@ -249,6 +257,8 @@ int icl_add(struct cfs_fs *fs, uint32_t c, uint32_t i, uint32_t n, uint32_t rel)
 	struct buf *bp;
 	uint32_t k;
 	int ret;
+
+	lock_held(&fs->chunks[c].lock);
 
 	for (b = abs; b < end; b++) {
 		ret = cache_get(&fs->cache, b, CG_NOREAD, &bp);
@@ -280,6 +290,8 @@ uint32_t icl_batch(struct cfs_fs *fs, uint32_t c, uint32_t i)
 {
 	uint32_t nrec = cfs_icmap_nrec(fs->bsize), n = CFS_ICL_BATCH;
 
+	lock_held(&fs->chunks[c].lock);
+
 	if (i != fs->chunks[c].icl_n)
 		return 1;   /* a hole */
 	if (n > nrec - i % nrec)
@@ -294,6 +306,8 @@ int icl_alloc(struct cfs_fs *fs, uint32_t c, uint32_t *l)
 	struct chunk *ch = &fs->chunks[c];
 	uint32_t i, s;
 	int ret;
+
+	lock_held(&fs->chunks[c].lock);
 
 	for (i = 0; i < ch->icl_n; i++)
 		if (ch->icl[i].start && ~ch->icl[i].used)
@@ -319,6 +333,8 @@ int icl_free(struct cfs_fs *fs, uint32_t c, uint32_t l)
 	uint64_t bit = 1ull << ((l - fs->sb.inodes_per_chunk - 1) % CFS_ICL_INODES);
 	int ret = icl_load(fs, c);
 
+	lock_held(&fs->chunks[c].lock);
+
 	if (ret < 0)
 		return ret;
 	if (i >= ch->icl_n || !ch->icl[i].start || !(ch->icl[i].used & bit))
@@ -338,6 +354,8 @@ uint32_t icl_count(struct cfs_fs *fs, uint32_t c)
 	struct chunk *ch = &fs->chunks[c];
 	uint32_t i, n = 0;
 
+	lock_held(&fs->chunks[c].lock);
+
 	for (i = 0; i < ch->icl_n; i++)
 		n += ch->icl[i].start != 0;
 	return n;
@@ -346,6 +364,8 @@ uint32_t icl_count(struct cfs_fs *fs, uint32_t c)
 uint64_t icl_makeable(struct cfs_fs *fs, uint32_t c)
 {
 	struct chunk *ch = &fs->chunks[c];
+
+	lock_held(&fs->chunks[c].lock);
 	uint64_t n, have = ch->icl_n;   /* holes (dropped by fsck) are rare */
 	/* not the repair reserve's blocks (FORMAT.md 16.4), outside a check */
 	uint32_t nrec = cfs_icmap_nrec(fs->bsize), blocks = chunk_avail_blocks(fs, ch);
@@ -398,6 +418,8 @@ int icl_remove(struct cfs_fs *fs, uint32_t c, uint32_t i)
 	struct chunk *ch = &fs->chunks[c];
 	int ret;
 
+	lock_held(&fs->chunks[c].lock);
+
 	ch->icl_nfree -= slots_free(ch->icl[i].used);
 	ch->hdr.free_inodes -= slots_free(ch->icl[i].used);
 	ch->hdr_dirty = 1;
@@ -413,6 +435,8 @@ int icl_map_empty(struct cfs_fs *fs, uint32_t c, uint32_t k)
 	struct chunk *ch = &fs->chunks[c];
 	uint32_t nrec = cfs_icmap_nrec(fs->bsize), j;
 
+	lock_held(&fs->chunks[c].lock);
+
 	for (j = k * nrec; j < ch->icl_n && j < (k + 1) * nrec; j++)
 		if (ch->icl[j].start)
 			return 0;
@@ -422,6 +446,8 @@ int icl_map_empty(struct cfs_fs *fs, uint32_t c, uint32_t k)
 int icl_drop(struct cfs_fs *fs, uint32_t c, uint32_t i, int write)
 {
 	struct chunk *ch = &fs->chunks[c];
+
+	lock_held(&fs->chunks[c].lock);
 
 	if (i >= ch->icl_n || !ch->icl[i].start)
 		return 0;
@@ -462,6 +488,8 @@ int icl_rewrite_map(struct cfs_fs *fs, uint32_t c, uint32_t k)
 	struct cfs_icl_rec none = { 0, 0 };
 	struct buf *b;
 	int ret;
+
+	lock_held(&fs->chunks[c].lock);
 
 	cache_forget(&fs->cache, icmap_abs(fs, c, k));
 	ret = cache_new_meta(&fs->cache, icmap_abs(fs, c, k), CFS_MAGIC_ICMAP, &b);

@@ -290,7 +290,9 @@ static void test_clusters_packed(void)
 	for (c = 0; c < NCHUNKS; c++) {
 		struct chunk *ch = &fs->chunks[c];
 
+		pthread_mutex_lock(&ch->lock);        /* icluster.c's rule */
 		CHECK_OK(icl_load(fs, c));
+		pthread_mutex_unlock(&ch->lock);
 		if (ch->hdr.icmap[0])
 			CHECK(ch->hdr.icmap[0] >= meta);
 		for (i = 0; i < ch->icl_n; i++)
