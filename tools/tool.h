@@ -78,6 +78,9 @@ int dev_claim(const char *path, int *fd);
 /* 1 and a description ("an ext4 file system labelled 'data'") when
  * libblkid finds a filesystem or partition table on path, 0 if none. */
 int dev_signature(const char *path, char *out, size_t len);
+/* 1 and the offset of the first byte that is not zero in the file at
+ * path, 0 if it holds only zeros (or holes), or a negative errno. */
+int file_data_at(const char *path, uint64_t *at);
 /* Erase every signature libblkid finds on path (after mkfs, so that
  * blkid and mount no longer see the old filesystem). */
 int dev_wipe(const char *path);
