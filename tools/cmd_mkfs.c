@@ -338,15 +338,30 @@ static int mkfs_image(const struct mkfs_args *a)
 	return ret;
 }
 
-static void print_summary(const struct cfs_info *in)
+/* The inodes the filesystem offers, as info and df -i count them: with
+ * dyninodes, beyond the inode tables, those the chunks' free blocks can
+ * still make. */
+static uint64_t inodes_offered(struct cfs_fs *fs, const struct cfs_info *in)
+{
+	struct cfs_chunk_info ci;
+	uint64_t n = 0;
+
+	for (uint32_t c = 0; c < in->chunks; c++)
+		if (cfs_get_chunk_info(fs, c, &ci) == 0)
+			n += ci.inodes;
+	return n;
+}
+
+static void print_summary(struct cfs_fs *fs, const struct cfs_info *in)
 {
 	char uuid[37];
 	uint64_t blocks = (uint64_t)in->chunks * in->chunk_blocks;
+	uint64_t tables = (uint64_t)in->chunks * in->inodes_per_chunk;
 
 	fmt_uuid(in->uuid, uuid);
 	printf("Creating chunkfs filesystem with %" PRIu64 " %uk blocks and %"
 	       PRIu64 " inodes\n", in->total_blocks, in->block_size / 1024,
-	       (uint64_t)in->chunks * in->inodes_per_chunk);
+	       inodes_offered(fs, in));
 	printf("Filesystem UUID:   %s\n", uuid);
 	if (in->label[0])
 		printf("Filesystem label:  %.63s\n", in->label);
@@ -355,7 +370,9 @@ static void print_summary(const struct cfs_info *in)
 	printf("Chunks:            %u\n", in->chunks);
 	printf("Blocks per chunk:  %" PRIu64 " (%" PRIu64 " in all chunks)\n",
 	       in->chunk_blocks, blocks);
-	printf("Inodes per chunk:  %" PRIu64 "\n", in->inodes_per_chunk);
+	printf("Inodes per chunk:  %" PRIu64 " (%" PRIu64 " in all inode tables%s)\n",
+	       in->inodes_per_chunk, tables, in->feature_incompat & CFS_FEATURE_DYNINODES ?
+	       "; the rest are made from free blocks as files are created" : "");
 	printf("Inline data up to: %u bytes\n", in->inline_max);
 }
 
@@ -374,7 +391,7 @@ static int report(const struct mkfs_args *a)
 		status = EX_FAIL;
 		goto out;
 	}
-	print_summary(&in);
+	print_summary(fs, &in);
 out:
 	return img_close(fs, a->image, status);
 }

@@ -148,6 +148,23 @@ test_mkfs_existing_file() {
 	check_exit mkfs_grown_file_fsck_clean 0 "$C" fsck -f -n "$f"
 }
 
+# ==== mkfs reports the inodes info and df -i show (issue 25) ================
+# It used to print the inode tables' size (65536 for 1 GiB) while info and
+# df -i count the inodes the free blocks can still make (2 million).
+
+test_mkfs_inode_count() {
+	local img=$TESTDIR/count.img said total opt name
+	for opt in -Odyninodes -O^dyninodes; do
+		name=mkfs_inode_count_as_info_${opt#-O}
+		name=${name/^/no}
+		rm -f "$img"
+		said=$("$C" mkfs "$opt" "$img" 1G | sed -n 's/^Creating .* and \([0-9]*\) inodes$/\1/p')
+		total=$("$C" info --json "$img" |
+			python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["inodes"])')
+		same "$name" "$said" "$total"
+	done
+}
+
 # ==== mkfs on devices (items 1 and 3) ======================================
 
 # new_loop FILE: attach FILE to a loop device, named in $LOOP
@@ -299,6 +316,7 @@ test_info_times() {
 
 test_mkfs_other_fs
 test_mkfs_existing_file
+test_mkfs_inode_count
 test_mkfs_devices
 test_fsck_modes
 test_put_hardlinks
