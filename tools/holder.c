@@ -239,3 +239,15 @@ int img_wait(const char *img, struct img_use *u)
 	}
 	return 0;
 }
+
+void warn_mount_unknown(const char *img, const struct img_use *u)
+{
+	char who[32] = "a process";
+
+	if (!u->busy || u->mnt[0])
+		return;
+	if (u->pid)
+		snprintf(who, sizeof(who), "pid %d", (int)u->pid);
+	warn_msg("%s is in use by %s, its mount point not known: this reads the "
+		 "image as last written, which may lag behind", img, who);
+}

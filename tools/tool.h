@@ -95,6 +95,9 @@ struct img_use {
  * (saying so after a second), so that what follows sees the image as
  * the daemon left it.  Fills *u with who holds it after that. */
 int img_wait(const char *img, struct img_use *u);
+/* After img_wait: warn that what is read may lag behind when a writer
+ * holds the image and no mount point of it was found. */
+void warn_mount_unknown(const char *img, const struct img_use *u);
 /* Seconds on the monotonic clock (tools/holder.c). */
 double mono_now(void);
 /* img_open, telling who else uses the image (tools/chunkfs.c). */
@@ -148,6 +151,9 @@ struct dir_list {
 };
 /* Read all entries of dir (with "." and ".." unless skip_dots). */
 int dir_read(struct cfs_fs *fs, cfs_ino_t dir, bool skip_dots, struct dir_list *dl);
+/* The same of the host directory open at dfd (a mounted image read
+ * through its mount point). */
+int dir_read_host(int dfd, bool skip_dots, struct dir_list *dl);
 void dir_list_free(struct dir_list *dl);
 void dir_list_sort(struct dir_list *dl);
 /* An entry name a hostile image could use to escape a target directory. */
