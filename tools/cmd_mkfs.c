@@ -24,7 +24,8 @@ struct mkfs_args {
 	bool blkdev;
 	bool wipe;              /* old signatures to erase once mkfs is done */
 	bool exists;            /* an existing file or device, made in place */
-	uint64_t file_size;     /* an existing regular file's length */
+	bool regular;           /* a regular file, file_size long */
+	uint64_t file_size;
 };
 
 static bool is_pow2(uint64_t v)
@@ -263,7 +264,8 @@ static int check_target(struct mkfs_args *a, bool *creating)
 		return EX_FAIL;
 	a->exists = true;
 	a->blkdev = S_ISBLK(st.st_mode);
-	a->file_size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+	a->regular = S_ISREG(st.st_mode);
+	a->file_size = (uint64_t)st.st_size;
 	if (a->blkdev && check_blkdev_size(a))
 		return EX_FAIL;
 	img_wait(a->image, &use);
@@ -289,7 +291,7 @@ static int grow_file(const struct mkfs_args *a)
 {
 	int fd, ret = 0;
 
-	if (a->blkdev || !a->file_size || a->o.size <= a->file_size)
+	if (!a->regular || a->o.size <= a->file_size)
 		return 0;
 	fd = open(a->image, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || ftruncate(fd, (off_t)a->o.size) < 0)

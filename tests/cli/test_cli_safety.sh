@@ -146,6 +146,10 @@ test_mkfs_existing_file() {
 	check_exit mkfs_zero_file_no_F 0 "$C" mkfs -q "$f" 16M
 	same mkfs_grows_shorter_file "$(size_of "$f")" 16777216
 	check_exit mkfs_grown_file_fsck_clean 0 "$C" fsck -f -n "$f"
+	rm -f "$f" && touch "$f"
+	check_exit mkfs_empty_file_no_F 0 "$C" mkfs -q "$f" 16M
+	same mkfs_empty_file_made_size "$(size_of "$f")" 16777216
+	check_exit mkfs_empty_file_fsck_clean 0 "$C" fsck -f -n "$f"
 }
 
 # ==== mkfs reports the inodes info and df -i show (issue 25) ================
