@@ -251,3 +251,10 @@ void warn_mount_unknown(const char *img, const struct img_use *u)
 	warn_msg("%s is in use by %s, its mount point not known: this reads the "
 		 "image as last written, which may lag behind", img, who);
 }
+
+bool img_same(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && same_file(&sa, &sb);
+}

@@ -95,6 +95,9 @@ struct img_use {
  * (saying so after a second), so that what follows sees the image as
  * the daemon left it.  Fills *u with who holds it after that. */
 int img_wait(const char *img, struct img_use *u);
+/* a and b name the same image (a hard link, a bind mount, a symlink, or
+ * another node of the same device). */
+bool img_same(const char *a, const char *b);
 /* After img_wait: warn that what is read may lag behind when a writer
  * holds the image and no mount point of it was found. */
 void warn_mount_unknown(const char *img, const struct img_use *u);

@@ -59,6 +59,13 @@ if mount --bind "$TESTDIR/d" "$bind"; then
 else
 	skip bind "mount --bind failed"
 fi
+# remount names the image too: by the link, the same mount
+if expect_exit 0 "$CHUNKFS" mount -o remount,ro "$TESTDIR/d/link.img" "$mnt" &&
+	awk -v d="$mnt" '$2 == d { print $4 }' /proc/self/mounts | grep -q '^ro,'; then
+	pass remount_via_hardlink
+else
+	fail remount_via_hardlink "$(head -c 300 "$ERR")"
+fi
 unmount_ok unmount
 
 # A source the mount table cannot name as a file: the daemon is found
