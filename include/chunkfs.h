@@ -282,6 +282,9 @@ void cfs_set_readonly(struct cfs_fs *fs);
  * person; cfs_scrub puts the chunk back when it leaves nothing unfixed
  * there.  Safe from an error callback. */
 int cfs_chunk_set_failed(struct cfs_fs *fs, uint32_t chunk, int failed);
+/* -EUCLEAN for a chunk whose header could not be read (an open with
+ * CFS_OPEN_REPAIR rebuilt it in memory, and a check has not replaced it
+ * yet): its figures would be invented. */
 int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t chunk, struct cfs_chunk_info *ci);
 
 /* Which chunks hold a file's data: fills up to max entries with chunk

@@ -89,7 +89,7 @@ int cfs_bdev_grow(struct cfs_bdev *bd, uint64_t bytes)
 	if (bd->ops->grow)
 		ret = bd->ops->grow(bd, bytes);
 	if (ret == 0 && bd->nblocks * bd->block_size < bytes)
-		ret = -EFBIG;
+		ret = -ERANGE;
 	return ret;
 }
 

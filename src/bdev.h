@@ -66,8 +66,10 @@ int cfs_bdev_discard(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
 /* (Addition, resize:) make the device at least bytes long where it can
  * be made so (an image file is extended, sparse), then take its current
  * size again into nblocks (a disk or loop device may have grown since the
- * open).  bytes 0 only re-reads the size.  -EFBIG when the device stays
- * shorter than bytes (a disk, or a backend without the operation). */
+ * open).  bytes 0 only re-reads the size.  -ERANGE when the device stays
+ * shorter than bytes (a disk, or a backend without the operation); the
+ * backend's own errors as they are (-EFBIG: the host filesystem cannot
+ * make the image file that long). */
 int cfs_bdev_grow(struct cfs_bdev *bd, uint64_t bytes);
 void cfs_bdev_destroy(struct cfs_bdev *bd);
 /* Change the block size used for addressing (the device size in bytes is

@@ -152,11 +152,17 @@ static int resize_locked(struct cfs_fs *fs, uint64_t size, struct cfs_resize_res
 		return ret;
 	if (size && fs->bd->nblocks * fs->bsize < size) {
 		ret = cfs_bdev_grow(fs->bd, size);
-		if (ret == -EFBIG)
+		if (ret == -ERANGE) {
 			cfs_set_error("cannot grow to %llu bytes: the device holds only %llu",
 				      (unsigned long long)size,
 				      (unsigned long long)(fs->bd->nblocks * fs->bsize));
-		else if (ret < 0)
+			ret = -EFBIG;
+		} else if (ret == -EFBIG) {
+			cfs_set_error("cannot extend the image file to %llu bytes: the host "
+				      "filesystem's limit on a file's size is smaller "
+				      "(ftruncate: %s)", (unsigned long long)size,
+				      strerror(EFBIG));
+		} else if (ret < 0)
 			cfs_set_error("cannot extend the image to %llu bytes: %s",
 				      (unsigned long long)size, strerror(-ret));
 		if (ret < 0)

@@ -365,6 +365,24 @@ static int find_backup(struct cfs_fs *fs, uint8_t *buf)
 	return -EUCLEAN;
 }
 
+/* Without repair a bad primary superblock fails the open; when the
+ * backup is good, the message says how to get the filesystem back
+ * rather than only what is wrong with the primary.  (fs->sb is left
+ * unset: the open fails all the same.) */
+static void backup_hint(struct cfs_fs *fs, uint8_t *buf)
+{
+	char why[256];          /* as long as the message itself */
+
+	snprintf(why, sizeof(why), "%s", cfs_last_error());
+	if (find_backup(fs, buf) == 0)
+		cfs_set_error("%s; the backup superblock is good: chunkfs fsck -y "
+			      "restores the primary from it", why);
+	else
+		cfs_set_error("%s", why);
+	fs->sb_from_backup = 0;
+	memset(&fs->sb, 0, sizeof(fs->sb));
+}
+
 static int read_super(struct cfs_fs *fs, int repair)
 {
 	uint8_t *buf = malloc(CFS_MIN_BLOCK);
@@ -385,6 +403,8 @@ static int read_super(struct cfs_fs *fs, int repair)
 	ret = super_check(fs, buf, &fs->sb);
 	if (ret < 0 && ret != -EPROTONOSUPPORT && repair && find_backup(fs, buf) == 0)
 		ret = 0;
+	else if (ret < 0 && ret != -EPROTONOSUPPORT)
+		backup_hint(fs, buf);
 out:
 	free(buf);
 	return ret;
@@ -953,6 +973,11 @@ int cfs_get_chunk_info(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_info *ci)
 		return -EINVAL;
 	ch = &fs->chunks[c];
 	memset(ci, 0, sizeof(*ci));
+	ci->index = c;
+	/* a header a repair open rebuilt in memory: nothing in it is the
+	 * chunk's (counts are zero until fsck recomputes them) */
+	if (ch->hdr_bad)
+		return -EUCLEAN;
 	pthread_mutex_lock(&ch->lock);
 	ci->index = c;
 	ci->state = (ch->disk_state & CFS_STATE_ERROR) ? CFS_CHUNK_ERROR :

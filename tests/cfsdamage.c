@@ -35,6 +35,10 @@
  *                                   inode bitmap and reseal the block: the
  *                                   table holds it in use, the bitmap and
  *                                   the free count say free
+ *   cfsdamage IMAGE chdr C SEED     write random bytes (from SEED) over the
+ *                                   whole header block of chunk C
+ *   cfsdamage IMAGE super N         zero superblock N (0 the primary, 1
+ *                                   the backup), the whole block
  *   cfsdamage IMAGE dirlevel C      make the first directory node block of
  *                                   chunk C claim B+tree level 7 and reseal
  *                                   it: only the node's own rules see it;
@@ -72,7 +76,9 @@ static int usage(void)
 			"       cfsdamage IMAGE stubs INO\n"
 			"       cfsdamage IMAGE ibit INO\n"
 			"       cfsdamage IMAGE dirlevel CHUNK\n"
-			"       cfsdamage IMAGE mountopts TEXT\n");
+			"       cfsdamage IMAGE mountopts TEXT\n"
+			"       cfsdamage IMAGE chdr CHUNK SEED\n"
+			"       cfsdamage IMAGE super 0|1\n");
 	return 2;
 }
 
@@ -205,19 +211,42 @@ static int garble_meta(struct damage_img *m, uint64_t c, uint64_t seed, int rese
 	return 0;
 }
 
+static int garble_chdr(struct damage_img *m, uint64_t c, uint64_t seed)
+{
+	uint8_t *h;
+
+	if (c >= m->sb.nchunks)
+		return -ERANGE;
+	h = damage_blk(m, damage_cbase(m, (uint32_t)c));
+	rng = seed * 2 + 1;
+	for (uint32_t i = 0; i < m->bs; i++)
+		h[i] = (uint8_t)rnd();
+	return 0;
+}
+
+static int zero_super(struct damage_img *m, uint64_t which)
+{
+	if (which > 1)
+		return -ERANGE;
+	memset(damage_blk(m, which ? m->sb.backup_sb_block : 0), 0, m->bs);
+	return 0;
+}
+
 /* The arguments after IMAGE VERB each verb takes: at least, at most. */
 static int verb_args(const char *verb, int *least, int *most)
 {
 	*least = *most = 1;
 	if (!strcmp(verb, "inode"))
 		*most = 2;
+	if (!strcmp(verb, "chdr"))
+		*least = *most = 2;
 	if (!strcmp(verb, "meta")) {
 		*least = 2;
 		*most = 3;
 	}
 	return strcmp(verb, "incompat") && strcmp(verb, "inode") && strcmp(verb, "dirnode") &&
 	       strcmp(verb, "meta") && strcmp(verb, "dirlevel") && strcmp(verb, "stubs") &&
-	       strcmp(verb, "ibit");
+	       strcmp(verb, "ibit") && strcmp(verb, "chdr") && strcmp(verb, "super");
 }
 
 /* Default mount options as the library stores them, whatever they are. */
@@ -250,7 +279,7 @@ int main(int argc, char **argv)
 	if (argc < 3 || verb_args(argv[2], &least, &most) || argc - 3 < least ||
 	    argc - 3 > most || (arg = number(argv[3])) < 0 ||
 	    (argc >= 5 && (mask = number(argv[4])) < 0) ||
-	    (argc == 5 && strcmp(argv[2], "meta") && mask == 0) ||
+	    (argc == 5 && strcmp(argv[2], "meta") && strcmp(argv[2], "chdr") && mask == 0) ||
 	    (argc == 6 && strcmp(argv[5], "reseal")))
 		return usage();
 	fd = open(argv[1], O_RDWR | O_CLOEXEC);
@@ -272,6 +301,10 @@ int main(int argc, char **argv)
 		ret = garble_inode(&m, (uint64_t)arg, (uint64_t)mask);
 	else if (!strcmp(argv[2], "meta"))
 		ret = garble_meta(&m, (uint64_t)arg, (uint64_t)mask, argc == 6);
+	else if (!strcmp(argv[2], "chdr"))
+		ret = garble_chdr(&m, (uint64_t)arg, (uint64_t)mask);
+	else if (!strcmp(argv[2], "super"))
+		ret = zero_super(&m, (uint64_t)arg);
 	else if (!strcmp(argv[2], "ibit"))
 		ret = clear_ibit(&m, (uint64_t)arg);
 	else if (!strcmp(argv[2], "stubs"))

@@ -601,6 +601,24 @@ static void get_top(struct copy_ctx *c, const char *src, const char *dest)
 	free(hpath);
 }
 
+/* A mounted image is not copied from: what is on disk lags behind the
+ * mount and changes while get reads it, so the copy would be of files
+ * as they were (or a mix).  The mount point has the live files. */
+static bool get_mounted(const char *img, const char *src)
+{
+	struct img_use use;
+
+	img_wait(img, &use);
+	warn_mount_unknown(img, &use);
+	if (!use.mnt[0])
+		return false;
+	err_msg("%s is mounted on %s: get would copy the image as last written, "
+		"not what the mount holds; copy from the mount instead (cp -a %s%s%s "
+		"DEST)",
+		img, use.mnt, use.mnt, src[0] == '/' ? "" : "/", src);
+	return true;
+}
+
 /* get or put: IMAGE SRC DEST, the image opened read-only for get; top
  * copies SRC to DEST. */
 static int copy_main(int argc, char **argv, bool rdonly,
@@ -613,6 +631,8 @@ static int copy_main(int argc, char **argv, bool rdonly,
 	status = get_args(argc, argv, &recursive);
 	if (status)
 		return status;
+	if (rdonly && get_mounted(argv[optind], argv[optind + 1]))
+		return EX_FAIL;
 	if (setup_ctx(&c, argv[optind], recursive) < 0) {
 		err_msg("%s", errstr(-ENOMEM));
 		return EX_FAIL;

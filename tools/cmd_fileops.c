@@ -2,12 +2,17 @@
 /* Offline file access: ls, stat, cat, mkdir, rm, ln, mv. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "tool.h"
@@ -40,11 +45,24 @@ static int parse_flags(const char *cmd, int argc, char **argv, const char *lette
 	return EX_OK;
 }
 
-/* Open the image named by argv[optind] and check the operand count. */
+/* Where ls, stat and cat read: the image, or, while it is mounted, its
+ * mount point (root, a directory descriptor).  What is on disk lags
+ * behind the mount (by up to clean_after seconds, and the kernel's
+ * writeback) and changes under an offline reader; through the mount
+ * point they are ordinary reads of the live filesystem. */
+struct src {
+	struct cfs_fs *fs;              /* NULL: through the mount */
+	int root;
+	char mnt[4096];
+};
+
+/* Check the operand count and open the image named by argv[optind]: to
+ * read (s given), through its mount point while it is mounted. */
 static int open_operands(const char *cmd, int argc, char **argv, int min, int max,
-			 bool rdonly, struct cfs_fs **fs)
+			 bool rdonly, struct cfs_fs **fs, struct src *s)
 {
 	int n = argc - optind;
+	struct img_use use;
 
 	if (n < 1)
 		return usage_error(cmd, "no IMAGE given");
@@ -53,9 +71,34 @@ static int open_operands(const char *cmd, int argc, char **argv, int min, int ma
 	if (max >= 0 && n - 1 > max)
 		return usage_error(cmd, "too many arguments (first extra: '%s')",
 				   argv[optind + 1 + max]);
+	if (s) {
+		img_wait(argv[optind], &use);
+		s->fs = NULL;
+		s->root = -1;
+		snprintf(s->mnt, sizeof(s->mnt), "%s", use.mnt);
+		if (use.mnt[0]) {
+			s->root = open(use.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (s->root >= 0)
+				return EX_OK;
+			err_msg("%s is mounted on %s, which cannot be read: %s", argv[optind],
+				use.mnt, errstr(-errno));
+			return EX_FAIL;
+		}
+		warn_mount_unknown(argv[optind], &use);
+	}
 	if (img_open(argv[optind], rdonly, fs) < 0)
 		return EX_FAIL;
+	if (s)
+		s->fs = *fs;
 	return EX_OK;
+}
+
+static int close_src(struct src *s, const char *img, int status)
+{
+	if (s->fs)
+		return img_close(s->fs, img, status);
+	close(s->root);
+	return status;
 }
 
 static int resolve(struct cfs_fs *fs, const char *path, int follow, cfs_ino_t *ino,
@@ -108,6 +151,110 @@ static int read_link(struct cfs_fs *fs, cfs_ino_t ino, char **out)
 	buf[n] = 0;
 	*out = buf;
 	return 0;
+}
+
+/* ==== a mounted image, through its mount point ======================= */
+
+/* path (an image path) opened below root as the image would resolve it:
+ * ".." and absolute symlinks stay inside the mount, and no other mount
+ * under it is entered. */
+static int live_open(int root, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	long fd;
+
+	while (*path == '/')
+		path++;
+	fd = syscall(SYS_openat2, root, *path ? path : ".", &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int live_stat(int fd, struct cfs_stat *st)
+{
+	struct statx x;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+		  STATX_BASIC_STATS | STATX_BTIME, &x) < 0)
+		return -errno;
+	memset(st, 0, sizeof(*st));
+	st->ino = (cfs_ino_t)x.stx_ino;
+	st->mode = x.stx_mode;
+	st->nlink = x.stx_nlink;
+	st->uid = x.stx_uid;
+	st->gid = x.stx_gid;
+	st->rdev = makedev(x.stx_rdev_major, x.stx_rdev_minor);
+	st->size = x.stx_size;
+	st->blocks = x.stx_blocks;
+	st->blksize = x.stx_blksize;
+	st->atime = (struct timespec){ x.stx_atime.tv_sec, x.stx_atime.tv_nsec };
+	st->mtime = (struct timespec){ x.stx_mtime.tv_sec, x.stx_mtime.tv_nsec };
+	st->ctime = (struct timespec){ x.stx_ctime.tv_sec, x.stx_ctime.tv_nsec };
+	if (x.stx_mask & STATX_BTIME)
+		st->crtime = (struct timespec){ x.stx_btime.tv_sec, x.stx_btime.tv_nsec };
+	return 0;
+}
+
+static int src_resolve(const struct src *s, const char *path, int follow,
+		       cfs_ino_t *ino, struct cfs_stat *st)
+{
+	struct cfs_stat tmp;
+	int fd, ret;
+
+	if (s->fs)
+		return resolve(s->fs, path, follow, ino, st);
+	fd = live_open(s->root, path, O_PATH | (follow ? 0 : O_NOFOLLOW));
+	if (fd < 0)
+		return fd;
+	ret = live_stat(fd, st ? st : &tmp);
+	close(fd);
+	if (ret == 0)
+		*ino = st ? st->ino : tmp.ino;
+	return ret;
+}
+
+/* A symlink's target, malloc'd and NUL-terminated. */
+static int src_readlink(const struct src *s, const char *path, cfs_ino_t ino,
+			char **out)
+{
+	char *buf;
+	ssize_t n;
+	int fd;
+
+	if (s->fs)
+		return read_link(s->fs, ino, out);
+	fd = live_open(s->root, path, O_PATH | O_NOFOLLOW);
+	if (fd < 0)
+		return fd;
+	buf = malloc(PATH_MAX + 1);
+	n = buf ? readlinkat(fd, "", buf, PATH_MAX) : -1;
+	if (n < 0) {
+		n = buf ? -errno : -ENOMEM;
+		free(buf);
+		close(fd);
+		return (int)n;
+	}
+	close(fd);
+	buf[n] = 0;
+	*out = buf;
+	return 0;
+}
+
+static int src_dir_read(const struct src *s, const char *path, cfs_ino_t ino,
+			bool skip_dots, struct dir_list *dl)
+{
+	int fd, ret;
+
+	if (s->fs)
+		return dir_read(s->fs, ino, skip_dots, dl);
+	fd = live_open(s->root, path, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return fd;
+	ret = dir_read_host(fd, skip_dots, dl);
+	close(fd);
+	return ret;
 }
 
 /* ==== ls ============================================================= */
@@ -217,13 +364,14 @@ static void ls_print(const struct ls_opts *o, const struct ls_ent *e, size_t n)
 }
 
 /* Attributes (and link target) of one entry; reports its own errors. */
-static int ls_fill(struct cfs_fs *fs, const char *img, const char *path,
+static int ls_fill(const struct src *s, const char *img, const char *path,
 		   const struct ls_opts *o, struct ls_ent *e)
 {
-	int ret = cfs_getattr(fs, e->ino, &e->st);
+	int ret = s->fs ? cfs_getattr(s->fs, e->ino, &e->st) :
+		  src_resolve(s, path, 0, &e->ino, &e->st);
 
 	if (ret >= 0 && o->l && S_ISLNK(e->st.mode))
-		ret = read_link(fs, e->ino, &e->link);
+		ret = src_readlink(s, path, e->ino, &e->link);
 	if (ret < 0) {
 		err_img(img, path, ret);
 		e->err = ret;
@@ -231,11 +379,11 @@ static int ls_fill(struct cfs_fs *fs, const char *img, const char *path,
 	return ret < 0 ? ret : 0;
 }
 
-static int ls_dir(struct cfs_fs *fs, const char *img, const char *path,
+static int ls_dir(const struct src *s, const char *img, const char *path,
 		  cfs_ino_t ino, struct ls_opts *o);
 
 /* Entries of one directory, with attributes when they are needed. */
-static int ls_gather(struct cfs_fs *fs, const char *img, const char *path,
+static int ls_gather(const struct src *s, const char *img, const char *path,
 		     const struct ls_opts *o, struct dir_list *dl, struct ls_ent **out)
 {
 	struct ls_ent *ents = calloc(dl->n ? dl->n : 1, sizeof(*ents));
@@ -251,7 +399,7 @@ static int ls_gather(struct cfs_fs *fs, const char *img, const char *path,
 		if (o->l || o->R) {
 			char *p = path_join(path, ents[k].name);
 
-			if (!p || ls_fill(fs, img, p ? p : path, o, &ents[k]) < 0)
+			if (!p || ls_fill(s, img, p ? p : path, o, &ents[k]) < 0)
 				status = EX_FAIL;
 			free(p);
 		}
@@ -260,7 +408,7 @@ static int ls_gather(struct cfs_fs *fs, const char *img, const char *path,
 	return status;
 }
 
-static int ls_recurse(struct cfs_fs *fs, const char *img, const char *path,
+static int ls_recurse(const struct src *s, const char *img, const char *path,
 		      struct ls_ent *ents, size_t n, struct ls_opts *o)
 {
 	int status = EX_OK;
@@ -276,14 +424,14 @@ static int ls_recurse(struct cfs_fs *fs, const char *img, const char *path,
 			err_img(img, path, -ENOMEM);
 			return EX_FAIL;
 		}
-		if (ls_dir(fs, img, p, ents[k].ino, o) != EX_OK)
+		if (ls_dir(s, img, p, ents[k].ino, o) != EX_OK)
 			status = EX_FAIL;
 		free(p);
 	}
 	return status;
 }
 
-static int ls_dir(struct cfs_fs *fs, const char *img, const char *path,
+static int ls_dir(const struct src *s, const char *img, const char *path,
 		  cfs_ino_t ino, struct ls_opts *o)
 {
 	struct dir_list dl;
@@ -295,14 +443,14 @@ static int ls_dir(struct cfs_fs *fs, const char *img, const char *path,
 		err_img(img, path, ret == -ELOOP ? -EUCLEAN : ret);
 		return EX_FAIL;
 	}
-	ret = dir_read(fs, ino, !o->a, &dl);
+	ret = src_dir_read(s, path, ino, !o->a, &dl);
 	if (ret < 0) {
 		walk_pop(&o->ws);
 		err_img(img, path, ret);
 		return EX_FAIL;
 	}
 	dir_list_sort(&dl);
-	status = ls_gather(fs, img, path, o, &dl, &ents);
+	status = ls_gather(s, img, path, o, &dl, &ents);
 	if (o->headers) {
 		if (!o->first)
 			putchar('\n');
@@ -311,7 +459,7 @@ static int ls_dir(struct cfs_fs *fs, const char *img, const char *path,
 	}
 	o->first = false;
 	ls_print(o, ents, dl.n);
-	if (o->R && ls_recurse(fs, img, path, ents, dl.n, o) != EX_OK)
+	if (o->R && ls_recurse(s, img, path, ents, dl.n, o) != EX_OK)
 		status = EX_FAIL;
 	for (size_t k = 0; k < dl.n; k++)
 		free(ents[k].link);
@@ -321,7 +469,7 @@ static int ls_dir(struct cfs_fs *fs, const char *img, const char *path,
 	return status;
 }
 
-static int ls_one(struct cfs_fs *fs, const char *img, const char *arg,
+static int ls_one(const struct src *s, const char *img, const char *arg,
 		  struct ls_opts *o)
 {
 	char *path = img_path(arg);
@@ -333,17 +481,17 @@ static int ls_one(struct cfs_fs *fs, const char *img, const char *arg,
 		return EX_FAIL;
 	}
 	/* Like ls, follow a symlink operand unless listing it long or -d. */
-	ret = resolve(fs, path, !(o->l || o->d), &e.ino, &e.st);
+	ret = src_resolve(s, path, !(o->l || o->d), &e.ino, &e.st);
 	if (ret < 0) {
 		err_img(img, path, ret);
 		status = EX_FAIL;
 		goto out;
 	}
 	if (S_ISDIR(e.st.mode) && !o->d) {
-		status = ls_dir(fs, img, path, e.ino, o);
+		status = ls_dir(s, img, path, e.ino, o);
 		goto out;
 	}
-	if (ls_fill(fs, img, path, o, &e) < 0)
+	if (ls_fill(s, img, path, o, &e) < 0)
 		status = EX_FAIL;
 	else
 		ls_print(o, &e, 1);
@@ -359,6 +507,7 @@ int cmd_ls(int argc, char **argv)
 	struct ls_opts o = { .first = true };
 	bool f[5] = { 0 };
 	struct cfs_fs *fs;
+	struct src s;
 	int status, npaths;
 
 	status = parse_flags("ls", argc, argv, "laidR", f);
@@ -366,22 +515,22 @@ int cmd_ls(int argc, char **argv)
 		return status;
 	o.l = f[0], o.a = f[1], o.i = f[2], o.d = f[3], o.R = f[4];
 	o.tty = isatty(STDOUT_FILENO) == 1;
-	status = open_operands("ls", argc, argv, 0, -1, true, &fs);
+	status = open_operands("ls", argc, argv, 0, -1, true, &fs, &s);
 	if (status)
 		return status;
 	npaths = argc - optind - 1;
 	o.headers = o.R || npaths > 1;
 	if (npaths == 0) {
-		status = ls_one(fs, argv[optind], "/", &o);
+		status = ls_one(&s, argv[optind], "/", &o);
 	} else {
 		for (int k = optind + 1; k < argc; k++)
-			if (ls_one(fs, argv[optind], argv[k], &o) != EX_OK)
+			if (ls_one(&s, argv[optind], argv[k], &o) != EX_OK)
 				status = EX_FAIL;
 	}
 	walk_free(&o.ws);
 	if (flush_stdout() != EX_OK)
 		status = EX_FAIL;
-	return img_close(fs, argv[optind], status);
+	return close_src(&s, argv[optind], status);
 }
 
 /* ==== stat =========================================================== */
@@ -410,9 +559,33 @@ out:
 		free(chunks);
 }
 
-static void stat_xattrs(struct cfs_fs *fs, cfs_ino_t ino)
+/* Through the mount: the names of a symlink's own attributes are not
+ * reachable without following it (none are listed for it). */
+static ssize_t src_listxattr(const struct src *s, const char *path,
+			     const struct cfs_stat *st, char *buf, size_t len)
 {
-	ssize_t n = cfs_listxattr(fs, ino, NULL, 0);
+	char proc[64];
+	ssize_t n;
+	int fd;
+
+	if (s->fs)
+		return cfs_listxattr(s->fs, st->ino, buf, len);
+	if (S_ISLNK(st->mode))
+		return 0;
+	fd = live_open(s->root, path, O_PATH | O_NOFOLLOW);
+	if (fd < 0)
+		return fd;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = listxattr(proc, buf, len);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n;
+}
+
+static void stat_xattrs(const struct src *s, const char *path, const struct cfs_stat *st)
+{
+	ssize_t n = src_listxattr(s, path, st, NULL, 0);
 	char *buf;
 
 	if (n <= 0) {
@@ -423,7 +596,7 @@ static void stat_xattrs(struct cfs_fs *fs, cfs_ino_t ino)
 	buf = malloc((size_t)n);
 	if (!buf)
 		return;
-	n = cfs_listxattr(fs, ino, buf, (size_t)n);
+	n = src_listxattr(s, path, st, buf, (size_t)n);
 	if (n > 0) {
 		fputs(" Xattrs:", stdout);
 		for (ssize_t off = 0; off < n; off += (ssize_t)strnlen(buf + off, (size_t)(n - off)) + 1)
@@ -443,18 +616,19 @@ static void stat_times(const struct cfs_stat *st)
 	printf("Modify: %s\n", t);
 	fmt_time(&st->ctime, t, sizeof(t));
 	printf("Change: %s\n", t);
+	/* through a mount the kernel may not know it (statx without btime) */
 	fmt_time(&st->crtime, t, sizeof(t));
-	printf(" Birth: %s\n", t);
+	printf(" Birth: %s\n", st->crtime.tv_sec || st->crtime.tv_nsec ? t : "-");
 }
 
-static void stat_print(struct cfs_fs *fs, const char *path, const struct cfs_stat *st)
+static void stat_print(const struct src *s, const char *path, const struct cfs_stat *st)
 {
 	char mode[11], *target = NULL;
 
 	fmt_mode(st->mode, mode);
 	fputs("  File: ", stdout);
 	put_name(path, isatty(STDOUT_FILENO) == 1);
-	if (S_ISLNK(st->mode) && read_link(fs, st->ino, &target) == 0)
+	if (S_ISLNK(st->mode) && src_readlink(s, path, st->ino, &target) == 0)
 		printf(" -> %s", target);
 	free(target);
 	printf("\n  Size: %-12" PRIu64 " Blocks: %-10" PRIu64 " IO Block: %-6" PRIu32
@@ -468,57 +642,107 @@ static void stat_print(struct cfs_fs *fs, const char *path, const struct cfs_sta
 	printf("\nAccess: (%04o/%s)  Uid: %" PRIu32 "  Gid: %" PRIu32 "\n",
 	       st->mode & 07777, mode, st->uid, st->gid);
 	stat_times(st);
-	stat_chunks(fs, st->ino);
-	stat_xattrs(fs, st->ino);
+	if (s->fs)
+		stat_chunks(s->fs, st->ino);
+	else
+		printf("  Chunks: (not known through the mount on %s)\n", s->mnt);
+	stat_xattrs(s, path, st);
 }
 
 int cmd_stat(int argc, char **argv)
 {
 	bool follow = false;
 	struct cfs_fs *fs;
+	struct src s;
 	int status;
 
 	status = parse_flags("stat", argc, argv, "L", &follow);
 	if (status)
 		return status;
-	status = open_operands("stat", argc, argv, 1, -1, true, &fs);
+	status = open_operands("stat", argc, argv, 1, -1, true, &fs, &s);
 	if (status)
 		return status;
 	for (int k = optind + 1; k < argc; k++) {
 		char *path = img_path(argv[k]);
 		struct cfs_stat st;
 		cfs_ino_t ino;
-		int ret = path ? resolve(fs, path, follow, &ino, &st) : -ENOMEM;
+		int ret = path ? src_resolve(&s, path, follow, &ino, &st) : -ENOMEM;
 
 		if (ret < 0) {
 			err_img(argv[optind], path ? path : argv[k], ret);
 			status = EX_FAIL;
 		} else {
-			stat_print(fs, path, &st);
+			stat_print(&s, path, &st);
 		}
 		free(path);
 	}
 	if (flush_stdout() != EX_OK)
 		status = EX_FAIL;
-	return img_close(fs, argv[optind], status);
+	return close_src(&s, argv[optind], status);
 }
 
 /* ==== cat ============================================================ */
 
-/* Returns 0, or a negative errno; *out_err tells whether it was ours. */
-static int cat_one(struct cfs_fs *fs, const char *path, char *buf, bool *out_err)
+/* A file of the mounted image opened to read through the mount.  Only a
+ * regular file is opened: a device node there would be the host's device,
+ * and a FIFO would block; they read as empty, as from the image. */
+static int live_open_file(const struct src *s, const char *path, int *fd)
 {
 	struct cfs_stat st;
-	cfs_ino_t ino;
-	uint64_t off = 0;
-	int ret;
+	char proc[64];
+	int pfd = live_open(s->root, path, O_PATH), ret;
 
-	*out_err = false;
-	ret = resolve(fs, path, 1, &ino, &st);
+	*fd = -1;
+	if (pfd < 0)
+		return pfd;
+	ret = live_stat(pfd, &st);
 	if (ret == 0 && S_ISDIR(st.mode))
 		ret = -EISDIR;
+	if (ret == 0 && S_ISREG(st.mode)) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+		*fd = open(proc, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0)
+			ret = -errno;
+	}
+	close(pfd);
+	return ret;
+}
+
+/* The next bytes of the file at off: from the image, or through the
+ * mount (fd), which is read in order. */
+static ssize_t src_read(const struct src *s, cfs_ino_t ino, int fd, char *buf,
+			uint64_t off)
+{
+	ssize_t n;
+
+	if (s->fs)
+		return cfs_read(s->fs, ino, buf, COPY_BUF_SIZE, off);
+	if (fd < 0)
+		return 0;
+	do
+		n = read(fd, buf, COPY_BUF_SIZE);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+/* Returns 0, or a negative errno; *out_err tells whether it was ours. */
+static int cat_one(const struct src *s, const char *path, char *buf, bool *out_err)
+{
+	struct cfs_stat st;
+	cfs_ino_t ino = 0;
+	uint64_t off = 0;
+	int ret, fd = -1;
+
+	*out_err = false;
+	if (s->fs) {
+		ret = resolve(s->fs, path, 1, &ino, &st);
+		if (ret == 0 && S_ISDIR(st.mode))
+			ret = -EISDIR;
+	} else {
+		ret = live_open_file(s, path, &fd);
+	}
 	while (ret == 0) {
-		ssize_t n = cfs_read(fs, ino, buf, COPY_BUF_SIZE, off);
+		ssize_t n = src_read(s, ino, fd, buf, off);
 
 		if (n <= 0) {
 			ret = (int)n;
@@ -529,26 +753,29 @@ static int cat_one(struct cfs_fs *fs, const char *path, char *buf, bool *out_err
 		if (ret < 0)
 			*out_err = true;
 	}
+	if (fd >= 0)
+		close(fd);
 	return ret;
 }
 
 int cmd_cat(int argc, char **argv)
 {
 	struct cfs_fs *fs;
+	struct src s;
 	char *buf;
 	int status;
 
 	status = parse_flags("cat", argc, argv, "", NULL);
 	if (status)
 		return status;
-	status = open_operands("cat", argc, argv, 1, -1, true, &fs);
+	status = open_operands("cat", argc, argv, 1, -1, true, &fs, &s);
 	if (status)
 		return status;
 	buf = malloc(COPY_BUF_SIZE);
 	for (int k = optind + 1; k < argc && buf; k++) {
 		char *path = img_path(argv[k]);
 		bool out_err = false;
-		int ret = path ? cat_one(fs, path, buf, &out_err) : -ENOMEM;
+		int ret = path ? cat_one(&s, path, buf, &out_err) : -ENOMEM;
 
 		if (ret < 0 && out_err) {
 			err_msg("writing standard output: %s", errstr(ret));
@@ -567,7 +794,7 @@ int cmd_cat(int argc, char **argv)
 		status = EX_FAIL;
 	}
 	free(buf);
-	return img_close(fs, argv[optind], status);
+	return close_src(&s, argv[optind], status);
 }
 
 
@@ -663,7 +890,7 @@ int cmd_mkdir(int argc, char **argv)
 	status = mkdir_args(argc, argv, &o);
 	if (status)
 		return status;
-	status = open_operands("mkdir", argc, argv, 1, -1, false, &fs);
+	status = open_operands("mkdir", argc, argv, 1, -1, false, &fs, NULL);
 	if (status)
 		return status;
 	for (int k = optind + 1; k < argc; k++) {
@@ -798,7 +1025,7 @@ int cmd_rm(int argc, char **argv)
 	o.r = f[0] || f[3], o.f = f[1], o.d = f[2];
 	if (argc - optind < 2 && o.f && argc - optind == 1)
 		return EX_OK;	/* rm -f with no operands is not an error */
-	status = open_operands("rm", argc, argv, 1, -1, false, &fs);
+	status = open_operands("rm", argc, argv, 1, -1, false, &fs, NULL);
 	if (status)
 		return status;
 	for (int k = optind + 1; k < argc; k++) {
@@ -874,7 +1101,7 @@ int cmd_ln(int argc, char **argv)
 	status = parse_flags("ln", argc, argv, "s", &sym);
 	if (status)
 		return status;
-	status = open_operands("ln", argc, argv, 2, 2, false, &fs);
+	status = open_operands("ln", argc, argv, 2, 2, false, &fs, NULL);
 	if (status)
 		return status;
 	lpath = img_path(argv[optind + 2]);
@@ -920,7 +1147,7 @@ int cmd_mv(int argc, char **argv)
 	status = parse_flags("mv", argc, argv, "", NULL);
 	if (status)
 		return status;
-	status = open_operands("mv", argc, argv, 2, 2, false, &fs);
+	status = open_operands("mv", argc, argv, 2, 2, false, &fs, NULL);
 	if (status)
 		return status;
 	src = img_path(argv[optind + 1]);

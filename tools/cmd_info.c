@@ -525,11 +525,35 @@ static int show(struct cfs_fs *fs, const char *img, const struct show_mode *m,
 	if (ret < 0)
 		return EX_FAIL;
 	if (t.unreadable) {
-		err_msg("%s: %" PRIu32 " chunk header(s) could not be read", img,
-			t.unreadable);
+		err_msg("%s: %" PRIu32 " chunk header(s) could not be read (shown as "
+			"unreadable): chunkfs fsck -y rebuilds them", img, t.unreadable);
 		return EX_FAIL;
 	}
 	return EX_OK;
+}
+
+/* Open img to read; when a bad chunk header (or a bad primary superblock
+ * with a good backup) fails the open, open it as fsck -n does instead,
+ * so that every readable chunk is still shown.  The failure is reported
+ * all the same, and *status is EX_FAIL then. */
+static int info_open(const char *img, struct cfs_fs **fs, struct img_use *use,
+		     int *status)
+{
+	char why[256];
+	int ret;
+
+	*status = EX_OK;
+	img_wait(img, use);
+	ret = cfs_open(img, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, fs);
+	if (ret == 0)
+		return 0;
+	snprintf(why, sizeof(why), "%s", *cfs_last_error() ? cfs_last_error() : errstr(ret));
+	err_msg("%s: %s", img, why);
+	*status = EX_FAIL;
+	if (cfs_open(img, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, fs) == 0)
+		return 0;
+	*fs = NULL;
+	return ret;
 }
 
 int cmd_info(int argc, char **argv)
@@ -562,10 +586,11 @@ int cmd_info(int argc, char **argv)
 	if (argc - optind != 1)
 		return usage_error("info", argc == optind ? "no IMAGE given" :
 				   "too many arguments");
-	if (img_open_use(argv[optind], true, &fs, &use) < 0)
+	if (info_open(argv[optind], &fs, &use, &status) < 0)
 		return EX_FAIL;
 	live_get(argv[optind], &use, &live);
-	status = show(fs, argv[optind], &mode, &live);
+	if (show(fs, argv[optind], &mode, &live) != EX_OK)
+		status = EX_FAIL;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		err_msg("writing standard output: %s", errstr(-errno));
 		status = EX_FAIL;

@@ -23,6 +23,9 @@ struct mkfs_args {
 	int excl_fd;            /* a block device, held O_EXCL while mkfs runs */
 	bool blkdev;
 	bool wipe;              /* old signatures to erase once mkfs is done */
+	bool exists;            /* an existing file or device, made in place */
+	bool regular;           /* a regular file, file_size long */
+	uint64_t file_size;
 };
 
 static bool is_pow2(uint64_t v)
@@ -185,20 +188,11 @@ static bool ask_proceed(void)
 	return line[0] == 'y' || line[0] == 'Y';
 }
 
-/* Another filesystem (or a partition table) is there: as mke2fs, name it
- * and ask on a terminal; otherwise only -F goes on. */
-static int check_signature(struct mkfs_args *a)
+/* Something is there that mkfs would destroy (what: "an ext4 file
+ * system", "data ..."): as mke2fs, name it and ask on a terminal;
+ * otherwise only -F goes on. */
+static int confirm_overwrite(const struct mkfs_args *a, const char *what)
 {
-	char what[256];
-	int ret = dev_signature(a->image, what, sizeof(what));
-
-	if (ret < 0) {
-		err_host(a->image, ret);
-		return EX_FAIL;
-	}
-	if (ret == 0)
-		return 0;
-	a->wipe = true;
 	if (a->force)
 		return 0;
 	if (isatty(0)) {
@@ -210,6 +204,31 @@ static int check_signature(struct mkfs_args *a)
 	}
 	err_msg("%s contains %s; use -F to overwrite it", a->image, what);
 	return EX_FAIL;
+}
+
+/* Another filesystem (or a partition table), or in a regular file any
+ * byte that is not zero: a file made by truncate or fallocate is taken
+ * as it is, one that holds data only with -F, as a device with a
+ * signature.  (A device is not read through for data: mke2fs does not
+ * either, and it can take hours.) */
+static int check_contents(struct mkfs_args *a)
+{
+	char what[256];
+	uint64_t at = 0;
+	int ret = dev_signature(a->image, what, sizeof(what));
+
+	if (ret == 0 && !a->blkdev) {
+		ret = file_data_at(a->image, &at);
+		snprintf(what, sizeof(what), "data (a byte that is not zero at offset "
+			 "%llu)", (unsigned long long)at);
+	} else if (ret > 0) {
+		a->wipe = true;
+	}
+	if (ret < 0) {
+		err_host(a->image, ret);
+		return EX_FAIL;
+	}
+	return ret ? confirm_overwrite(a, what) : 0;
 }
 
 /* Refuse to overwrite a filesystem unless forced, or a device in use at
@@ -243,7 +262,10 @@ static int check_target(struct mkfs_args *a, bool *creating)
 	}
 	if (dev_claim(a->image, &a->excl_fd) < 0)
 		return EX_FAIL;
+	a->exists = true;
 	a->blkdev = S_ISBLK(st.st_mode);
+	a->regular = S_ISREG(st.st_mode);
+	a->file_size = (uint64_t)st.st_size;
 	if (a->blkdev && check_blkdev_size(a))
 		return EX_FAIL;
 	img_wait(a->image, &use);
@@ -258,17 +280,44 @@ static int check_target(struct mkfs_args *a, bool *creating)
 	}
 	if (st.st_size == 0 && !a->blkdev)
 		return 0;
-	return check_signature(a);
+	return check_contents(a);
 }
 
-/* On a block device SIZE may be smaller than the device (cfs_mkfs would
- * take the whole device). */
-static int mkfs_blkdev(const struct mkfs_args *a)
+/* An existing file is never made shorter (mke2fs does not either: the
+ * filesystem takes SIZE of it, the rest stays as it was); one shorter
+ * than SIZE is made longer first.  The host filesystem's own limit on a
+ * file's length is named, as EFBIG alone would not say whose it is. */
+static int grow_file(const struct mkfs_args *a)
+{
+	int fd, ret = 0;
+
+	if (!a->regular || a->o.size <= a->file_size)
+		return 0;
+	fd = open(a->image, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)a->o.size) < 0)
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (ret == -EFBIG)
+		err_msg("%s: cannot make the file %s long: the host filesystem's "
+			"limit on a file's size is smaller (ftruncate: %s)", a->image,
+			a->size_arg, errstr(ret));
+	else if (ret < 0)
+		err_msg("%s: cannot make the file %s long: %s", a->image, a->size_arg,
+			errstr(ret));
+	return ret;
+}
+
+/* Into an existing file or a block device, whose length stays as it is:
+ * SIZE may be smaller (cfs_mkfs would take the whole of it, and cut a
+ * file to SIZE). */
+static int mkfs_in_place(const struct mkfs_args *a)
 {
 	struct cfs_bdev *bd;
-	/* addressed in 1K units until cfs_mkfs_bdev sets the block size */
-	int ret = cfs_bdev_file_open(a->image, O_RDWR, 1024, &bd);
+	int ret;
 
+	/* addressed in 1K units until cfs_mkfs_bdev sets the block size */
+	ret = cfs_bdev_file_open(a->image, O_RDWR, 1024, &bd);
 	if (ret < 0)
 		return ret;
 	if (a->o.size)
@@ -280,7 +329,7 @@ static int mkfs_blkdev(const struct mkfs_args *a)
 
 static int mkfs_image(const struct mkfs_args *a)
 {
-	int ret = a->blkdev ? mkfs_blkdev(a) : cfs_mkfs(a->image, &a->o);
+	int ret = a->exists ? mkfs_in_place(a) : cfs_mkfs(a->image, &a->o);
 
 	if (ret == 0 && a->wipe) {
 		ret = dev_wipe(a->image);
@@ -291,15 +340,30 @@ static int mkfs_image(const struct mkfs_args *a)
 	return ret;
 }
 
-static void print_summary(const struct cfs_info *in)
+/* The inodes the filesystem offers, as info and df -i count them: with
+ * dyninodes, beyond the inode tables, those the chunks' free blocks can
+ * still make. */
+static uint64_t inodes_offered(struct cfs_fs *fs, const struct cfs_info *in)
+{
+	struct cfs_chunk_info ci;
+	uint64_t n = 0;
+
+	for (uint32_t c = 0; c < in->chunks; c++)
+		if (cfs_get_chunk_info(fs, c, &ci) == 0)
+			n += ci.inodes;
+	return n;
+}
+
+static void print_summary(struct cfs_fs *fs, const struct cfs_info *in)
 {
 	char uuid[37];
 	uint64_t blocks = (uint64_t)in->chunks * in->chunk_blocks;
+	uint64_t tables = (uint64_t)in->chunks * in->inodes_per_chunk;
 
 	fmt_uuid(in->uuid, uuid);
 	printf("Creating chunkfs filesystem with %" PRIu64 " %uk blocks and %"
 	       PRIu64 " inodes\n", in->total_blocks, in->block_size / 1024,
-	       (uint64_t)in->chunks * in->inodes_per_chunk);
+	       inodes_offered(fs, in));
 	printf("Filesystem UUID:   %s\n", uuid);
 	if (in->label[0])
 		printf("Filesystem label:  %.63s\n", in->label);
@@ -308,7 +372,9 @@ static void print_summary(const struct cfs_info *in)
 	printf("Chunks:            %u\n", in->chunks);
 	printf("Blocks per chunk:  %" PRIu64 " (%" PRIu64 " in all chunks)\n",
 	       in->chunk_blocks, blocks);
-	printf("Inodes per chunk:  %" PRIu64 "\n", in->inodes_per_chunk);
+	printf("Inodes per chunk:  %" PRIu64 " (%" PRIu64 " in all inode tables%s)\n",
+	       in->inodes_per_chunk, tables, in->feature_incompat & CFS_FEATURE_DYNINODES ?
+	       "; the rest are made from free blocks as files are created" : "");
 	printf("Inline data up to: %u bytes\n", in->inline_max);
 }
 
@@ -327,7 +393,7 @@ static int report(const struct mkfs_args *a)
 		status = EX_FAIL;
 		goto out;
 	}
-	print_summary(&in);
+	print_summary(fs, &in);
 out:
 	return img_close(fs, a->image, status);
 }
@@ -375,6 +441,11 @@ int cmd_mkfs(int argc, char **argv)
 	/* cfs_last_error() cannot be cleared: a message that did not change
 	 * is the probe's in check_target, not mkfs's. */
 	snprintf(before, sizeof(before), "%s", cfs_last_error());
+	ret = grow_file(&a);
+	if (ret < 0) {
+		ret = EX_FAIL;
+		goto out;
+	}
 	ret = mkfs_image(&a);
 	if (ret < 0) {
 		why = cfs_last_error();

@@ -779,7 +779,7 @@ static int remount(const struct mopts *o, const char *image)
 		err_msg("%s: not a chunkfs mount, nothing to remount", o->dir);
 		return EX_FAIL;
 	}
-	if (strcmp(e.src, image) != 0) {
+	if (!img_same(e.src, image)) {
 		err_msg("%s: a mount of %s, not of %s", o->dir, e.src, o->image);
 		return EX_FAIL;
 	}

@@ -209,3 +209,61 @@ int dev_wipe(const char *path)
 	close(fd);
 	return ret;
 }
+
+/* Whether buf holds a byte other than zero; its index in *at. */
+static bool nonzero_at(const unsigned char *buf, size_t n, size_t *at)
+{
+	for (size_t i = 0; i < n; i++)
+		if (buf[i]) {
+			*at = i;
+			return true;
+		}
+	return false;
+}
+
+int file_data_at(const char *path, uint64_t *at)
+{
+	unsigned char *buf = malloc(COPY_BUF_SIZE);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+	off_t data = 0, hole;
+	size_t i;
+
+	if (fd < 0 || !buf) {
+		ret = fd < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	/* Holes read as zeros: only the data regions need reading, which
+	 * keeps a large sparse file (made by truncate) quick. */
+	while (ret == 0 && (data = lseek(fd, data, SEEK_DATA)) >= 0) {
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0) {
+			ret = -errno;
+			break;
+		}
+		while (ret == 0 && data < hole) {
+			size_t want = (size_t)(hole - data) < COPY_BUF_SIZE ?
+				      (size_t)(hole - data) : COPY_BUF_SIZE;
+			ssize_t n = pread(fd, buf, want, data);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				ret = n < 0 ? -errno : 0;
+				data = hole;
+				break;
+			}
+			if (nonzero_at(buf, (size_t)n, &i)) {
+				*at = (uint64_t)data + i;
+				ret = 1;
+			}
+			data += n;
+		}
+	}
+	if (ret == 0 && data < 0 && errno != ENXIO)
+		ret = -errno;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
+}

@@ -24,6 +24,11 @@
 
 #define WAIT_SAY_AFTER  1.0     /* seconds of waiting before saying so */
 #define WAIT_OTHER_MAX  10.0    /* for a holder that is not a daemon */
+/* A daemon writes back what it holds after its umount: minutes at most
+ * even for a large dirty cache on a slow disk.  Past that, something is
+ * wrong (a daemon that is stuck, a mount we could not see), and the
+ * caller reports the image in use rather than hanging. */
+#define WAIT_DAEMON_MAX 300.0
 
 double mono_now(void)
 {
@@ -33,19 +38,35 @@ double mono_now(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* The mount point of a chunkfs mount whose source is the image at real
- * (the daemon names the image's real path as the source). */
-static bool image_mount_point(const char *real, char *out, size_t len)
+/* The same file: a device by its number (another node for it is the
+ * same device), anything else by device and inode, so that a hard link,
+ * a bind mount or a symlink reaches the same image. */
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	mode_t ta = a->st_mode & S_IFMT, tb = b->st_mode & S_IFMT;
+
+	if (ta == S_IFBLK || ta == S_IFCHR || tb == S_IFBLK || tb == S_IFCHR)
+		return ta == tb && a->st_rdev == b->st_rdev;
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* The mount point of a chunkfs mount of the image img.  The daemon names
+ * the image's real path as the source, but the caller may have reached
+ * the image by another one (a hard link, a bind mount): sources are
+ * compared as files, not as strings.  Only the source is stat'ed, never
+ * the mount point, which a dead or busy daemon would not answer. */
+static bool image_mount_point(const struct stat *img, char *out, size_t len)
 {
 	FILE *f = setmntent("/proc/self/mounts", "r");
 	struct mntent *me;
+	struct stat st;
 	bool found = false;
 
 	if (!f)
 		return false;
 	while (!found && (me = getmntent(f))) {
 		if (strcmp(me->mnt_type, "fuse.chunkfs") != 0 ||
-		    strcmp(me->mnt_fsname, real) != 0)
+		    stat(me->mnt_fsname, &st) < 0 || !same_file(&st, img))
 			continue;
 		snprintf(out, len, "%s", me->mnt_dir);
 		found = true;
@@ -70,15 +91,28 @@ static bool pid_has_open(const char *pid, const struct stat *img)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(p, sizeof(p), "/proc/%s/fd/%s", pid, de->d_name);
-		if (stat(p, &st) < 0)
-			continue;
-		if (S_ISBLK(img->st_mode))
-			found = S_ISBLK(st.st_mode) && st.st_rdev == img->st_rdev;
-		else
-			found = st.st_dev == img->st_dev && st.st_ino == img->st_ino;
+		if (stat(p, &st) == 0)
+			found = same_file(&st, img);
 	}
 	closedir(d);
 	return found;
+}
+
+/* A daemon that holds /dev/fuse open still serves its mount (or is about
+ * to): the daemon lets go of it before it writes back and marks its
+ * chunks clean (cmd_mount.c, run_mount).  The mount table may not name
+ * the image as we can reach it (the daemon was given fsname=, or the
+ * path it resolved is gone), but such a daemon is not finishing, and
+ * waiting for it would never end. */
+static bool serves_mount(pid_t pid)
+{
+	struct stat fuse;
+	char p[32];
+
+	if (pid <= 0 || stat("/dev/fuse", &fuse) < 0)
+		return false;
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	return pid_has_open(p, &fuse);
 }
 
 /* Another process that has the image open (the lowest pid; 0 if none we
@@ -168,17 +202,16 @@ static void say_waiting(const char *img, pid_t pid, bool daemon)
 
 int img_wait(const char *img, struct img_use *u)
 {
-	char real[PATH_MAX];
 	double t0 = mono_now(), waited;
 	bool said = false, looked = false, daemon = false;
 	struct stat st;
 
 	memset(u, 0, sizeof(*u));
-	if (stat(img, &st) < 0 || !realpath(img, real))
+	if (stat(img, &st) < 0)
 		return 0;               /* the caller's open reports it */
 	while (write_locked(img)) {
 		u->busy = true;
-		if (image_mount_point(real, u->mnt, sizeof(u->mnt))) {
+		if (image_mount_point(&st, u->mnt, sizeof(u->mnt))) {
 			u->pid = image_holder(&st);
 			break;          /* mounted: in use, not finishing */
 		}
@@ -188,9 +221,15 @@ int img_wait(const char *img, struct img_use *u)
 			daemon = !u->pid || is_daemon(u->pid);
 			looked = true;
 		}
+		if (daemon && serves_mount(u->pid))
+			break;          /* its mount is somewhere we cannot name */
 		waited = mono_now() - t0;
-		if (!daemon && waited >= WAIT_OTHER_MAX)
-			break;          /* not a daemon finishing: the caller says "in use" */
+		if (waited >= (daemon ? WAIT_DAEMON_MAX : WAIT_OTHER_MAX)) {
+			if (said || daemon)
+				fprintf(stderr, "%s: %s is still being written after %.0f "
+					"seconds: giving up waiting\n", tool_prog, img, waited);
+			break;          /* the caller says "in use" */
+		}
 		if (!said && waited >= WAIT_SAY_AFTER) {
 			say_waiting(img, u->pid, daemon);
 			said = true;
@@ -199,4 +238,23 @@ int img_wait(const char *img, struct img_use *u)
 		u->busy = false;
 	}
 	return 0;
+}
+
+void warn_mount_unknown(const char *img, const struct img_use *u)
+{
+	char who[32] = "a process";
+
+	if (!u->busy || u->mnt[0])
+		return;
+	if (u->pid)
+		snprintf(who, sizeof(who), "pid %d", (int)u->pid);
+	warn_msg("%s is in use by %s, its mount point not known: this reads the "
+		 "image as last written, which may lag behind", img, who);
+}
+
+bool img_same(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && same_file(&sa, &sb);
 }

@@ -78,6 +78,9 @@ int dev_claim(const char *path, int *fd);
 /* 1 and a description ("an ext4 file system labelled 'data'") when
  * libblkid finds a filesystem or partition table on path, 0 if none. */
 int dev_signature(const char *path, char *out, size_t len);
+/* 1 and the offset of the first byte that is not zero in the file at
+ * path, 0 if it holds only zeros (or holes), or a negative errno. */
+int file_data_at(const char *path, uint64_t *at);
 /* Erase every signature libblkid finds on path (after mkfs, so that
  * blkid and mount no longer see the old filesystem). */
 int dev_wipe(const char *path);
@@ -92,6 +95,12 @@ struct img_use {
  * (saying so after a second), so that what follows sees the image as
  * the daemon left it.  Fills *u with who holds it after that. */
 int img_wait(const char *img, struct img_use *u);
+/* a and b name the same image (a hard link, a bind mount, a symlink, or
+ * another node of the same device). */
+bool img_same(const char *a, const char *b);
+/* After img_wait: warn that what is read may lag behind when a writer
+ * holds the image and no mount point of it was found. */
+void warn_mount_unknown(const char *img, const struct img_use *u);
 /* Seconds on the monotonic clock (tools/holder.c). */
 double mono_now(void);
 /* img_open, telling who else uses the image (tools/chunkfs.c). */
@@ -145,6 +154,9 @@ struct dir_list {
 };
 /* Read all entries of dir (with "." and ".." unless skip_dots). */
 int dir_read(struct cfs_fs *fs, cfs_ino_t dir, bool skip_dots, struct dir_list *dl);
+/* The same of the host directory open at dfd (a mounted image read
+ * through its mount point). */
+int dir_read_host(int dfd, bool skip_dots, struct dir_list *dl);
 void dir_list_free(struct dir_list *dl);
 void dir_list_sort(struct dir_list *dl);
 /* An entry name a hostile image could use to escape a target directory. */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Directory listing, tree-walk cycle guard and the progress line shared by
  * the commands that walk trees (ls -R, rm -r, get -r, put -r). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,6 +81,38 @@ int dir_read(struct cfs_fs *fs, cfs_ino_t dir, bool skip_dots, struct dir_list *
 	}
 	ret = 0;
 out:
+	if (ret < 0)
+		dir_list_free(dl);
+	return ret;
+}
+
+int dir_read_host(int dfd, bool skip_dots, struct dir_list *dl)
+{
+	struct dir_fill_ctx c = { .dl = dl, .skip_dots = skip_dots };
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+	struct dirent *de;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	memset(dl, 0, sizeof(*dl));
+	if (!d) {
+		ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	while (!c.err) {
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			ret = -errno;
+			break;
+		}
+		dir_fill(&c, de->d_name, strlen(de->d_name), (cfs_ino_t)de->d_ino,
+			 de->d_type, 0);
+	}
+	if (c.err)
+		ret = c.err;
+	closedir(d);
 	if (ret < 0)
 		dir_list_free(dl);
 	return ret;

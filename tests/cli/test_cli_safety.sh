@@ -104,6 +104,71 @@ test_mkfs_other_fs() {
 	fi
 }
 
+# ==== mkfs into an existing file (issue 25 item 3) ==========================
+# mkfs used to cut a longer file to SIZE, data and all, without -F.  A file
+# is never made shorter; one holding data needs -F; an empty or all-zero
+# (sparse) one, as truncate makes it, is taken as it is.
+
+size_of() { stat -c %s "$1"; }
+
+test_mkfs_existing_file() {
+	local f=$TESTDIR/data.bin s
+	rm -f "$f"
+	truncate -s 1G "$f"
+	echo precious | dd of="$f" bs=1M seek=900 conv=notrunc status=none
+	s=$(sum "$f")
+	if expect_exit 1 "$C" mkfs "$f" 100M </dev/null; then
+		err_has mkfs_names_data_in_file "contains data (a byte that is not zero at offset 943718400); use -F"
+	else
+		fail mkfs_refuses_file_with_data "mkfs went on without -F"
+	fi
+	same mkfs_refused_file_keeps_length "$(size_of "$f")" 1073741824
+	unchanged mkfs_refused_file_untouched "$f" "$s"
+	check_exit mkfs_F_into_longer_file 0 "$C" mkfs -q -F "$f" 100M
+	same mkfs_F_never_shrinks "$(size_of "$f")" 1073741824
+	if [ "$(dd if="$f" bs=1M skip=900 count=1 status=none | head -c 8)" = precious ]; then
+		pass mkfs_F_keeps_bytes_past_size
+	else
+		fail mkfs_F_keeps_bytes_past_size "the bytes at 900 MiB are gone"
+	fi
+	if expect_exit 0 "$C" info --json "$f" &&
+		[ "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["total_blocks"] * d["block_size"])' "$OUT")" -le 104857600 ]; then
+		pass mkfs_F_filesystem_is_size
+	else
+		fail mkfs_F_filesystem_is_size "$(head -c 300 "$OUT") $(head -c 300 "$ERR")"
+	fi
+	check_exit mkfs_F_file_fsck_clean 0 "$C" fsck -f -n "$f"
+	# sparse and all-zero files need no -F; a longer one keeps its length
+	rm -f "$f" && truncate -s 1G "$f"
+	check_exit mkfs_sparse_file_no_F 0 "$C" mkfs -q "$f" 100M
+	same mkfs_sparse_file_keeps_length "$(size_of "$f")" 1073741824
+	rm -f "$f" && dd if=/dev/zero of="$f" bs=1M count=8 status=none
+	check_exit mkfs_zero_file_no_F 0 "$C" mkfs -q "$f" 16M
+	same mkfs_grows_shorter_file "$(size_of "$f")" 16777216
+	check_exit mkfs_grown_file_fsck_clean 0 "$C" fsck -f -n "$f"
+	rm -f "$f" && touch "$f"
+	check_exit mkfs_empty_file_no_F 0 "$C" mkfs -q "$f" 16M
+	same mkfs_empty_file_made_size "$(size_of "$f")" 16777216
+	check_exit mkfs_empty_file_fsck_clean 0 "$C" fsck -f -n "$f"
+}
+
+# ==== mkfs reports the inodes info and df -i show (issue 25) ================
+# It used to print the inode tables' size (65536 for 1 GiB) while info and
+# df -i count the inodes the free blocks can still make (2 million).
+
+test_mkfs_inode_count() {
+	local img=$TESTDIR/count.img said total opt name
+	for opt in -Odyninodes -O^dyninodes; do
+		name=mkfs_inode_count_as_info_${opt#-O}
+		name=${name/^/no}
+		rm -f "$img"
+		said=$("$C" mkfs "$opt" "$img" 1G | sed -n 's/^Creating .* and \([0-9]*\) inodes$/\1/p')
+		total=$("$C" info --json "$img" |
+			python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["inodes"])')
+		same "$name" "$said" "$total"
+	done
+}
+
 # ==== mkfs on devices (items 1 and 3) ======================================
 
 # new_loop FILE: attach FILE to a loop device, named in $LOOP
@@ -254,6 +319,8 @@ test_info_times() {
 }
 
 test_mkfs_other_fs
+test_mkfs_existing_file
+test_mkfs_inode_count
 test_mkfs_devices
 test_fsck_modes
 test_put_hardlinks
