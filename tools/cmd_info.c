@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chunkfs info: geometry, features and per-chunk state, as text or JSON. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
+#include "status_ioctl.h"
 #include "tool.h"
 
 struct totals {
@@ -27,6 +30,7 @@ struct live {
 	bool have;                      /* statvfs of the mount worked */
 	struct statvfs sv;
 	struct timespec written;        /* the image file's mtime */
+	const char *transport;          /* as the daemon says, NULL: unknown */
 };
 
 static const char *state_name(int state)
@@ -247,6 +251,10 @@ static void json_live(const struct live *l)
 	json_str(l->use->mnt, strlen(l->use->mnt));
 	printf(", \"pid\": %d, \"image_written\": %lld", (int)l->use->pid,
 	       (long long)l->written.tv_sec);
+	if (l->transport) {
+		printf(", \"transport\": ");
+		json_str(l->transport, strlen(l->transport));
+	}
 	if (l->have)
 		printf(", \"live\": {\"blocks\": %llu, \"free_blocks\": %llu, "
 		       "\"inodes\": %llu, \"free_inodes\": %llu}",
@@ -337,7 +345,8 @@ static void text_live(const struct live *l)
 		return;
 	if (l->use->pid)
 		snprintf(pid, sizeof(pid), ", pid %d", (int)l->use->pid);
-	printf("Mounted on:          %s (chunkfs daemon%s)\n", l->use->mnt, pid);
+	printf("Mounted on:          %s (chunkfs daemon%s%s%s)\n", l->use->mnt, pid,
+	       l->transport ? ", over " : "", l->transport ? l->transport : "");
 	if (l->have)
 		printf("Live (from the mount): %llu blocks used, %llu free of %llu; "
 		       "%llu inodes used, %llu free\n",
@@ -466,6 +475,23 @@ static int gather(struct cfs_fs *fs, const struct cfs_info *in,
 	return 0;
 }
 
+/* Which transport serves the mount at dir, as its daemon says
+ * (CHUNKFS_IOC_STATUS); NULL from a daemon too old to say. */
+static const char *live_transport(const char *dir)
+{
+	struct chunkfs_status st = { 0 };
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return NULL;
+	ret = ioctl(fd, CHUNKFS_IOC_STATUS, &st);
+	close(fd);
+	if (ret < 0)
+		return NULL;
+	return st.transport == CHUNKFS_TRANSPORT_URING ? "io_uring" :
+	       st.transport == CHUNKFS_TRANSPORT_DEV ? "/dev/fuse" : NULL;
+}
+
 static void live_get(const char *img, const struct img_use *use, struct live *l)
 {
 	struct stat st;
@@ -477,6 +503,7 @@ static void live_get(const char *img, const struct img_use *use, struct live *l)
 	l->have = statvfs(use->mnt, &l->sv) == 0;
 	if (stat(img, &st) == 0)
 		l->written = st.st_mtim;
+	l->transport = live_transport(use->mnt);
 }
 
 /* What to print: the table, --json, --map, or --svg FILE (svg != NULL). */

@@ -8,7 +8,8 @@
  * for in op_init).  FITRIM is one (_IOWR('X', 121, struct fstrim_range)),
  * so fstrim(8) reaches us through the mount point; CHUNKFS_IOC_RESIZE
  * (tools/resize_ioctl.h) is `chunkfs resize MOUNTPOINT`, CHUNKFS_IOC_SCRUB
- * and CHUNKFS_IOC_SCRUB_READ (tools/scrub_ioctl.h) `chunkfs scrub`.
+ * and CHUNKFS_IOC_SCRUB_READ (tools/scrub_ioctl.h) `chunkfs scrub`,
+ * CHUNKFS_IOC_STATUS (tools/status_ioctl.h) `chunkfs info`.
  *
  * mount_ioctl() is the one dispatch: every ioctl the mount answers is a
  * case there, its work in a function of its own.
@@ -20,6 +21,7 @@
 #include "mount.h"
 #include "resize_ioctl.h"
 #include "scrub_ioctl.h"
+#include "status_ioctl.h"
 #include "trim.h"
 
 /* FITRIM as ext4 does it: CAP_SYS_ADMIN (here: uid 0), EINVAL for a start
@@ -67,6 +69,7 @@ void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		struct chunkfs_resize_arg resize;
 		struct chunkfs_scrub_arg scrub;
 		struct chunkfs_scrub_page page;
+		struct chunkfs_status status;
 	} out;
 	struct mnt *m = fuse_req_userdata(req);
 	size_t out_len = 0;
@@ -98,6 +101,13 @@ void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		out_len = sizeof(out.page);
 		ret = out_size < out_len ? -EINVAL :
 		      mount_scrub_read_ioctl(req, ino, in, in_size, &out.page);
+		break;
+	case CHUNKFS_IOC_STATUS:
+		out_len = sizeof(out.status);
+		memset(&out.status, 0, sizeof(out.status));
+		out.status.transport = mount_uring_serving() ? CHUNKFS_TRANSPORT_URING :
+				       CHUNKFS_TRANSPORT_DEV;
+		ret = out_size < out_len ? -EINVAL : 0;
 		break;
 	default:
 		ret = -ENOTTY;
