@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,25 @@ double mono_now(void)
 /* The same file: a device by its number (another node for it is the
  * same device), anything else by device and inode, so that a hard link,
  * a bind mount or a symlink reaches the same image. */
+/* What same_file compares, without a round trip to the filesystem: a
+ * file on a FUSE mount whose daemon hangs (another process's open file,
+ * found in /proc/PID/fd) would otherwise hang us too.  FUSE answers
+ * AT_STATX_DONT_SYNC from the attributes it has. */
+static int stat_nosync(const char *path, struct stat *st)
+{
+	struct statx x;
+
+	if (statx(AT_FDCWD, path, AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_INO, &x) < 0)
+		return -1;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = x.stx_mode;
+	st->st_ino = x.stx_ino;
+	st->st_dev = makedev(x.stx_dev_major, x.stx_dev_minor);
+	st->st_rdev = makedev(x.stx_rdev_major, x.stx_rdev_minor);
+	return 0;
+}
+
 static bool same_file(const struct stat *a, const struct stat *b)
 {
 	mode_t ta = a->st_mode & S_IFMT, tb = b->st_mode & S_IFMT;
@@ -66,7 +86,7 @@ static bool image_mount_point(const struct stat *img, char *out, size_t len)
 		return false;
 	while (!found && (me = getmntent(f))) {
 		if (strcmp(me->mnt_type, "fuse.chunkfs") != 0 ||
-		    stat(me->mnt_fsname, &st) < 0 || !same_file(&st, img))
+		    stat_nosync(me->mnt_fsname, &st) < 0 || !same_file(&st, img))
 			continue;
 		snprintf(out, len, "%s", me->mnt_dir);
 		found = true;
@@ -91,7 +111,7 @@ static bool pid_has_open(const char *pid, const struct stat *img)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(p, sizeof(p), "/proc/%s/fd/%s", pid, de->d_name);
-		if (stat(p, &st) == 0)
+		if (stat_nosync(p, &st) == 0)
 			found = same_file(&st, img);
 	}
 	closedir(d);
