@@ -17,9 +17,11 @@
  * a pool of workers here, which call the same handler and reply from
  * there (libfuse takes a reply from any thread: the ring's lock orders it
  * with the ring's own thread).  Everything else is served in the ring's
- * thread, which is the point of the ring.  A worker about to wait for a
- * repair (cfs_block_fn) starts one more when none is idle, as the /dev/fuse
- * loop does, so requests to other chunks keep being served.
+ * thread, which is the point of the ring.  A job queued while every
+ * worker is busy starts one more (up to MAX_EXTRA), and so does a worker
+ * about to wait for a repair (cfs_block_fn), as the /dev/fuse loop does:
+ * a job that waits for another (an lseek waits for the WRITEs of the
+ * pages it has the kernel write back) never waits for a free worker.
  *
  * Job lifetime: what the request points at (a write's data, an ioctl's
  * input) is in the ring's buffer, which stays the request's until the
@@ -203,6 +205,13 @@ static void job_queue(struct job *j)
 	j->next = NULL;
 	*pool.tail = j;
 	pool.tail = &j->next;
+	/* Every worker busy: one more.  A job may wait for another: an lseek
+	 * has the kernel write back the file's pages first (op_lseek), and
+	 * their WRITEs come to this pool; with every worker in such a wait,
+	 * nothing would ever serve them. */
+	if (pool.idle == 0 && pool.nextra < MAX_EXTRA &&
+	    pthread_create(&pool.extra[pool.nextra], NULL, pool_worker, NULL) == 0)
+		pool.nextra++;
 	pthread_cond_signal(&pool.work);
 	pthread_mutex_unlock(&pool.lock);
 }
