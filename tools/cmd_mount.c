@@ -656,6 +656,7 @@ static int run_mount(struct mopts *o, const char *image)
 		goto out_session;
 	if (fuse_session_mount(m.se, o->dir) != 0)
 		goto out_signals;
+	space_setup(&m);
 	/* errors past this point go to syslog unless in the foreground */
 	daemonize(o);
 	ret = serve(&m, o);
