@@ -138,6 +138,13 @@ stored() {
 	STORED=$out
 }
 
+# down NAME: unmount; the daemon must exit 0 with no sanitizer report
+down() {
+	unmount_fs "$mnt"
+	[ "$DAEMON_RC" = 0 ] || fail "${1}_daemon_exit" "daemon exit $DAEMON_RC: $(tail -3 "$DAEMON_LOG")"
+	log_clean "${1}_daemon_log" "$DAEMON_LOG"
+}
+
 field() { python3 -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
 # judge NAME JSON FILE KIND [SHARE]: the assertions of the header for one
@@ -163,7 +170,7 @@ judge() {
 	else
 		fail "${name}_disk_full_at_error" "$fr bytes free at the error"
 	fi
-	unmount_fs "$mnt"
+	down "$name"
 	# mmap: the file is as large as ftruncate made it, and what msync
 	# accepted is what must be there
 	if [ "$kind" = mmap ]; then
@@ -257,7 +264,7 @@ program() {
 		fail "${name}_enospc_at_write" "exit $rc (124: never stopped): $(cat "$TESTDIR/$name.err")"
 	fi
 	size=$(stat -c %s "$mnt/$file")
-	unmount_fs "$mnt"
+	down "$name"
 	stored_size=$("$CHUNKFS" cat "$img" "/$file" | wc -c)
 	if [ $((size - stored_size)) -le "$bound" ] &&
 		[ $((stored_size + ENOSPC_SLACK)) -ge "$CAP" ]; then
