@@ -922,7 +922,10 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		ssize_t r = cfs_write(m->fs, (cfs_ino_t)ino, buf + n, size - (size_t)n,
 				      (uint64_t)off + (uint64_t)n);
 
-		n = r < 0 ? r : -ENOSPC;
+		if (r < 0)
+			n = r;
+		else
+			n = (size_t)r == size - (size_t)n ? (ssize_t)size : -ENOSPC;
 	}
 	/* before the reply: a gate may be waiting for this very write-back */
 	if (fi->writepage && n < 0)
