@@ -706,6 +706,7 @@ static int run_mount(struct mopts *o, const char *image)
 		goto out_session;
 	if (fuse_session_mount(m.se, dir) != 0)
 		goto out_signals;
+	space_setup(&m);
 	ret = daemonize(o, m.se, &r);
 	if (ret == 0)
 		ret = serve(&m, o, &r);

@@ -33,17 +33,25 @@
  * than the unlinking process can take to run again after our reply. */
 #define LOST_SLOTS      256
 #define LOST_QUIET      10.0            /* seconds */
-/* Free space below which write-only opens bypass the writeback cache: more
- * than the kernel holds dirty for one FUSE mount (its bdi may use 1% of
- * the dirty threshold) plus the write-back requests in flight. */
-#define SPACE_RESERVE_BYTES (64ull << 20)
+/* Write-back and a full disk (tools/mount_space.c, docs/WRITEBACK.md):
+ * the most the mount's bdi may hold dirty (lowered to this at mount when
+ * we may), and what the reserve adds to that bound: free space that is
+ * only looked at every SPACE_RECHECK_MS or an eighth of the reserve
+ * written, the kernel's overshoot of its dirty limit between two checks
+ * of its own, and the extent blocks the data needs. */
+#define SPACE_DIRTY_MAX     (16ull << 20)
+#define SPACE_SLACK         (16ull << 20)
 #define SPACE_RECHECK_MS    20
+/* fuse_file_info.fh of a file open for writing */
+#define FH_WRITER           1
 
 /* Inodes with a writable open file: the kernel may hold dirty pages for
  * them (writeback cache), which lseek must flush before answering. */
 struct writer {
 	cfs_ino_t ino;
 	unsigned n;
+	int wb_err;              /* a write-back failed: write() not yet told */
+	bool overflowed;         /* write() was told, and space is still low */
 	struct writer *next;
 };
 
@@ -92,9 +100,12 @@ struct mnt {
 		double at;
 	} lost[LOST_SLOTS];
 	_Atomic double lost_last;
-	/* space_low(): free space below SPACE_RESERVE_BYTES, as last seen */
+	/* space_low(): free space below space_reserve, as last seen at
+	 * space_checked (ms), space_written bytes ago */
+	uint64_t space_reserve;
 	_Atomic long long space_checked;
-	_Atomic bool space_low;
+	_Atomic uint64_t space_written;
+	_Atomic bool space_is_low;
 	/* writable opens, by inode */
 	pthread_mutex_t wlock;
 	struct writer *writers[WRITERS_SLOTS];
@@ -190,8 +201,28 @@ void mount_loop_block(void *ctx, int begin);
 /* The thread that marks idle chunks clean (not started read-only). */
 int cleaner_start(struct mnt *m);
 void cleaner_stop(struct mnt *m);
-/* At exit: free the table of files still open for writing. */
+
+/* ---- write-back and a full disk (tools/mount_space.c) ---- */
+/* After the mount: bound what the kernel may hold dirty, size the
+ * reserve. */
+void space_setup(struct mnt *m);
+/* Count writable opens of ino (delta +1 at open, -1 at release); at exit
+ * free the table of files still open for writing. */
+void writers_add(struct mnt *m, cfs_ino_t ino, int delta);
 void writers_free(struct mnt *m);
+bool has_writers(struct mnt *m, cfs_ino_t ino);
+/* A write-back of ino failed with err: its next write() is told. */
+void writer_failed(struct mnt *m, cfs_ino_t ino, int err);
+/* Whether free space is below the reserve, written bytes just stored. */
+bool space_low(struct mnt *m, uint64_t written);
+/* The attribute timeout for a reply about cs's inode. */
+double space_attr_timeout(struct mnt *m, const struct cfs_stat *cs);
+/* A file opened (fi: the reply to be): direct_io, or its attributes
+ * dropped, when space is low. */
+void space_open(struct mnt *m, cfs_ino_t ino, struct fuse_file_info *fi);
+/* At a GETATTR with the handle of a file open for writing, the start of
+ * a buffered write(): 0 to let it go on, or its error. */
+int space_gate(struct mnt *m, cfs_ino_t ino);
 
 /* ---- the mount table (tools/mount_table.c) ---- */
 struct mount_entry {

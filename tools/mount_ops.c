@@ -118,7 +118,7 @@ static int entry_get(struct mnt *m, cfs_ino_t ino, struct fuse_entry_param *e)
 	memset(e, 0, sizeof(*e));
 	e->ino = ino;
 	e->generation = cs.generation;
-	e->attr_timeout = m->timeout;
+	e->attr_timeout = space_attr_timeout(m, &cs);
 	e->entry_timeout = m->entry_timeout;
 	stat_from(&cs, &e->attr);
 	return 0;
@@ -212,6 +212,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * splicing through a pipe would add a copy, not save one. */
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
 			FUSE_CAP_SPLICE_MOVE);
+	/* O_DIRECT writes one request at a time: the kernel turns a short
+	 * write among async ones into EIO, where a full disk must give a
+	 * short count and then ENOSPC. */
+	conn->want &= ~FUSE_CAP_ASYNC_DIO;
 	conn->max_write = MAX_WRITE;
 	conn->max_background = 128;
 	conn->congestion_threshold = 96;
@@ -395,16 +399,21 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct mnt *m = mnt_of(req);
 	struct cfs_stat cs;
 	struct stat st;
-	int ret = cfs_getattr(m->fs, (cfs_ino_t)ino, &cs);
+	int ret = 0;
 
 	req_count(REQ_GETATTR, 1);
-	(void)fi;
+	/* with a writer's handle: the kernel is about to take a buffered
+	 * write() (and, rarely, a read or lseek past what it knows) */
+	if (fi && fi->fh == FH_WRITER)
+		ret = space_gate(m, (cfs_ino_t)ino);
+	if (ret == 0)
+		ret = cfs_getattr(m->fs, (cfs_ino_t)ino, &cs);
 	if (ret < 0) {
 		reply_err(req, ret);
 		return;
 	}
 	stat_from(&cs, &st);
-	fuse_reply_attr(req, &st, m->timeout);
+	fuse_reply_attr(req, &st, space_attr_timeout(m, &cs));
 }
 
 static void setattr_from(const struct stat *st, int to_set, struct cfs_setattr *a)
@@ -466,7 +475,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		return;
 	}
 	stat_from(&cs, &st);
-	fuse_reply_attr(req, &st, m->timeout);
+	fuse_reply_attr(req, &st, space_attr_timeout(m, &cs));
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -765,79 +774,6 @@ static bool writable(const struct fuse_file_info *fi)
 	return (fi->flags & O_ACCMODE) != O_RDONLY;
 }
 
-static struct writer **writer_slot(struct mnt *m, cfs_ino_t ino)
-{
-	struct writer **w = &m->writers[ino % WRITERS_SLOTS];
-
-	while (*w && (*w)->ino != ino)
-		w = &(*w)->next;
-	return w;
-}
-
-/* Count writable opens of ino (delta +1 at open, -1 at release). */
-static void writers_add(struct mnt *m, cfs_ino_t ino, int delta)
-{
-	struct writer **w, *n;
-
-	pthread_mutex_lock(&m->wlock);
-	w = writer_slot(m, ino);
-	if (!*w && delta > 0 && (n = calloc(1, sizeof(*n)))) {
-		n->ino = ino;
-		*w = n;
-	}
-	if (*w) {
-		(*w)->n += (unsigned)delta;
-		if ((*w)->n == 0) {
-			n = *w;
-			*w = n->next;
-			free(n);
-		}
-	}
-	pthread_mutex_unlock(&m->wlock);
-}
-
-/* At exit: files still open when the filesystem went away. */
-void writers_free(struct mnt *m)
-{
-	for (int i = 0; i < WRITERS_SLOTS; i++)
-		while (m->writers[i]) {
-			struct writer *w = m->writers[i];
-
-			m->writers[i] = w->next;
-			free(w);
-		}
-}
-
-static bool has_writers(struct mnt *m, cfs_ino_t ino)
-{
-	bool ret;
-
-	pthread_mutex_lock(&m->wlock);
-	ret = *writer_slot(m, ino) != NULL;
-	pthread_mutex_unlock(&m->wlock);
-	return ret;
-}
-
-/* Whether free space is below what the kernel may hold dirty for us.
- * Looked at most every SPACE_RECHECK_MS (cfs_statfs takes every chunk's
- * lock), by whichever open comes. */
-static bool space_low(struct mnt *m)
-{
-	struct timespec now;
-	struct cfs_statfs cs;
-	long long ms;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-	ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-	if (ms - atomic_load(&m->space_checked) >= SPACE_RECHECK_MS) {
-		atomic_store(&m->space_checked, ms);
-		if (cfs_statfs(m->fs, &cs) == 0)
-			atomic_store(&m->space_low,
-				     cs.bavail * cs.block_size < SPACE_RESERVE_BYTES);
-	}
-	return atomic_load(&m->space_low);
-}
-
 /* The file handle's reference (cfs_inode_get) lasts until release. */
 static int file_opened(struct mnt *m, cfs_ino_t ino, struct fuse_file_info *fi)
 {
@@ -847,15 +783,12 @@ static int file_opened(struct mnt *m, cfs_ino_t ino, struct fuse_file_info *fi)
 		return ret;
 	/* nothing else changes the image, so cached pages stay valid */
 	fi->keep_cache = 1;
-	/* Nearly full: the writeback cache would accept writes that cannot
-	 * all be stored, and report the failure only at close.  A file
-	 * opened write-only (cp, >, dd: no mmap of it is possible) then
-	 * writes straight through, so write() itself fails with ENOSPC, as
-	 * ext4's delayed allocation reports it. */
-	if ((fi->flags & O_ACCMODE) == O_WRONLY && !m->rdonly && space_low(m))
-		fi->direct_io = 1;
-	if (writable(fi))
+	space_open(m, ino, fi);
+	if (writable(fi)) {
+		/* GETATTR with this handle is the start of a buffered write() */
+		fi->fh = FH_WRITER;
 		writers_add(m, ino, 1);
+	}
 	return 0;
 }
 
@@ -974,7 +907,10 @@ static void inval_later(struct mnt *m, cfs_ino_t ino)
 
 /* O_APPEND needs nothing here: with the writeback cache the kernel picks
  * the offset (it owns the file size), without it the kernel passes the
- * end of file it knows, which is ours since nothing else writes. */
+ * end of file it knows, which is ours since nothing else writes.
+ * A write-back the image cannot take whole fails whole: its pages are
+ * the kernel's to mark in error (fsync, close), and the file's next
+ * write() is told (space_gate). */
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 		     off_t off, struct fuse_file_info *fi)
 {
@@ -982,12 +918,25 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	ssize_t n = cfs_write(m->fs, (cfs_ino_t)ino, buf, size, (uint64_t)off);
 
 	req_count(REQ_WRITE, 1);
+	if (fi->writepage && n >= 0 && (size_t)n < size) {
+		ssize_t r = cfs_write(m->fs, (cfs_ino_t)ino, buf + n, size - (size_t)n,
+				      (uint64_t)off + (uint64_t)n);
+
+		if (r < 0)
+			n = r;
+		else
+			n = (size_t)r == size - (size_t)n ? (ssize_t)size : -ENOSPC;
+	}
+	/* before the reply: a gate may be waiting for this very write-back */
+	if (fi->writepage && n < 0)
+		writer_failed(m, (cfs_ino_t)ino, (int)n);
 	if (n < 0)
 		reply_err(req, (int)n);
 	else
 		fuse_reply_write(req, (size_t)n);
-	if (fi->writepage && (n < 0 || (size_t)n < size))
+	if (fi->writepage && n < 0)
 		inval_later(m, (cfs_ino_t)ino);
+	space_low(m, n > 0 ? (uint64_t)n : 0);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
