@@ -374,9 +374,13 @@ static void ur_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	job_queue(j);
 }
 
+/* With a writer's handle, the kernel is about to take a write(): while
+ * space is low the handler has the kernel write back the file's pages
+ * and waits for their WRITEs (space_gate), which in a ring's thread
+ * would wait for that very thread. */
 static void ur_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct job *j = job_new(req, JOB_GETATTR, ino, fi, false);
+	struct job *j = job_new(req, JOB_GETATTR, ino, fi, fi && fi->fh == FH_WRITER);
 
 	if (!j)
 		return chunkfs_ops.getattr(req, ino, fi);
