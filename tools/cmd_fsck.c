@@ -142,8 +142,9 @@ void print_json(struct fsck_ui *u, const struct cfs_fsck_result *r, int code)
 
 void print_summary(struct fsck_ui *u, const struct cfs_fsck_result *r, int mode)
 {
-	printf("%s: checked %u of %u chunks (%u clean, skipped)%s in %.3fs\n", u->img,
+	printf("%s: checked %u of %u chunks (%u %s)%s in %.3fs\n", u->img,
 	       r->checked, r->chunks, r->chunks - r->checked,
+	       u->online ? "not selected" : "clean, skipped",
 	       r->escalated ? " [lost directory entries: checked every chunk]" : "",
 	       r->seconds);
 	if (u->verbose || r->problems)
@@ -152,10 +153,19 @@ void print_summary(struct fsck_ui *u, const struct cfs_fsck_result *r, int mode)
 		       (unsigned long long)r->inodes, (unsigned long long)r->dirs,
 		       (unsigned long long)r->problems, (unsigned long long)r->fixed,
 		       (unsigned long long)r->unfixed);
-	if (r->unfixed && mode == CFS_FSCK_PREEN)
+	if (!r->unfixed || (mode != CFS_FSCK_PREEN && mode != CFS_FSCK_NO))
+		return;
+	/* fsck refuses a mounted filesystem: online, scrub repairs */
+	if (mode == CFS_FSCK_PREEN && u->online)
+		printf("%s: UNEXPECTED INCONSISTENCY; RUN chunkfs scrub -y %s MANUALLY "
+		       "(without -a or -p)\n", u->img, u->img);
+	else if (mode == CFS_FSCK_PREEN)
 		printf("%s: UNEXPECTED INCONSISTENCY; RUN chunkfs fsck MANUALLY "
 		       "(without -a or -p)\n", u->img);
-	else if (r->unfixed && mode == CFS_FSCK_NO)
+	else if (u->online)
+		printf("%s: problems found; run chunkfs scrub -y %s to repair them\n",
+		       u->img, u->img);
+	else
 		printf("%s: problems found; run chunkfs fsck -y to repair them\n", u->img);
 }
 

@@ -20,6 +20,9 @@ struct fsck_ui {
 	const char *img;           /* the image (fsck) or mount point (scrub) */
 	int verbose, json, progress_fd;
 	int bar;                   /* a bar on the terminal (-C 0) */
+	int online;                /* scrub: img is a mount point, which fsck
+				    * refuses; chunks not checked were not
+				    * selected (-c) */
 	char **msgs;               /* kept for --json */
 	size_t nmsgs;
 	char **probs;              /* the same, as JSON objects with their codes */
