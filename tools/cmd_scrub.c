@@ -194,16 +194,18 @@ static int scrub_chunk(int fd, uint32_t c, struct scrub_args *sa, struct fsck_ui
 	return ret;
 }
 
-static void scrub_failed(const char *dir, int err)
+static void scrub_failed(struct fsck_ui *u, int err)
 {
+	const char *dir = u->img;
+
 	if (err == -ENOTTY || err == -ENOSYS || err == -EINVAL)
-		err_msg("%s: not a chunkfs mount point (or its daemon cannot scrub)", dir);
+		ui_error(u, "%s: not a chunkfs mount point (or its daemon cannot scrub)", dir);
 	else if (err == -EPERM)
-		err_msg("%s: only root or the user who mounted it may scrub it", dir);
+		ui_error(u, "%s: only root or the user who mounted it may scrub it", dir);
 	else if (err == -EROFS)
-		err_msg("%s: mounted read-only: use -n", dir);
+		ui_error(u, "%s: mounted read-only: use -n", dir);
 	else
-		err_msg("%s: scrub failed: %s", dir, errstr(err));
+		ui_error(u, "%s: scrub failed: %s", dir, errstr(err));
 }
 
 static int run(struct scrub_args *sa, struct fsck_ui *u, struct cfs_fsck_result *total)
@@ -220,13 +222,13 @@ static int run(struct scrub_args *sa, struct fsck_ui *u, struct cfs_fsck_result 
 	if (ret == 0)
 		ret = q.error;
 	if (ret < 0) {
-		scrub_failed(u->img, ret);
+		scrub_failed(u, ret);
 		goto out;
 	}
 	total->chunks = q.nchunks;
 	if (sa->chunks && (ret = chunks_parse(sa->chunks, sel, q.nchunks)) < 0) {
-		err_msg("%s: bad chunk list '%s' (chunks 0-%u, e.g. 0,3,5-7)", u->img,
-			sa->chunks, q.nchunks - 1);
+		ui_error(u, "%s: bad chunk list '%s' (chunks 0-%u, e.g. 0,3,5-7)", u->img,
+			 sa->chunks, q.nchunks - 1);
 		goto out;
 	}
 	if (!sa->chunks)
@@ -238,7 +240,7 @@ static int run(struct scrub_args *sa, struct fsck_ui *u, struct cfs_fsck_result 
 			continue;
 		ret = scrub_chunk(fd, c, sa, u, &t, &full);
 		if (ret < 0) {
-			scrub_failed(u->img, ret);
+			scrub_failed(u, ret);
 			break;
 		}
 		done++;
@@ -262,12 +264,13 @@ static int parse_args(int argc, char **argv, struct scrub_args *sa, struct fsck_
 	};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "Anpayc:C:vVh", lo, NULL)) != -1) {
+	opterr = 0;   /* bad_option says it, once */
+	while ((opt = getopt_long(argc, argv, ":Anpayc:C:vVh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'A': sa->all = 1; break;
 		case 'n': case 'p': case 'a': case 'y':
 			if (fsck_mode_opt("scrub", &sa->mode, opt) < 0)
-				return -1;
+				return FSCK_USAGE;
 			break;
 		case 'c': sa->chunks = optarg; break;
 		case 'v': u->verbose = 1; break;
@@ -280,26 +283,26 @@ static int parse_args(int argc, char **argv, struct scrub_args *sa, struct fsck_
 			exit(FSCK_OK);
 		case 'C':
 			if (fsck_progress_opt("scrub", u, optarg) < 0)
-				return -1;
+				return FSCK_USAGE;
 			sa->o.progress = ui_progress;
 			break;
 		default:
 			bad_option("scrub", argv, opt);
-			return -1;
+			return FSCK_USAGE;
 		}
 	}
 	if (sa->all && (optind != argc || sa->chunks)) {
 		usage_error("scrub", "-A takes no mount point and no -c");
-		return -1;
+		return FSCK_USAGE;
 	}
 	if (!sa->all && optind != argc - 1) {
 		usage_error("scrub", optind >= argc ? "no mount point given" : "too many arguments");
-		return -1;
+		return FSCK_USAGE;
 	}
 	u->img = sa->all ? NULL : argv[optind];
 	if (sa->mode < 0)
 		sa->mode = CFS_FSCK_NO;    /* as xfs_scrub -n: a look first */
-	return 0;
+	return fsck_progress_check("scrub", u);
 }
 
 /* One mount point: the check, its summary, its exit code. */
@@ -317,6 +320,8 @@ static int scrub_mount(struct scrub_args *sa, const struct fsck_ui *proto, const
 			print_json(&u, &r, code);
 		else
 			print_summary(&u, &r, sa->mode);
+	} else if (u.json) {
+		print_json_error(&u, code);
 	}
 	fsck_ui_free(&u);
 	return code;
@@ -346,8 +351,13 @@ int cmd_scrub(int argc, char **argv)
 {
 	struct fsck_ui u = { .progress_fd = -1, .online = 1, .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct scrub_args sa = { .mode = -1 };
+	int code = parse_args(argc, argv, &sa, &u);
 
-	if (parse_args(argc, argv, &sa, &u) < 0)
-		return FSCK_USAGE;
+	if (code) {
+		if (code == FSCK_ERROR && u.json)
+			print_json_error(&u, code);
+		fsck_ui_free(&u);
+		return code;
+	}
 	return sa.all ? scrub_all(&sa, &u) : scrub_mount(&sa, &u, u.img);
 }
