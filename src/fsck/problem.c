@@ -76,6 +76,9 @@ static const struct problem table[PR_COUNT] = {
 		"clear the inode", 0, "17.4" },
 	[PR_INODE_MODE] = { "INODE_MODE", S_INODE, "invalid mode/flags 0%0o/0x%1x",
 		"clear the inode", 0, "10.2" },
+	/* a valid checksum over fields no crash writes: see dinode_impossible */
+	[PR_INODE_IMPOSSIBLE] = { "INODE_IMPOSSIBLE", S_INODE, "impossible: %s",
+		"clear the inode", 0, "17.4" },
 	[PR_FREE_INODE_STALE] = { "FREE_INODE_STALE", S_INODE, "free inode with stale fields",
 		"zero it", PF_PREEN, "10.2" },
 	[PR_STUB_FLAG_ON_HEAD] = { "STUB_FLAG_ON_HEAD", S_INODE, "stub flag on a head inode",
