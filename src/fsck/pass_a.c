@@ -58,8 +58,8 @@ static int dinode_conts(const struct cfs_dinode *d)
  * first with no data flag and size 0), so they are damage even under a valid
  * checksum, and the inode's contents cannot be read as that type: a
  * file's data taken for a symlink target, a device with blocks. */
-static const char *dinode_impossible(struct cfs_fs *fs, const struct cfs_dinode *d,
-				     char *buf, size_t n)
+const char *dinode_impossible(struct cfs_fs *fs, const struct cfs_dinode *d, char *buf,
+			      size_t n)
 {
 	const char *why = dinode_size_bad(fs, d);
 
@@ -144,6 +144,19 @@ static void free_slot_check(struct ck *x, cfs_ino_t ino, uint8_t *raw,
 	free(want);
 }
 
+static void resealed_add(struct fk *k, cfs_ino_t ino)
+{
+	cfs_ino_t *n;
+
+	pthread_mutex_lock(&k->lock);
+	n = realloc(k->resealed, (k->nresealed + 1) * sizeof(*n));
+	if (n) {   /* else its entries are judged as any (a name lost at worst) */
+		k->resealed = n;
+		k->resealed[k->nresealed++] = ino;
+	}
+	pthread_mutex_unlock(&k->lock);
+}
+
 /* Slot l's bytes (raw, in table block b) as the inode table holds them:
  * a sound inode is left for the block pass (its kind set, *d decoded), a
  * damaged one is fixed or reported.  Returns 1 for an inode in use. */
@@ -169,10 +182,12 @@ static int scan_inode_slot(struct ck *x, uint32_t l, uint8_t *raw, struct buf *b
 			bset(x->ibits, l - 1);   /* left for a person: keep it */
 			return 0;
 		}
-		if (ok)
+		if (ok) {
 			cfs_dinode_csum_set(raw, fs->isz, fs->seed, ino);
-		else
+			resealed_add(x->k, ino);
+		} else {
 			memset(raw, 0, fs->isz);
+		}
 		if (buf_dirty(&fs->cache, b) < 0 || !ok)
 			return 0;
 	} else if (d->mode && (!mode_ok(d) ||

@@ -1439,13 +1439,11 @@ static void d_entry_wrong_type(const char *img)
 	retype_entry_at(img, "/d1/sub", "f2", DT_LNK);
 }
 
-/* /d1/multi2 (9000 bytes in blocks) with its type bits made a symlink's,
- * the checksum left wrong: every other field is sound, but no symlink is
- * 9000 bytes long (issue 25 item 4: recomputing the checksum made it a
- * symlink in /lost+found whose "target" was the file's data) */
-static void d_inode_csum_type(const char *img)
+/* The file at path with its type bits made a symlink's, the checksum
+ * left wrong. */
+static void csum_symlink_bits(const char *img, const char *path)
 {
-	cfs_ino_t ino = lookup_ro(img, "/d1/multi2");
+	cfs_ino_t ino = lookup_ro(img, path);
 	struct cfs_dinode d;
 	struct img m;
 	uint8_t *raw;
@@ -1456,6 +1454,22 @@ static void d_inode_csum_type(const char *img)
 	d.mode = (uint16_t)(S_IFLNK | (d.mode & 07777));
 	cfs_dinode_encode(&d, raw);   /* the checksum is not recomputed */
 	img_save(&m);
+}
+
+/* /d1/multi2 (9000 bytes in blocks) made a symlink, its checksum wrong:
+ * every other field is sound, but no symlink is 9000 bytes long (issue 25
+ * item 4: recomputing the checksum made it a symlink in /lost+found whose
+ * "target" was the file's data) */
+static void d_inode_csum_type(const char *img)
+{
+	csum_symlink_bits(img, "/d1/multi2");
+}
+
+/* /d1/sub/f1 (40 bytes inline) made a symlink, its checksum wrong: a
+ * symlink of 40 bytes is possible, but its entry says a file */
+static void d_inode_csum_small_type(const char *img)
+{
+	csum_symlink_bits(img, "/d1/sub/f1");
 }
 
 /* File DIR/NAME's inode and entry given type MODE (DT_ the same), both
@@ -1744,6 +1758,8 @@ static const struct damage damages[] = {
 	  "valid)", d_entry_wrong_type },
 	{ "inode-csum-type", "inode checksum mismatch: a file's type bits say symlink",
 	  d_inode_csum_type },
+	{ "inode-csum-small-type", "inode checksum mismatch: a small file's type bits say "
+	  "symlink", d_inode_csum_small_type },
 	{ "symlink-too-long", "a file's inode and entry made a symlink of 9000 bytes "
 	  "(checksums valid)", d_symlink_too_long },
 	{ "fifo-with-data", "a file's inode and entry made a fifo that owns blocks "
