@@ -123,6 +123,24 @@ static void check_inode_blocks(struct oracle *k, struct inode *ip)
 			       (unsigned long long)k->counted, (unsigned long long)ip->d.nblocks);
 }
 
+/* What the inode's type rules out (FORMAT.md 10.3): a device, fifo or
+ * socket has no data.  (A symlink longer than PATH_MAX is not loaded at
+ * all.) */
+static void check_inode_type(struct oracle *k, const struct inode *ip)
+{
+	const struct cfs_dinode *d = &ip->d;
+	int s, conts = 0;
+
+	if (d->flags & (CFS_IFL_CONT | CFS_IFL_STUB))
+		return;
+	for (s = 0; s < CFS_NCONT; s++)
+		conts |= d->cont[s] != 0;
+	if ((S_ISCHR(d->mode) || S_ISBLK(d->mode) || S_ISFIFO(d->mode) || S_ISSOCK(d->mode)) &&
+	    ((d->flags & (CFS_IFL_INLINE | CFS_IFL_EXTENTS)) || d->size || conts))
+		oracle_problem(k, "inode %u: type 0%o with data (flags 0x%x, size %llu)", ip->ino,
+			       d->mode & S_IFMT, d->flags, (unsigned long long)d->size);
+}
+
 static void check_chunk_bitmaps(struct oracle *k, uint32_t c, uint32_t used_inodes,
 				uint32_t conts, uint32_t stubs, uint32_t dirs)
 {
@@ -249,6 +267,7 @@ static void check_chunk(struct oracle *k, uint32_t c)
 			dirs += S_ISDIR(ip->d.mode) &&
 				!(ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB));
 			check_inode_blocks(k, ip);
+			check_inode_type(k, ip);
 		}
 		inode_put(fs, ip);
 	}

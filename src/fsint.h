@@ -337,7 +337,14 @@ static inline uint32_t icl_first_local(const struct cfs_fs *fs, uint32_t i)
 }
 
 /* inode.c */
+/* The longest symlink target (FORMAT.md 21): PATH_MAX less its NUL. */
+#define CFS_SYMLINK_MAX 4095
 uint64_t inode_location(struct cfs_fs *fs, cfs_ino_t ino, uint32_t *off);
+/* Why the sizes in d are impossible (NULL: they hold): what later code
+ * trusts when it copies into or out of the inode, and a symlink target no
+ * caller's PATH_MAX buffer holds.  An inode with such sizes is never
+ * loaded (-EUCLEAN); fsck clears it. */
+const char *dinode_size_bad(const struct cfs_fs *fs, const struct cfs_dinode *d);
 /* 1: the slot was written (table watermark, existing cluster); 0: it
  * reads as a free inode; <0: the cluster map cannot be read. */
 int inode_slot_present(struct cfs_fs *fs, cfs_ino_t ino);

@@ -65,10 +65,22 @@ void inode_destroy(struct inode *ip)
 	free(ip);
 }
 
+const char *dinode_size_bad(const struct cfs_fs *fs, const struct cfs_dinode *d)
+{
+	if (d->xattr_len > fs->varsz || d->size > (uint64_t)INT64_MAX ||
+	    ((d->flags & CFS_IFL_INLINE) && d->size > fs->varsz - d->xattr_len))
+		return "impossible inode size";
+	/* readlink(2) callers, the kernel's and the tools', hold PATH_MAX */
+	if (S_ISLNK(d->mode) && d->size > CFS_SYMLINK_MAX)
+		return "symlink target longer than PATH_MAX";
+	return NULL;
+}
+
 /* Read and verify the on-disk inode.  A slot past the table's watermark
  * was never written and reads as a free (zero) inode. */
 static int inode_read(struct cfs_fs *fs, struct inode *ip)
 {
+	const char *why;
 	struct buf *b;
 	uint32_t off;
 	uint64_t blk;
@@ -88,12 +100,10 @@ static int inode_read(struct cfs_fs *fs, struct inode *ip)
 	}
 	cfs_dinode_decode(b->data + off, &ip->d);
 	memcpy(ip->var, b->data + off + CFS_INODE_FIXED, fs->varsz);
-	/* sizes that later code trusts when it copies into the inode */
-	if (ip->d.xattr_len > fs->varsz || ip->d.size > (uint64_t)INT64_MAX ||
-	    ((ip->d.flags & CFS_IFL_INLINE) && ip->d.size > fs->varsz - ip->d.xattr_len)) {
+	why = dinode_size_bad(fs, &ip->d);
+	if (why) {
 		ret = -EUCLEAN;
-		chunk_error(fs, CFS_INO_CHUNK(ip->ino), ip->ino, blk, ret,
-			    "impossible inode size");
+		chunk_error(fs, CFS_INO_CHUNK(ip->ino), ip->ino, blk, ret, why);
 	}
 out:
 	buf_put(&fs->cache, b);

@@ -279,7 +279,7 @@ int cfs_symlink(struct cfs_fs *fs, cfs_ino_t dir, const char *name, const char *
 
 	if (n == 0)
 		return -ENOENT;
-	if (n >= 4096)
+	if (n > CFS_SYMLINK_MAX)
 		return -ENAMETOOLONG;
 	return do_create(fs, dir, name, S_IFLNK | 0777, 0, uid, gid, target, ino);
 }

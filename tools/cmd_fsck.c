@@ -3,8 +3,10 @@
  * library's parallel, dirty-chunk-only checker.  Its output (lines,
  * summary, --json) is chunkfs scrub's too (tools/fsck_ui.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -140,10 +142,40 @@ void print_json(struct fsck_ui *u, const struct cfs_fsck_result *r, int code)
 	printf("]}\n");
 }
 
+void print_json_error(struct fsck_ui *u, int code)
+{
+	printf("{\"image\":");
+	json_str(u->img ? u->img : "");
+	printf(",\"exit\":%d,\"error\":", code);
+	json_str(u->error ? u->error : "failed");
+	printf("}\n");
+}
+
+void ui_error(struct fsck_ui *u, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg = NULL;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		err_msg("%s", fmt);   /* the words without their values: better than none */
+		return;
+	}
+	err_msg("%s", msg);
+	if (!u->error)
+		u->error = msg;   /* the first cause */
+	else
+		free(msg);
+}
+
 void print_summary(struct fsck_ui *u, const struct cfs_fsck_result *r, int mode)
 {
-	printf("%s: checked %u of %u chunks (%u clean, skipped)%s in %.3fs\n", u->img,
+	printf("%s: checked %u of %u chunks (%u %s)%s in %.3fs\n", u->img,
 	       r->checked, r->chunks, r->chunks - r->checked,
+	       u->online ? "not selected" : "clean, skipped",
 	       r->escalated ? " [lost directory entries: checked every chunk]" : "",
 	       r->seconds);
 	if (u->verbose || r->problems)
@@ -152,10 +184,19 @@ void print_summary(struct fsck_ui *u, const struct cfs_fsck_result *r, int mode)
 		       (unsigned long long)r->inodes, (unsigned long long)r->dirs,
 		       (unsigned long long)r->problems, (unsigned long long)r->fixed,
 		       (unsigned long long)r->unfixed);
-	if (r->unfixed && mode == CFS_FSCK_PREEN)
+	if (!r->unfixed || (mode != CFS_FSCK_PREEN && mode != CFS_FSCK_NO))
+		return;
+	/* fsck refuses a mounted filesystem: online, scrub repairs */
+	if (mode == CFS_FSCK_PREEN && u->online)
+		printf("%s: UNEXPECTED INCONSISTENCY; RUN chunkfs scrub -y %s MANUALLY "
+		       "(without -a or -p)\n", u->img, u->img);
+	else if (mode == CFS_FSCK_PREEN)
 		printf("%s: UNEXPECTED INCONSISTENCY; RUN chunkfs fsck MANUALLY "
 		       "(without -a or -p)\n", u->img);
-	else if (r->unfixed && mode == CFS_FSCK_NO)
+	else if (u->online)
+		printf("%s: problems found; run chunkfs scrub -y %s to repair them\n",
+		       u->img, u->img);
+	else
 		printf("%s: problems found; run chunkfs fsck -y to repair them\n", u->img);
 }
 
@@ -197,18 +238,18 @@ static int run(struct fsck_ui *u, struct cfs_fsck_opts *o, struct cfs_fsck_resul
 		warn_in_use(u->img, &use);
 	ret = cfs_open(u->img, flags, &fs);
 	if (ret < 0) {
-		err_msg("%s: %s", u->img, *cfs_last_error() ? cfs_last_error() : errstr(ret));
+		ui_error(u, "%s: %s", u->img, *cfs_last_error() ? cfs_last_error() : errstr(ret));
 		return FSCK_ERROR;
 	}
 	ret = cfs_fsck(fs, o, r);
 	if (ret < 0) {
-		err_msg("%s: check failed: %s", u->img, errstr(ret));
+		ui_error(u, "%s: check failed: %s", u->img, errstr(ret));
 		cfs_close(fs);
 		return FSCK_ERROR;
 	}
 	ret = cfs_close(fs);
 	if (ret < 0) {
-		err_msg("%s: writing the repairs failed: %s", u->img, errstr(ret));
+		ui_error(u, "%s: writing the repairs failed: %s", u->img, errstr(ret));
 		return FSCK_ERROR;
 	}
 	return exit_code(r);
@@ -252,6 +293,18 @@ int fsck_progress_opt(const char *cmd, struct fsck_ui *u, const char *arg)
 	return 0;
 }
 
+int fsck_progress_check(const char *cmd, struct fsck_ui *u)
+{
+	/* the lines would be lost, or written into a file opened later on
+	 * that number */
+	if (u->progress_fd > 0 && fcntl(u->progress_fd, F_GETFD) < 0) {
+		ui_error(u, "%s: progress descriptor %d: %s", cmd, u->progress_fd,
+			 strerror(errno));
+		return FSCK_ERROR;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct cfs_fsck_opts *o, struct fsck_ui *u)
 {
 	static const struct option lo[] = {
@@ -263,11 +316,12 @@ static int parse_args(int argc, char **argv, struct cfs_fsck_opts *o, struct fsc
 	int opt;
 
 	o->mode = -1;
-	while ((opt = getopt_long(argc, argv, "npayfj:C:vVh", lo, NULL)) != -1) {
+	opterr = 0;   /* bad_option says it, once */
+	while ((opt = getopt_long(argc, argv, ":npayfj:C:vVh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'n': case 'p': case 'a': case 'y':
 			if (fsck_mode_opt("fsck", &o->mode, opt) < 0)
-				return -1;
+				return FSCK_USAGE;
 			break;
 		case 'f': o->force = 1; break;
 		case 'v': u->verbose = 1; break;
@@ -281,26 +335,26 @@ static int parse_args(int argc, char **argv, struct cfs_fsck_opts *o, struct fsc
 		case 'j':
 			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 64) {
 				usage_error("fsck", "bad thread count '%s' (1-64)", optarg);
-				return -1;
+				return FSCK_USAGE;
 			}
 			o->threads = (int)v;
 			break;
 		case 'C':
 			if (fsck_progress_opt("fsck", u, optarg) < 0)
-				return -1;
+				return FSCK_USAGE;
 			o->progress = ui_progress;
 			break;
 		default:
 			bad_option("fsck", argv, opt);
-			return -1;
+			return FSCK_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
 		usage_error("fsck", optind >= argc ? "no image given" : "too many arguments");
-		return -1;
+		return FSCK_USAGE;
 	}
 	u->img = argv[optind];
-	return 0;
+	return fsck_progress_check("fsck", u);
 }
 
 int cmd_fsck(int argc, char **argv)
@@ -310,14 +364,16 @@ int cmd_fsck(int argc, char **argv)
 	struct cfs_fsck_result r;
 	int code, interactive = 0;
 
-	if (parse_args(argc, argv, &o, &u) < 0)
-		return FSCK_USAGE;
+	code = parse_args(argc, argv, &o, &u);
+	if (code)
+		goto out;
 	if (o.mode < 0) {
 		/* like e2fsck: repairs without -p/-y need someone to answer */
 		if (!isatty(0) || u.json) {
-			err_msg("%s: need a terminal for interactive repairs; use -n, -p or -y",
-				u.img);
-			return FSCK_ERROR;
+			ui_error(&u, "%s: need a terminal for interactive repairs; "
+				 "use -n, -p or -y", u.img);
+			code = FSCK_ERROR;
+			goto out;
 		}
 		o.mode = CFS_FSCK_NO;
 		interactive = 1;
@@ -336,6 +392,10 @@ int cmd_fsck(int argc, char **argv)
 		else
 			print_summary(&u, &r, o.mode);
 	}
+out:
+	/* a usage error is told before --json is known to be asked for */
+	if (code == FSCK_ERROR && u.json)
+		print_json_error(&u, code);
 	fsck_ui_free(&u);
 	return code;
 }
@@ -350,4 +410,5 @@ void fsck_ui_free(struct fsck_ui *u)
 	for (i = 0; i < u->nprobs; i++)
 		free(u->probs[i]);
 	free(u->probs);
+	free(u->error);
 }

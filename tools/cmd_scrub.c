@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <mntent.h>
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -25,14 +26,44 @@ struct scrub_args {
 	struct cfs_fsck_opts o;    /* the ui's callbacks */
 };
 
+/* The findings told so far for one mount point.  A repair of one chunk
+ * checks, in the same run, every chunk its findings reach (all of them
+ * when a reference lost cannot be named), so a finding left unfixed (-p,
+ * or a fix that failed) is found again by the scrub of each chunk that
+ * reaches it, and by that chunk's own: it is told, and counted, once. */
+struct told {
+	void *texts;               /* tsearch tree of the problem lines */
+	struct cfs_fsck_result *total;
+};
+
 static int scrub_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
 }
 
+static int text_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* A problem line not told before: now remembered.  Out of memory it is
+ * told again rather than never. */
+static int first_time(struct told *t, const char *text)
+{
+	char *dup, **node;
+
+	if (tfind(text, &t->texts, text_cmp))
+		return 0;
+	dup = strdup(text);
+	node = dup ? tsearch(dup, &t->texts, text_cmp) : NULL;
+	if (!node || *node != dup)
+		free(dup);
+	return 1;
+}
+
 /* One record of the daemon's report, replayed into the ui as the checker
- * would have reported it. */
-static void replay_record(struct fsck_ui *u, char *rec)
+ * would have reported it (unless told before), and counted. */
+static void replay_record(struct fsck_ui *u, struct told *t, char *rec)
 {
 	char *f[8];
 	struct cfs_fsck_problem p;
@@ -54,11 +85,19 @@ static void replay_record(struct fsck_ui *u, char *rec)
 	p.outcome = f[5];
 	p.invariant = f[6];
 	p.text = f[7];
+	if (!first_time(t, p.text))
+		return;
+	t->total->problems++;
+	if (strcmp(p.outcome, "fixed") == 0)
+		t->total->fixed++;
+	else
+		t->total->unfixed++;
 	ui_problem(u, &p);
 	ui_report(u, p.text);
 }
 
-static int report_fetch(int fd, const struct chunkfs_scrub_arg *a, struct fsck_ui *u)
+static int report_fetch(int fd, const struct chunkfs_scrub_arg *a, struct fsck_ui *u,
+			struct told *t)
 {
 	struct chunkfs_scrub_page *pg = malloc(sizeof(*pg));
 	char *all = malloc(a->report_bytes + 1), *rec, *end;
@@ -81,7 +120,7 @@ static int report_fetch(int fd, const struct chunkfs_scrub_arg *a, struct fsck_u
 		all[off] = '\0';
 		for (rec = all; (end = strchr(rec, SCRUB_RS)); rec = end + 1) {
 			*end = '\0';
-			replay_record(u, rec);
+			replay_record(u, t, rec);
 		}
 	}
 	free(pg);
@@ -91,7 +130,8 @@ static int report_fetch(int fd, const struct chunkfs_scrub_arg *a, struct fsck_u
 
 /* A repair may check every chunk (r->checked is then all of them): its
  * counts of inodes and directories are the filesystem's, and stay.  One
- * that checked the chunks its findings reach besides counts them once. */
+ * that checked the chunks its findings reach besides counts them once.
+ * The problems are counted as their records are told (replay_record). */
 static void result_add(struct cfs_fsck_result *t, const struct cfs_fsck_result *r, int *full)
 {
 	if (r->checked >= r->chunks && r->chunks > 1) {
@@ -106,9 +146,6 @@ static void result_add(struct cfs_fsck_result *t, const struct cfs_fsck_result *
 		t->inodes += r->inodes;
 		t->dirs += r->dirs;
 	}
-	t->problems += r->problems;
-	t->fixed += r->fixed;
-	t->unfixed += r->unfixed;
 	t->escalated |= r->escalated;
 }
 
@@ -142,13 +179,14 @@ static int chunks_parse(const char *list, uint8_t *sel, uint32_t n)
 }
 
 static int scrub_chunk(int fd, uint32_t c, struct scrub_args *sa, struct fsck_ui *u,
-		       struct cfs_fsck_result *total, int *full)
+		       struct told *t, int *full)
 {
 	struct chunkfs_scrub_arg a = { .chunk = c, .mode = sa->mode };
+	struct cfs_fsck_result *total = t->total;
 	int ret = scrub_ioctl(fd, CHUNKFS_IOC_SCRUB, &a);
 
 	if (ret == 0 && a.report_bytes)
-		ret = report_fetch(fd, &a, u);
+		ret = report_fetch(fd, &a, u, t);
 	if (ret == 0)
 		ret = a.error;
 	if (ret == 0)
@@ -156,22 +194,25 @@ static int scrub_chunk(int fd, uint32_t c, struct scrub_args *sa, struct fsck_ui
 	return ret;
 }
 
-static void scrub_failed(const char *dir, int err)
+static void scrub_failed(struct fsck_ui *u, int err)
 {
+	const char *dir = u->img;
+
 	if (err == -ENOTTY || err == -ENOSYS || err == -EINVAL)
-		err_msg("%s: not a chunkfs mount point (or its daemon cannot scrub)", dir);
+		ui_error(u, "%s: not a chunkfs mount point (or its daemon cannot scrub)", dir);
 	else if (err == -EPERM)
-		err_msg("%s: only root or the user who mounted it may scrub it", dir);
+		ui_error(u, "%s: only root or the user who mounted it may scrub it", dir);
 	else if (err == -EROFS)
-		err_msg("%s: mounted read-only: use -n", dir);
+		ui_error(u, "%s: mounted read-only: use -n", dir);
 	else
-		err_msg("%s: scrub failed: %s", dir, errstr(err));
+		ui_error(u, "%s: scrub failed: %s", dir, errstr(err));
 }
 
 static int run(struct scrub_args *sa, struct fsck_ui *u, struct cfs_fsck_result *total)
 {
 	struct chunkfs_scrub_arg q = { .chunk = SCRUB_QUERY, .mode = sa->mode };
 	uint8_t sel[CFS_MAX_CHUNKS] = { 0 };
+	struct told t = { NULL, total };
 	uint32_t c, done = 0, want = 0;
 	int full = 0;
 	double t0 = mono_now();
@@ -181,13 +222,13 @@ static int run(struct scrub_args *sa, struct fsck_ui *u, struct cfs_fsck_result 
 	if (ret == 0)
 		ret = q.error;
 	if (ret < 0) {
-		scrub_failed(u->img, ret);
+		scrub_failed(u, ret);
 		goto out;
 	}
 	total->chunks = q.nchunks;
 	if (sa->chunks && (ret = chunks_parse(sa->chunks, sel, q.nchunks)) < 0) {
-		err_msg("%s: bad chunk list '%s' (chunks 0-%u, e.g. 0,3,5-7)", u->img,
-			sa->chunks, q.nchunks - 1);
+		ui_error(u, "%s: bad chunk list '%s' (chunks 0-%u, e.g. 0,3,5-7)", u->img,
+			 sa->chunks, q.nchunks - 1);
 		goto out;
 	}
 	if (!sa->chunks)
@@ -197,9 +238,9 @@ static int run(struct scrub_args *sa, struct fsck_ui *u, struct cfs_fsck_result 
 	for (c = 0; c < q.nchunks && ret == 0; c++) {
 		if (!sel[c])
 			continue;
-		ret = scrub_chunk(fd, c, sa, u, total, &full);
+		ret = scrub_chunk(fd, c, sa, u, &t, &full);
 		if (ret < 0) {
-			scrub_failed(u->img, ret);
+			scrub_failed(u, ret);
 			break;
 		}
 		done++;
@@ -207,6 +248,7 @@ static int run(struct scrub_args *sa, struct fsck_ui *u, struct cfs_fsck_result 
 			sa->o.progress(u, done, want);
 	}
 out:
+	tdestroy(t.texts, free);
 	total->seconds = mono_now() - t0;
 	if (fd >= 0)
 		close(fd);
@@ -222,12 +264,13 @@ static int parse_args(int argc, char **argv, struct scrub_args *sa, struct fsck_
 	};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "Anpayc:C:vVh", lo, NULL)) != -1) {
+	opterr = 0;   /* bad_option says it, once */
+	while ((opt = getopt_long(argc, argv, ":Anpayc:C:vVh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'A': sa->all = 1; break;
 		case 'n': case 'p': case 'a': case 'y':
 			if (fsck_mode_opt("scrub", &sa->mode, opt) < 0)
-				return -1;
+				return FSCK_USAGE;
 			break;
 		case 'c': sa->chunks = optarg; break;
 		case 'v': u->verbose = 1; break;
@@ -240,26 +283,26 @@ static int parse_args(int argc, char **argv, struct scrub_args *sa, struct fsck_
 			exit(FSCK_OK);
 		case 'C':
 			if (fsck_progress_opt("scrub", u, optarg) < 0)
-				return -1;
+				return FSCK_USAGE;
 			sa->o.progress = ui_progress;
 			break;
 		default:
 			bad_option("scrub", argv, opt);
-			return -1;
+			return FSCK_USAGE;
 		}
 	}
 	if (sa->all && (optind != argc || sa->chunks)) {
 		usage_error("scrub", "-A takes no mount point and no -c");
-		return -1;
+		return FSCK_USAGE;
 	}
 	if (!sa->all && optind != argc - 1) {
 		usage_error("scrub", optind >= argc ? "no mount point given" : "too many arguments");
-		return -1;
+		return FSCK_USAGE;
 	}
 	u->img = sa->all ? NULL : argv[optind];
 	if (sa->mode < 0)
 		sa->mode = CFS_FSCK_NO;    /* as xfs_scrub -n: a look first */
-	return 0;
+	return fsck_progress_check("scrub", u);
 }
 
 /* One mount point: the check, its summary, its exit code. */
@@ -277,6 +320,8 @@ static int scrub_mount(struct scrub_args *sa, const struct fsck_ui *proto, const
 			print_json(&u, &r, code);
 		else
 			print_summary(&u, &r, sa->mode);
+	} else if (u.json) {
+		print_json_error(&u, code);
 	}
 	fsck_ui_free(&u);
 	return code;
@@ -304,10 +349,15 @@ static int scrub_all(struct scrub_args *sa, const struct fsck_ui *proto)
 
 int cmd_scrub(int argc, char **argv)
 {
-	struct fsck_ui u = { .progress_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct fsck_ui u = { .progress_fd = -1, .online = 1, .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct scrub_args sa = { .mode = -1 };
+	int code = parse_args(argc, argv, &sa, &u);
 
-	if (parse_args(argc, argv, &sa, &u) < 0)
-		return FSCK_USAGE;
+	if (code) {
+		if (code == FSCK_ERROR && u.json)
+			print_json_error(&u, code);
+		fsck_ui_free(&u);
+		return code;
+	}
 	return sa.all ? scrub_all(&sa, &u) : scrub_mount(&sa, &u, u.img);
 }

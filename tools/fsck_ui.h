@@ -20,10 +20,14 @@ struct fsck_ui {
 	const char *img;           /* the image (fsck) or mount point (scrub) */
 	int verbose, json, progress_fd;
 	int bar;                   /* a bar on the terminal (-C 0) */
+	int online;                /* scrub: img is a mount point, which fsck
+				    * refuses; chunks not checked were not
+				    * selected (-c) */
 	char **msgs;               /* kept for --json */
 	size_t nmsgs;
 	char **probs;              /* the same, as JSON objects with their codes */
 	size_t nprobs;
+	char *error;               /* why the check could not be made (exit 8) */
 	pthread_mutex_t lock;
 };
 
@@ -37,8 +41,15 @@ void ui_problem(void *ctx, const struct cfs_fsck_problem *p);
 int fsck_mode_opt(const char *cmd, int *mode, int opt);
 /* -C FD: progress on FD, a bar on the terminal for 0 (else -1, reported) */
 int fsck_progress_opt(const char *cmd, struct fsck_ui *u, const char *arg);
+/* After the options (--json may follow -C): 0, or FSCK_ERROR (reported)
+ * when the -C descriptor is not open, as e2fsck refuses it */
+int fsck_progress_check(const char *cmd, struct fsck_ui *u);
+/* Why the check failed (exit 8), on stderr, and kept for --json */
+void ui_error(struct fsck_ui *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void print_json(struct fsck_ui *u, const struct cfs_fsck_result *r, int code);
+/* --json of a check that could not be made: the image, exit and error */
+void print_json_error(struct fsck_ui *u, int code);
 void print_summary(struct fsck_ui *u, const struct cfs_fsck_result *r, int mode);
 int exit_code(const struct cfs_fsck_result *r);
 void fsck_ui_free(struct fsck_ui *u);

@@ -329,6 +329,7 @@ out:
 	free(k.chunk_unfixed);
 	free(k.esc_from);
 	free(k.orphans);
+	free(k.resealed);
 	pthread_mutex_destroy(&k.lock);
 	return ret;
 }

@@ -58,6 +58,10 @@ struct fk {
 				 * stubs in chunks not checked (ESC_*) */
 	struct orphan *orphans; /* to reconnect to lost+found */
 	size_t norphans;
+	cfs_ino_t *resealed;    /* step A recomputed their checksums: the
+				 * inodes' fields, not their entries', are
+				 * the ones damage may have changed */
+	size_t nresealed;
 	uint64_t *chunk_unfixed;
 	uint32_t held_max;      /* step B: inodes each worker may hold */
 	struct fsck_reach *reach;       /* or NULL */
@@ -123,6 +127,8 @@ enum problem_code {
 	PR_INODE_CSUM_PLAUSIBLE,
 	PR_INODE_CSUM,
 	PR_INODE_MODE,
+	PR_INODE_IMPOSSIBLE,
+	PR_INODE_TYPE,
 	PR_FREE_INODE_STALE,
 	PR_STUB_FLAG_ON_HEAD,
 	PR_INODE_LOAD,
@@ -205,6 +211,9 @@ static inline uint64_t itable_limit(struct ck *x)
 
 int is_head(struct inode *ip);
 int dinode_plausible(struct cfs_fs *fs, const struct cfs_dinode *d);
+/* Why inode d cannot be what its mode says (into buf), or NULL */
+const char *dinode_impossible(struct cfs_fs *fs, const struct cfs_dinode *d, char *buf,
+			      size_t n);
 
 /* icluster.c: inode clusters (DYNINODES) */
 /* The first slot at or after l that was ever written (inode table below

@@ -3,6 +3,7 @@
  * It reads only its own chunk, so every chunk's step A runs in parallel;
  * what it leaves (sound inodes, maps and bitmaps) is what step B trusts. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,18 +29,93 @@ static int type_ok(uint16_t mode)
 	return 0;
 }
 
+static int mode_ok(const struct cfs_dinode *d)
+{
+	return type_ok(d->mode) && !(d->flags & ~0xFu) &&
+	       !((d->flags & CFS_IFL_CONT) && (d->flags & CFS_IFL_STUB)) &&
+	       !((d->flags & CFS_IFL_INLINE) && (d->flags & CFS_IFL_EXTENTS));
+}
+
 int dinode_plausible(struct cfs_fs *fs, const struct cfs_dinode *d)
 {
-	if (!type_ok(d->mode) || (d->flags & ~0xFu) ||
-	    ((d->flags & CFS_IFL_CONT) && (d->flags & CFS_IFL_STUB)) ||
-	    ((d->flags & CFS_IFL_INLINE) && (d->flags & CFS_IFL_EXTENTS)) ||
-	    d->xattr_len > fs->varsz)
+	/* at least what inode_read refuses, so a kept inode can be loaded */
+	return mode_ok(d) && !dinode_size_bad(fs, d);
+}
+
+static int dinode_conts(const struct cfs_dinode *d)
+{
+	int s;
+
+	for (s = 0; s < CFS_NCONT; s++)
+		if (d->cont[s])
+			return 1;
+	return 0;
+}
+
+/* Why inode d's sizes are impossible, or a head inode's fields contradict
+ * the type its mode says (FORMAT.md 10.3), in buf; NULL when they hold.
+ * Neither a crash nor any operation writes these (a new inode is written
+ * first with no data flag and size 0), so they are damage even under a valid
+ * checksum, and the inode's contents cannot be read as that type: a
+ * file's data taken for a symlink target, a device with blocks. */
+const char *dinode_impossible(struct cfs_fs *fs, const struct cfs_dinode *d, char *buf,
+			      size_t n)
+{
+	const char *why = dinode_size_bad(fs, d);
+
+	if (why) {
+		snprintf(buf, n, "%s (size %llu)", why, (unsigned long long)d->size);
+		return buf;
+	}
+	if (d->flags & (CFS_IFL_CONT | CFS_IFL_STUB))
+		return NULL;
+	if ((S_ISREG(d->mode) || S_ISLNK(d->mode)) &&
+	    !(d->flags & (CFS_IFL_INLINE | CFS_IFL_EXTENTS)) && d->size) {
+		snprintf(buf, n, "%s of %llu bytes with neither inline data nor an extent "
+			 "tree", S_ISREG(d->mode) ? "file" : "symlink",
+			 (unsigned long long)d->size);
+		return buf;
+	}
+	if ((S_ISCHR(d->mode) || S_ISBLK(d->mode) || S_ISFIFO(d->mode) ||
+	     S_ISSOCK(d->mode)) &&
+	    ((d->flags & (CFS_IFL_INLINE | CFS_IFL_EXTENTS)) || d->size || dinode_conts(d) ||
+	     (d->rdev && !S_ISCHR(d->mode) && !S_ISBLK(d->mode)))) {
+		snprintf(buf, n, "%s with data (flags 0x%x, size %llu, device %llu)",
+			 S_ISFIFO(d->mode) ? "fifo" : S_ISSOCK(d->mode) ? "socket" :
+			 "device", d->flags, (unsigned long long)d->size,
+			 (unsigned long long)d->rdev);
+		return buf;
+	}
+	return NULL;
+}
+
+/* Whether a head inode whose checksum fails still reads as one inode of
+ * the type its mode says: a checksum is recomputed only then.  Besides
+ * what is impossible under any checksum, the fields only a directory
+ * has (parent, entry counts) must agree with its mode: a damaged mode
+ * that turned a file into a directory, or the reverse, shows there, and
+ * the directory entry naming it says the old type (a finding the
+ * recompute would leave to step B as a bad entry, the inode going to
+ * /lost+found as the wrong type). */
+static int dinode_whole(struct cfs_fs *fs, cfs_ino_t ino, const struct cfs_dinode *d)
+{
+	char why[160];
+
+	if (!mode_ok(d) || dinode_impossible(fs, d, why, sizeof(why)))
 		return 0;
-	/* exactly what inode_read accepts, so a kept inode can be loaded */
-	if (d->size > (uint64_t)INT64_MAX ||
-	    ((d->flags & CFS_IFL_INLINE) && d->size > fs->varsz - d->xattr_len))
+	if (d->flags & (CFS_IFL_CONT | CFS_IFL_STUB))
+		return 1;
+	if (d->head != ino)
 		return 0;
-	return 1;
+	/* a symlink has no holes: a target of one byte or more has a block
+	 * (not impossible under a valid checksum: a block map dropped by
+	 * MAP_SHARED and the like leaves a symlink so) */
+	if (S_ISLNK(d->mode) && (d->flags & CFS_IFL_EXTENTS) && d->size &&
+	    !d->nblocks && !dinode_conts(d))
+		return 0;
+	if (S_ISDIR(d->mode))
+		return !(d->flags & CFS_IFL_EXTENTS) || d->back;
+	return !d->back && !d->lo && !d->hi;
 }
 
 /* ---- step A: inodes ---- */
@@ -68,6 +144,19 @@ static void free_slot_check(struct ck *x, cfs_ino_t ino, uint8_t *raw,
 	free(want);
 }
 
+static void resealed_add(struct fk *k, cfs_ino_t ino)
+{
+	cfs_ino_t *n;
+
+	pthread_mutex_lock(&k->lock);
+	n = realloc(k->resealed, (k->nresealed + 1) * sizeof(*n));
+	if (n) {   /* else its entries are judged as any (a name lost at worst) */
+		k->resealed = n;
+		k->resealed[k->nresealed++] = ino;
+	}
+	pthread_mutex_unlock(&k->lock);
+}
+
 /* Slot l's bytes (raw, in table block b) as the inode table holds them:
  * a sound inode is left for the block pass (its kind set, *d decoded), a
  * damaged one is fixed or reported.  Returns 1 for an inode in use. */
@@ -76,12 +165,14 @@ static int scan_inode_slot(struct ck *x, uint32_t l, uint8_t *raw, struct buf *b
 {
 	struct cfs_fs *fs = x->fs;
 	cfs_ino_t ino = CFS_INO_MAKE(x->c, l);
+	const char *why = NULL;
+	char wb[160];
 
 	if (cfs_dinode_is_zero(raw, fs->isz))
 		return 0;
 	cfs_dinode_decode(raw, d);
 	if (!cfs_dinode_csum_ok(raw, fs->isz, fs->seed, ino)) {
-		int ok = d->mode && dinode_plausible(fs, d);
+		int ok = d->mode && dinode_whole(fs, ino, d);
 
 		/* a cleared inode's references elsewhere cannot be named */
 		if (!ok && d->mode)
@@ -91,16 +182,20 @@ static int scan_inode_slot(struct ck *x, uint32_t l, uint8_t *raw, struct buf *b
 			bset(x->ibits, l - 1);   /* left for a person: keep it */
 			return 0;
 		}
-		if (ok)
+		if (ok) {
 			cfs_dinode_csum_set(raw, fs->isz, fs->seed, ino);
-		else
+			resealed_add(x->k, ino);
+		} else {
 			memset(raw, 0, fs->isz);
+		}
 		if (buf_dirty(&fs->cache, b) < 0 || !ok)
 			return 0;
-	} else if (d->mode && !dinode_plausible(fs, d)) {
+	} else if (d->mode && (!mode_ok(d) ||
+				(why = dinode_impossible(fs, d, wb, sizeof(wb))))) {
+		struct pctx p = { .ino = ino, .num = { d->mode, d->flags }, .str = why };
+
 		reach_ino(x->k, 0);
-		if (pr_fix(x, PR_INODE_MODE, &(struct pctx){ .ino = ino,
-							     .num = { d->mode, d->flags } })) {
+		if (pr_fix(x, why ? PR_INODE_IMPOSSIBLE : PR_INODE_MODE, &p)) {
 			memset(raw, 0, fs->isz);
 			buf_dirty(&fs->cache, b);
 		} else {

@@ -179,6 +179,54 @@ struct dscan {
 	int salvaging, disorder;        /* reading leaves by block; index inconsistent */
 };
 
+static int was_resealed(struct fk *k, cfs_ino_t ino)
+{
+	size_t i;
+	int found = 0;
+
+	pthread_mutex_lock(&k->lock);
+	for (i = 0; i < k->nresealed && !found; i++)
+		found = k->resealed[i] == ino;
+	pthread_mutex_unlock(&k->lock);
+	return found;
+}
+
+/* Entry r names inode l of this chunk, which step A resealed, with
+ * another type: damage to the inode's mode (the entry's node verified)
+ * that left its fields fit for either type, such as a small file's
+ * turned a symlink's, whose data would go to /lost+found as a "target".
+ * The type is taken from the entry when the inode's fields fit it and
+ * nothing else names it (one name, no stub or continuation carrying the
+ * type too).  Returns 1 when the entry now matches. */
+static int retype_from_entry(struct ck *x, const struct dirent_rec *r)
+{
+	uint32_t l = CFS_INO_LOCAL(r->ino) - 1;
+	uint16_t was = (uint16_t)((x->ftype[l] & ~SLOT_CONTS) << 12), want = (uint16_t)(r->type << 12);
+	struct cfs_dinode d;
+	struct inode *t;
+	char why[160];
+	int ok = 0;
+
+	if (S_ISDIR(was) || S_ISDIR(want) || (x->ftype[l] & SLOT_CONTS) || x->nlink[l] != 1 ||
+	    !was_resealed(x->k, r->ino) || inode_get(x->fs, r->ino, &t) < 0)
+		return 0;
+	d = t->d;
+	d.mode = (uint16_t)(want | (d.mode & 07777));
+	if (!(d.flags & (CFS_IFL_CONT | CFS_IFL_STUB)) &&
+	    (S_ISREG(want) || S_ISLNK(want) || S_ISCHR(want) || S_ISBLK(want) ||
+	     S_ISFIFO(want) || S_ISSOCK(want)) &&
+	    !dinode_impossible(x->fs, &d, why, sizeof(why)) &&
+	    pr_fix(x, PR_INODE_TYPE, &(struct pctx){ .ino = r->ino, .num = { was, want },
+						    .name = r->name, .namelen = r->namelen })) {
+		t->d.mode = d.mode;
+		ok = inode_write(x->fs, t) == 0;
+		if (ok)
+			x->ftype[l] = (uint8_t)((x->ftype[l] & SLOT_CONTS) | r->type);
+	}
+	inode_put(x->fs, t);
+	return ok;
+}
+
 static int entry_target_ok(struct ck *x, struct inode *dp, const struct dirent_rec *r)
 {
 	struct cfs_fs *fs = x->fs;
@@ -194,7 +242,7 @@ static int entry_target_ok(struct ck *x, struct inode *dp, const struct dirent_r
 			return 0;
 		if (x->isdir[l] && x->refs[l])
 			return 0;   /* a second name for a directory */
-		return (x->ftype[l] & ~SLOT_CONTS) == r->type;
+		return (x->ftype[l] & ~SLOT_CONTS) == r->type || retype_from_entry(x, r);
 	}
 	ok = inode_get(fs, r->ino, &t) == 0 && is_head(t) &&
 	     ((t->d.mode & S_IFMT) >> 12) == r->type && ino_valid(fs, r->stub) &&

@@ -76,6 +76,13 @@ static const struct problem table[PR_COUNT] = {
 		"clear the inode", 0, "17.4" },
 	[PR_INODE_MODE] = { "INODE_MODE", S_INODE, "invalid mode/flags 0%0o/0x%1x",
 		"clear the inode", 0, "10.2" },
+	/* a valid checksum over fields no crash writes: see dinode_impossible */
+	[PR_INODE_IMPOSSIBLE] = { "INODE_IMPOSSIBLE", S_INODE, "impossible: %s",
+		"clear the inode", 0, "17.4" },
+	/* after INODE_CSUM_PLAUSIBLE only: the entry's node verified, the
+	 * inode did not, so the type the entry says is the one written */
+	[PR_INODE_TYPE] = { "INODE_TYPE", S_INODE, "type 0%0o, its entry '%n' says 0%1o",
+		"take the entry's type", 0, "17.9" },
 	[PR_FREE_INODE_STALE] = { "FREE_INODE_STALE", S_INODE, "free inode with stale fields",
 		"zero it", PF_PREEN, "10.2" },
 	[PR_STUB_FLAG_ON_HEAD] = { "STUB_FLAG_ON_HEAD", S_INODE, "stub flag on a head inode",

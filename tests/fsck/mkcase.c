@@ -1388,34 +1388,122 @@ static void d_extent_key_dup(const char *img)
 	frag_two_put(&f);
 }
 
+/* The entry NAME in directory DIR's root node (a leaf) made to say TYPE,
+ * the node resealed. */
+static void retype_entry(struct img *m, cfs_ino_t dir, const char *name, uint8_t type)
+{
+	uint8_t *node, *recs;
+	struct cfs_dirent e;
+	uint32_t used, off;
+	size_t len, nlen = strlen(name);
+
+	node = blk(m, dir_root_block(m, dir));
+	if (cfs_btn_level(cfs_node_hdr(node)) != 0)
+		die("directory %u's root node is not a leaf", dir);
+	used = cfs_btn_used(cfs_node_hdr(node));
+	recs = cfs_node_recs(node);
+	for (off = 0; (len = cfs_dirent_len(recs + off, used - off)) != 0; off += (uint32_t)len) {
+		cfs_dirent_decode(recs + off, &e);
+		if (e.namelen == nlen && !memcmp(e.name, name, nlen))
+			break;
+	}
+	if (!len)
+		die("no entry %s in directory %u's node", name, dir);
+	cfs_dirent_retarget(recs + off, e.ino, e.stub, type);
+	reseal(m, dir_root_block(m, dir));
+}
+
+/* retype_entry on image img, the directory by its path */
+static void retype_entry_at(const char *img, const char *dir, const char *name, uint8_t type)
+{
+	cfs_ino_t d_ino = lookup_ro(img, dir);
+	struct img m;
+
+	img_load(&m, img);
+	retype_entry(&m, d_ino, name, type);
+	img_save(&m);
+}
+
 /* /d2's entry link-multi (naming /d1/multi in chunk 1, through a stub in
  * chunk 1, which fsck's workers take before chunk 2): its type byte says
  * directory (resealed) */
 static void d_xentry_wrong_type(const char *img)
 {
-	cfs_ino_t dir = lookup_ro(img, "/d2");
-	uint8_t *node, *recs;
-	struct cfs_dirent e;
-	uint32_t used, off;
+	retype_entry_at(img, "/d2", "link-multi", DT_DIR);
+}
+
+/* /d1/sub's entry f2 (a regular file of its own chunk): its type byte
+ * says symlink (resealed); the inode is sound */
+static void d_entry_wrong_type(const char *img)
+{
+	retype_entry_at(img, "/d1/sub", "f2", DT_LNK);
+}
+
+/* The file at path with its type bits made a symlink's, the checksum
+ * left wrong. */
+static void csum_symlink_bits(const char *img, const char *path)
+{
+	cfs_ino_t ino = lookup_ro(img, path);
+	struct cfs_dinode d;
 	struct img m;
-	size_t len;
+	uint8_t *raw;
 
 	img_load(&m, img);
-	node = blk(&m, dir_root_block(&m, dir));
-	if (cfs_btn_level(cfs_node_hdr(node)) != 0)
-		die("/d2's root node is not a leaf");
-	used = cfs_btn_used(cfs_node_hdr(node));
-	recs = cfs_node_recs(node);
-	for (off = 0; (len = cfs_dirent_len(recs + off, used - off)) != 0; off += (uint32_t)len) {
-		cfs_dirent_decode(recs + off, &e);
-		if (e.namelen == 10 && !memcmp(e.name, "link-multi", 10))
-			break;
-	}
-	if (!len)
-		die("no entry link-multi in /d2's node");
-	cfs_dirent_retarget(recs + off, e.ino, e.stub, DT_DIR);
-	reseal(&m, dir_root_block(&m, dir));
+	raw = iraw(&m, ino);
+	cfs_dinode_decode(raw, &d);
+	d.mode = (uint16_t)(S_IFLNK | (d.mode & 07777));
+	cfs_dinode_encode(&d, raw);   /* the checksum is not recomputed */
 	img_save(&m);
+}
+
+/* /d1/multi2 (9000 bytes in blocks) made a symlink, its checksum wrong:
+ * every other field is sound, but no symlink is 9000 bytes long (issue 25
+ * item 4: recomputing the checksum made it a symlink in /lost+found whose
+ * "target" was the file's data) */
+static void d_inode_csum_type(const char *img)
+{
+	csum_symlink_bits(img, "/d1/multi2");
+}
+
+/* /d1/sub/f1 (40 bytes inline) made a symlink, its checksum wrong: a
+ * symlink of 40 bytes is possible, but its entry says a file */
+static void d_inode_csum_small_type(const char *img)
+{
+	csum_symlink_bits(img, "/d1/sub/f1");
+}
+
+/* File DIR/NAME's inode and entry given type MODE (DT_ the same), both
+ * resealed: a type change that passes every checksum. */
+static void retype_file(const char *img, const char *dir, const char *name, uint16_t mode)
+{
+	char path[256];
+	cfs_ino_t ino, d_ino = lookup_ro(img, dir);
+	struct cfs_dinode d;
+	struct img m;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ino = lookup_ro(img, path);
+	img_load(&m, img);
+	iget(&m, ino, &d);
+	d.mode = mode;
+	iput(&m, ino, &d);
+	retype_entry(&m, d_ino, name, (uint8_t)((mode & S_IFMT) >> 12));
+	img_save(&m);
+}
+
+/* /d1/multi2 made a symlink, and its entry too: the state the checksum
+ * recompute of inode-csum-type left (once moved to /lost+found), which a
+ * later check called clean */
+static void d_symlink_too_long(const char *img)
+{
+	retype_file(img, "/d1", "multi2", S_IFLNK | 0777);
+}
+
+/* /d2/many/n03 (2100 bytes in blocks) made a fifo, and its entry too: a
+ * fifo that owns data */
+static void d_fifo_with_data(const char *img)
+{
+	retype_file(img, "/d2/many", "n03", S_IFIFO | 0644);
 }
 
 /* /d2/tree's root node, loaded into m, and its block: an index node of
@@ -1666,6 +1754,16 @@ static const struct damage damages[] = {
 	  d_extent_key_dup },
 	{ "xentry-wrong-type", "cross-chunk entry with the wrong type (checksum valid)",
 	  d_xentry_wrong_type },
+	{ "entry-wrong-type", "entry with the wrong type, its inode in its chunk (checksum "
+	  "valid)", d_entry_wrong_type },
+	{ "inode-csum-type", "inode checksum mismatch: a file's type bits say symlink",
+	  d_inode_csum_type },
+	{ "inode-csum-small-type", "inode checksum mismatch: a small file's type bits say "
+	  "symlink", d_inode_csum_small_type },
+	{ "symlink-too-long", "a file's inode and entry made a symlink of 9000 bytes "
+	  "(checksums valid)", d_symlink_too_long },
+	{ "fifo-with-data", "a file's inode and entry made a fifo that owns blocks "
+	  "(checksums valid)", d_fifo_with_data },
 	{ "full-orphans", "every chunk full: 16 orphans in a chunk with only its reserve left",
 	  d_full_orphans },
 	{ "full-root-dirnode", "every chunk full: the root directory node zeroed",

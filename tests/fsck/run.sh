@@ -21,6 +21,9 @@
 #             on another copy: the same problems must be found and fixed
 #             whatever the number of threads)
 #   expect.2  a second run, `chunkfs fsck -n -f`: nothing found, exit 0
+#   expect.ls (cases with a file `ls-damaged` naming a directory only)
+#             `chunkfs ls -l` of that directory in the damaged image, with
+#             its stderr and exit code: what a reader sees before any check
 #   expect.3  `mkcase verify`: a normal open succeeds (every chunk clean),
 #             the whole tree is listed and read, and each file's contents
 #             are compared with what it was written with: "intact" or
@@ -272,6 +275,17 @@ run_case() {
 	fi
 	for d in p y j1; do cp test.img test.img.manifest "$d/"; done
 	check_json "fsck/$c/json"
+	if [ -f "$dir/ls-damaged" ]; then
+		mkdir -p "$w/ls" && cp test.img "$w/ls/" && cd "$w/ls" || return
+		{
+			timeout 60 "$CHUNKFS" ls -l test.img "$(cat "$dir/ls-damaged")" 2>ls.err |
+				sed 's/ [0-9-]* [0-9][0-9]:[0-9][0-9] / DATE /'
+			echo "exit ${PIPESTATUS[0]}"
+			sed 's/^/stderr: /' ls.err
+		} >ls.out
+		compare "fsck/$c/ls-damaged" "$dir/expect.ls" ls.out
+		cd "$w" || return
+	fi
 
 	# -p: what a boot-time check does with the dirty chunks
 	cd "$w/p" || return
