@@ -633,7 +633,8 @@ int fs_space_back(struct cfs_fs *fs, int64_t err)
 	uint64_t spare = 0;
 	uint32_t c;
 
-	if (err != -ENOSPC)
+	/* a check's open keeps to its own passes' writes */
+	if (err != -ENOSPC || fs->checking)
 		return 0;
 	for (c = 0; c < fs->sb.nchunks && !spare; c++)
 		spare = chunk_clusters_spare(fs, c);
