@@ -281,9 +281,10 @@ static void test_trim_at_sync(void)
 	checked_close(fs, dev);
 }
 
-/* n empty files in a new directory d, and every one removed again (d
- * too), without a sync: their clusters are empty, still in the map. */
-static void make_and_remove(struct cfs_fs *fs, int n)
+/* n empty files in a new directory d, then between (if any), and every
+ * one removed again (d too), without a sync: their clusters are empty,
+ * still in the map. */
+static void make_and_remove(struct cfs_fs *fs, int n, void (*between)(struct cfs_fs *fs))
 {
 	char name[32];
 	cfs_ino_t d, f;
@@ -293,14 +294,18 @@ static void make_and_remove(struct cfs_fs *fs, int n)
 		snprintf(name, sizeof(name), "f%05d", i);
 		CHECK_OK(cfs_mknod(fs, d, name, S_IFREG | 0644, 0, 0, 0, &f));
 	}
+	if (between)
+		between(fs);
 	for (int i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "f%05d", i);
 		CHECK_OK(cfs_unlink(fs, d, name));
 	}
 	CHECK_OK(cfs_rmdir(fs, CFS_ROOT_INO, "d"));
-	/* every one spare: the table's free slots are left */
+	/* every empty one spare (the table's free slots are left), all but
+	 * the one holding a file made in between */
 	CHECK(clusters_of(fs, 0) > 60);
-	CHECK_EQ(chunk_clusters_spare(fs, 0), (uint64_t)clusters_of(fs, 0) * fs->icl_blocks);
+	CHECK(icl_empty(fs, 0, UINT32_MAX) + (between ? 1 : 0) >= clusters_of(fs, 0));
+	CHECK_EQ(chunk_clusters_spare(fs, 0), (uint64_t)icl_empty(fs, 0, UINT32_MAX) * fs->icl_blocks);
 }
 
 /* Issue 25 item 5: the blocks of clusters emptied by deletions are free
@@ -318,7 +323,7 @@ static void test_space_back_at_enospc(void)
 	cfs_ino_t f;
 
 	CHECK_OK(cfs_statfs(fs, &a));
-	make_and_remove(fs, 5000);
+	make_and_remove(fs, 5000, NULL);
 	CHECK_OK(cfs_statfs(fs, &b));
 	/* the map block is not counted: it goes when its last cluster does */
 	CHECK(b.bavail + 1 >= a.bavail);
@@ -338,6 +343,47 @@ static void test_space_back_at_enospc(void)
 	checked_close(fs, dev);
 }
 
+/* /big written until the image is full, the clusters the last batch
+ * left empty taken too: nothing is spare. */
+static void fill_up(struct cfs_fs *fs)
+{
+	static uint8_t buf[1 << 16];
+	uint64_t off = 0;
+	cfs_ino_t f;
+	ssize_t w;
+
+	CHECK_OK(cfs_mknod(fs, CFS_ROOT_INO, "big", S_IFREG | 0644, 0, 0, 0, &f));
+	do {
+		w = cfs_write(fs, f, buf, sizeof(buf), off);
+		off += w > 0 ? (uint64_t)w : 0;
+	} while (w == (ssize_t)sizeof(buf));
+	CHECK(w == -ENOSPC || (w >= 0 && w < (ssize_t)sizeof(buf)));
+	CHECK_EQ(chunk_clusters_spare(fs, 0), 0u);
+}
+
+/* Not only write: an operation of the head_call kind (fallocate here)
+ * that fails with -ENOSPC also gets the blocks of emptied clusters and
+ * goes on, on an image that was full before the files were removed. */
+static void test_space_back_fallocate(void)
+{
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(4096, 1, 16, 1, &dev);
+	struct cfs_stat st;
+	uint64_t spare, len;
+	cfs_ino_t f;
+
+	make_and_remove(fs, 5000, fill_up);
+	spare = chunk_clusters_spare(fs, 0);
+	CHECK_OK(cfs_lookup(fs, CFS_ROOT_INO, "big", &f));
+	CHECK_OK(cfs_getattr(fs, f, &st));
+	/* more than the free blocks, less than those and the clusters' */
+	len = (fs->chunks[0].hdr.free_blocks + spare / 2) * (uint64_t)fs->bsize;
+	CHECK(spare / 2 > 8);
+	CHECK_OK(cfs_fallocate(fs, f, 0, st.size, len));
+	CHECK(clusters_of(fs, 0) < 2);
+	checked_close(fs, dev);
+}
+
 /* The idle checkpoint (cfs_clean_idle, the mount's clean_after) gives
  * empty clusters back as a sync does, and marks the chunk clean after. */
 static void test_trim_at_checkpoint(void)
@@ -347,7 +393,7 @@ static void test_trim_at_checkpoint(void)
 	uint32_t free0 = fs->chunks[0].hdr.free_blocks;
 	struct cfs_chunk_info ci;
 
-	make_and_remove(fs, 5000);
+	make_and_remove(fs, 5000, NULL);
 	CHECK(fs->chunks[0].hdr.free_blocks < free0 - 60 * fs->icl_blocks);
 	CHECK_EQ(cfs_clean_idle(fs, 0), 1);
 	CHECK_EQ(clusters_of(fs, 0), 0u);
@@ -578,6 +624,7 @@ int main(void)
 	TEST_RUN(test_trim_at_sync);
 	TEST_RUN(test_statfs_counts);
 	TEST_RUN(test_space_back_at_enospc);
+	TEST_RUN(test_space_back_fallocate);
 	TEST_RUN(test_trim_at_checkpoint);
 	TEST_RUN(test_old_layout);
 	TEST_RUN(test_no_blocks_no_cluster);
