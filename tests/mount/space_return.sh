@@ -7,7 +7,8 @@
 # clean_after=600 keeps the idle checkpoint away, so nothing but the
 # deletion and the write itself can give the space back.  Empty files
 # (their only space is their cluster), then files of one data block each
-# (freed at unlink, plus their clusters).
+# (freed at unlink, plus their clusters).  Last, with clean_after=1, the
+# checkpoint alone gives the clusters back on disk.
 . "$(dirname "$0")/lib.sh"
 
 avail_kb() {
@@ -74,4 +75,29 @@ for kind in empty:20000 small:3000; do
 	unmount_checked
 	check_exit "${kind%:*}_fsck" 0 "$CHUNKFS" fsck -f -n "$img"
 done
+
+# The idle checkpoint (clean_after) gives the emptied clusters back on
+# disk too, with nobody writing: the image as last written lists none.
+clusters_on_disk() {
+	timeout 10 "$CHUNKFS" info "$img" | awk '/^Inode clusters:/ { print $3 }'
+}
+rm -f "$img"
+mkfs_or_finish -N 64 "$img" 24M
+mount_or_finish idle_mount -o clean_after=1
+make_files 5000 empty || fail idle_make "could not make 5000 files"
+timeout 60 find "$mnt/d" -name 'f*' -delete
+# polled for 20 s at most, whatever each info takes
+n=
+end=$((SECONDS + 20))
+while [ $SECONDS -lt $end ]; do
+	n=$(clusters_on_disk)
+	[ "$n" = 0 ] && break
+	sleep 0.2
+done
+if [ "$n" = 0 ]; then
+	pass idle_clusters_given_back
+else
+	fail idle_clusters_given_back "info lists '$n' clusters 20 s after the files went"
+fi
+unmount_checked
 finish
