@@ -754,13 +754,13 @@ int cfs_clean_idle(struct cfs_fs *fs, double idle)
 		else if (ch->last_change >= fs->idle_flushed && now - ch->last_change >= idle)
 			due |= 2;
 	}
+	/* empty inode clusters go back first, as at a sync: df counts them
+	 * free, and a writer should find them so without making room */
+	if (due && !fs->checking)
+		ret = chunk_trim_clusters(fs);
 	/* every chunk's changes, not just those of the chunks made clean:
 	 * then "clean" also means that the other half of each cross-chunk
 	 * reference made so far is on disk, which a dirty-only fsck relies on */
-	/* empty inode clusters too, as at a sync: df counts them free, and
-	 * a writer should find them so without making room first */
-	if (due && !fs->checking)
-		ret = chunk_trim_clusters(fs);
 	if (due && ret == 0)
 		ret = idle_flush(fs);
 	for (c = 0; (due & 1) && ret == 0 && c < fs->sb.nchunks; c++) {
