@@ -1056,17 +1056,23 @@ int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino)
 	return ret;
 }
 
-/* Cluster i of chunk c has no inode in use: its blocks become free.  A
- * chunk keeps an empty cluster while it has no other free slot, so that a
- * file made and removed again and again at the edge of a full table does
- * not make and give back a cluster each time. */
+/* A chunk with free_inodes free slots keeps an empty cluster while it has
+ * no other free slot, so that a file made and removed again and again at
+ * the edge of a full table does not make and give back a cluster each
+ * time. */
+static int cluster_kept(uint64_t free_inodes)
+{
+	return free_inodes <= CFS_ICL_INODES;
+}
+
+/* Cluster i of chunk c has no inode in use: its blocks become free. */
 static int icl_give_back(struct cfs_fs *fs, uint32_t c, uint32_t i)
 {
 	struct chunk *ch = chunk_of(fs, c);
 	uint32_t rel = ch->icl[i].start, b;
 	int ret;
 
-	if (ch->icl[i].used || ch->hdr.free_inodes <= CFS_ICL_INODES)
+	if (ch->icl[i].used || cluster_kept(ch->hdr.free_inodes))
 		return 0;
 	ret = icl_remove(fs, c, i);
 	for (b = 0; ret == 0 && b < fs->icl_blocks; b++)
@@ -1117,6 +1123,24 @@ int chunk_trim_clusters(struct cfs_fs *fs)
 		pthread_mutex_unlock(&ch->lock);
 	}
 	return ret;
+}
+
+uint64_t chunk_clusters_spare(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+	uint64_t free, k = 0;
+
+	pthread_mutex_lock(&ch->lock);
+	/* as chunk_trim_clusters goes: each empty cluster given back takes
+	 * its free slots away before the next is looked at, until
+	 * cluster_kept; so at most (free - 1) / 64 go */
+	free = ch->hdr.free_inodes;
+	if (ch->icl_loaded && !cluster_kept(free)) {
+		k = (free - 1) / CFS_ICL_INODES;
+		k = icl_empty(fs, c, k < UINT32_MAX ? (uint32_t)k : UINT32_MAX);
+	}
+	pthread_mutex_unlock(&ch->lock);
+	return k * fs->icl_blocks;
 }
 
 void chunk_inodes(struct cfs_fs *fs, uint32_t c, struct chunk_inodes *n)

@@ -28,7 +28,8 @@ typedef int64_t (*head_fn)(struct cfs_fs *fs, struct inode *ip, void *arg);
 /* Run body on the head inode ino.  A change runs inside an operation, so
  * that it fails with -EROFS on a read-only fs before the inode is looked
  * up, and a chunk cannot be marked clean under it. */
-static int64_t head_call(struct cfs_fs *fs, cfs_ino_t ino, int change, head_fn body, void *arg)
+static int64_t head_call_once(struct cfs_fs *fs, cfs_ino_t ino, int change, head_fn body,
+			      void *arg)
 {
 	struct inode *ip;
 	int64_t ret;
@@ -45,6 +46,15 @@ static int64_t head_call(struct cfs_fs *fs, cfs_ino_t ino, int change, head_fn b
 out:
 	if (change)
 		fs_op_end(fs);
+	return ret;
+}
+
+static int64_t head_call(struct cfs_fs *fs, cfs_ino_t ino, int change, head_fn body, void *arg)
+{
+	int64_t ret = head_call_once(fs, ino, change, body, arg);
+
+	if (change && fs_space_back(fs, ret))
+		ret = head_call_once(fs, ino, change, body, arg);
 	return ret;
 }
 
@@ -240,8 +250,8 @@ ssize_t cfs_read(struct cfs_fs *fs, cfs_ino_t ino, void *buf, size_t size, uint6
 				  &(struct buf_args){ .buf = buf, .size = size, .off = off });
 }
 
-ssize_t cfs_write(struct cfs_fs *fs, cfs_ino_t ino, const void *buf, size_t size,
-		  uint64_t off)
+static ssize_t write_once(struct cfs_fs *fs, cfs_ino_t ino, const void *buf, size_t size,
+			  uint64_t off)
 {
 	struct inode *ip;
 	ssize_t ret;
@@ -272,6 +282,25 @@ ssize_t cfs_write(struct cfs_fs *fs, cfs_ino_t ino, const void *buf, size_t size
 	put_head(fs, ip);
 out:
 	fs_op_end(fs);
+	return ret;
+}
+
+/* A write cut short (file_write keeps what it wrote and drops the error)
+ * is taken as -ENOSPC: the rest goes once more after empty inode clusters
+ * have given their blocks back. */
+ssize_t cfs_write(struct cfs_fs *fs, cfs_ino_t ino, const void *buf, size_t size,
+		  uint64_t off)
+{
+	ssize_t ret = write_once(fs, ino, buf, size, off), more;
+	size_t done = ret > 0 ? (size_t)ret : 0;
+
+	if (ret == -ENOSPC || (ret >= 0 && done < size)) {
+		if (fs_space_back(fs, -ENOSPC)) {
+			more = write_once(fs, ino, (const uint8_t *)buf + done, size - done,
+					  off + done);
+			ret = more >= 0 ? (ssize_t)(done + (size_t)more) : done ? ret : more;
+		}
+	}
 	return ret;
 }
 

@@ -235,6 +235,9 @@ void chunk_inodes(struct cfs_fs *fs, uint32_t c, struct chunk_inodes *n);
  * every operation excluded, and followed by a full flush, so the map says
  * so on disk before the blocks can be used again. */
 int chunk_trim_clusters(struct cfs_fs *fs);
+/* The blocks chunk_trim_clusters would give back in chunk c now: free
+ * space a writer can have (statfs counts them, fs_space_back gets them). */
+uint64_t chunk_clusters_spare(struct cfs_fs *fs, uint32_t c);
 /* Test a bit in a bitmap (for the checker): which 0 = block, 1 = inode. */
 int chunk_test_bit(struct cfs_fs *fs, uint32_t c, int which, uint32_t bit, int *set);
 void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta);
@@ -301,8 +304,9 @@ int icl_locate(struct cfs_fs *fs, uint32_t c, uint32_t l, uint64_t *blk, uint32_
  * blocks: *l its local number. */
 int icl_alloc(struct cfs_fs *fs, uint32_t c, uint32_t *l);
 int icl_free(struct cfs_fs *fs, uint32_t c, uint32_t l);
-/* Clusters the chunk has. */
+/* Clusters the chunk has; of those, with no slot in use (up to max). */
 uint32_t icl_count(struct cfs_fs *fs, uint32_t c);
+uint32_t icl_empty(struct cfs_fs *fs, uint32_t c, uint32_t max);
 /* Inodes new clusters could still give from the chunk's free blocks. */
 uint64_t icl_makeable(struct cfs_fs *fs, uint32_t c);
 /* fsck: make the clusters' used masks say what truth (one bit per local
@@ -521,6 +525,11 @@ int fs_op_begin(struct cfs_fs *fs);    /* -EROFS on a read-only fs */
 void fs_op_end(struct cfs_fs *fs);
 /* Every buffer and chunk header to disk, flushed (op_lock held exclusive). */
 int fs_write_all(struct cfs_fs *fs);
+/* After an operation failed with err, outside it: when err is -ENOSPC,
+ * give empty inode clusters back as cfs_sync does (every operation
+ * excluded, a full flush before any of their blocks is used again).
+ * 1: blocks were given back, the operation may try again. */
+int fs_space_back(struct cfs_fs *fs, int64_t err);
 /* A second open of a mounted filesystem's device, sharing nothing in
  * memory with it (its own cache, inodes and chunk headers, read from the
  * disk): what scrub checks.  fs_view_close frees it without writing

@@ -361,6 +361,16 @@ uint32_t icl_count(struct cfs_fs *fs, uint32_t c)
 	return n;
 }
 
+uint32_t icl_empty(struct cfs_fs *fs, uint32_t c, uint32_t max)
+{
+	struct chunk *ch = &fs->chunks[c];
+	uint32_t i, n = 0;
+
+	for (i = 0; i < ch->icl_n && n < max; i++)
+		n += ch->icl[i].start && !ch->icl[i].used;
+	return n;
+}
+
 uint64_t icl_makeable(struct cfs_fs *fs, uint32_t c)
 {
 	struct chunk *ch = &fs->chunks[c];

@@ -198,9 +198,9 @@ static int new_inode(struct cfs_fs *fs, struct inode *dp, uint32_t mode, struct 
 	return ret;
 }
 
-static int do_create(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
-		     uint64_t rdev, uint32_t uid, uint32_t gid, const char *target,
-		     cfs_ino_t *out)
+static int create_once(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
+		       uint64_t rdev, uint32_t uid, uint32_t gid, const char *target,
+		       cfs_ino_t *out)
 {
 	struct inode *dp, *ip = NULL;
 	int ret = new_name_check(name);
@@ -249,6 +249,17 @@ out_op:
 	return ret;
 }
 
+static int do_create(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
+		     uint64_t rdev, uint32_t uid, uint32_t gid, const char *target,
+		     cfs_ino_t *out)
+{
+	int ret = create_once(fs, dir, name, mode, rdev, uid, gid, target, out);
+
+	if (fs_space_back(fs, ret))
+		ret = create_once(fs, dir, name, mode, rdev, uid, gid, target, out);
+	return ret;
+}
+
 int cfs_mknod(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
 	      uint64_t rdev, uint32_t uid, uint32_t gid, cfs_ino_t *ino)
 {
@@ -284,7 +295,7 @@ int cfs_symlink(struct cfs_fs *fs, cfs_ino_t dir, const char *name, const char *
 	return do_create(fs, dir, name, S_IFLNK | 0777, 0, uid, gid, target, ino);
 }
 
-int cfs_link(struct cfs_fs *fs, cfs_ino_t ino, cfs_ino_t newdir, const char *newname)
+static int link_once(struct cfs_fs *fs, cfs_ino_t ino, cfs_ino_t newdir, const char *newname)
 {
 	struct inode *dp = NULL, *ip = NULL;
 	int ret = new_name_check(newname);
@@ -330,6 +341,15 @@ out_put:
 	inode_put(fs, ip);
 	inode_put(fs, dp);
 	fs_op_end(fs);
+	return ret;
+}
+
+int cfs_link(struct cfs_fs *fs, cfs_ino_t ino, cfs_ino_t newdir, const char *newname)
+{
+	int ret = link_once(fs, ino, newdir, newname);
+
+	if (fs_space_back(fs, ret))
+		ret = link_once(fs, ino, newdir, newname);
 	return ret;
 }
 
@@ -616,19 +636,12 @@ static int rename_locked(struct cfs_fs *fs, struct rn *x, const char *oldname,
 	return ret;
 }
 
-int cfs_rename(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
-	       cfs_ino_t newdir, const char *newname, unsigned flags)
+static int rename_once(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
+		       cfs_ino_t newdir, const char *newname, unsigned flags)
 {
 	struct rn x;
 	int ret;
 
-	if ((flags & ~(CFS_RENAME_NOREPLACE | CFS_RENAME_EXCHANGE)) ||
-	    ((flags & CFS_RENAME_NOREPLACE) && (flags & CFS_RENAME_EXCHANGE)))
-		return -EINVAL;
-	if ((ret = name_check(oldname)) < 0 || (ret = name_check(newname)) < 0)
-		return ret;
-	if (is_dot(oldname) || is_dot(newname))
-		return is_dot(newname) && !is_dot(oldname) ? -EBUSY : -EBUSY;
 	fence_wait(fs, olddir);
 	fence_wait(fs, newdir);
 	ret = fs_op_begin(fs);
@@ -653,6 +666,24 @@ int cfs_rename(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
 	inode_put(fs, x.od);
 	inode_put(fs, x.nd);
 	fs_op_end(fs);
+	return ret;
+}
+
+int cfs_rename(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
+	       cfs_ino_t newdir, const char *newname, unsigned flags)
+{
+	int ret;
+
+	if ((flags & ~(CFS_RENAME_NOREPLACE | CFS_RENAME_EXCHANGE)) ||
+	    ((flags & CFS_RENAME_NOREPLACE) && (flags & CFS_RENAME_EXCHANGE)))
+		return -EINVAL;
+	if ((ret = name_check(oldname)) < 0 || (ret = name_check(newname)) < 0)
+		return ret;
+	if (is_dot(oldname) || is_dot(newname))
+		return is_dot(newname) && !is_dot(oldname) ? -EBUSY : -EBUSY;
+	ret = rename_once(fs, olddir, oldname, newdir, newname, flags);
+	if (fs_space_back(fs, ret))
+		ret = rename_once(fs, olddir, oldname, newdir, newname, flags);
 	return ret;
 }
 

@@ -662,6 +662,19 @@ int cfs_sync(struct cfs_fs *fs)
 	return ret;
 }
 
+int fs_space_back(struct cfs_fs *fs, int64_t err)
+{
+	uint64_t spare = 0;
+	uint32_t c;
+
+	/* a check's open keeps to its own passes' writes */
+	if (err != -ENOSPC || fs->checking)
+		return 0;
+	for (c = 0; c < fs->sb.nchunks && !spare; c++)
+		spare = chunk_clusters_spare(fs, c);
+	return spare && cfs_sync(fs) == 0;
+}
+
 int fs_write_all(struct cfs_fs *fs)
 {
 	uint64_t mark[CFS_MAX_CHUNKS] = { 0 };
@@ -775,10 +788,14 @@ int cfs_clean_idle(struct cfs_fs *fs, double idle)
 		else if (ch->last_change >= fs->idle_flushed && now - ch->last_change >= idle)
 			due |= 2;
 	}
+	/* empty inode clusters go back first, as at a sync: df counts them
+	 * free, and a writer should find them so without making room */
+	if (due && !fs->checking)
+		ret = chunk_trim_clusters(fs);
 	/* every chunk's changes, not just those of the chunks made clean:
 	 * then "clean" also means that the other half of each cross-chunk
 	 * reference made so far is on disk, which a dirty-only fsck relies on */
-	if (due)
+	if (due && ret == 0)
 		ret = idle_flush(fs);
 	for (c = 0; (due & 1) && ret == 0 && c < fs->sb.nchunks; c++) {
 		struct chunk *ch = &fs->chunks[c];
@@ -914,15 +931,17 @@ int cfs_statfs(struct cfs_fs *fs, struct cfs_statfs *st)
 	for (c = 0; c < fs->sb.nchunks; c++) {
 		struct chunk *ch = &fs->chunks[c];
 
-		uint64_t free;
+		uint64_t free, spare = chunk_clusters_spare(fs, c);
 
 		chunk_inodes(fs, c, &n);   /* takes the chunk's lock */
 		free = inodes_free_estimate(fs, c, &n);
 		pthread_mutex_lock(&ch->lock);
 		st->blocks += fs->sb.chunk_blocks - fs->sb.data_start;
-		st->bfree += ch->hdr.free_blocks;
+		/* empty inode clusters are free: a writer gets them
+		 * (fs_space_back) */
+		st->bfree += ch->hdr.free_blocks + spare;
 		/* nor the repair reserve */
-		st->bavail += n.avail ? chunk_avail_blocks(fs, ch) : 0;
+		st->bavail += n.avail ? chunk_avail_blocks(fs, ch) + spare : spare;
 		pthread_mutex_unlock(&ch->lock);
 		/* what a user can make: not the repair reserve */
 		if (free > n.free - n.avail)

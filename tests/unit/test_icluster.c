@@ -254,6 +254,7 @@ static void test_trim_at_sync(void)
 	CHECK_OK(cfs_sync(fs));
 	CHECK_EQ(clusters_of(fs, 0), 3u);   /* the table full: the empty one stays */
 	CHECK_EQ(ch->icl[2].used, 0u);
+	CHECK_EQ(chunk_clusters_spare(fs, 0), 0u);   /* nor does statfs count it */
 	CHECK_OK(cfs_mknod(fs, d, "again", S_IFREG | 0644, 0, 0, 0, &f));
 	CHECK_EQ(CFS_INO_LOCAL(f), fs->sb.inodes_per_chunk + 128 + 1);
 	/* cluster 1 emptied while cluster 2 has 63 free slots: it goes */
@@ -261,6 +262,7 @@ static void test_trim_at_sync(void)
 		snprintf(name, sizeof(name), "f%05d", i);
 		CHECK_OK(cfs_unlink(fs, d, name));
 	}
+	CHECK_EQ(chunk_clusters_spare(fs, 0), fs->icl_blocks);
 	CHECK_OK(cfs_sync(fs));
 	CHECK_EQ(clusters_of(fs, 0), 2u);
 	CHECK_EQ(ch->icl[1].start, 0u);
@@ -276,6 +278,130 @@ static void test_trim_at_sync(void)
 	CHECK_EQ(ch->hdr.icmap[0], 0u);
 	CHECK_EQ(ch->hdr.free_blocks, free0);
 	CHECK_EQ(ch->hdr.free_inodes, fs->sb.inodes_per_chunk - 2);
+	checked_close(fs, dev);
+}
+
+/* n empty files in a new directory d, then between (if any), and every
+ * one removed again (d too), without a sync: their clusters are empty,
+ * still in the map. */
+static void make_and_remove(struct cfs_fs *fs, int n, void (*between)(struct cfs_fs *fs))
+{
+	char name[32];
+	cfs_ino_t d, f;
+
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &d));
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "f%05d", i);
+		CHECK_OK(cfs_mknod(fs, d, name, S_IFREG | 0644, 0, 0, 0, &f));
+	}
+	if (between)
+		between(fs);
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "f%05d", i);
+		CHECK_OK(cfs_unlink(fs, d, name));
+	}
+	CHECK_OK(cfs_rmdir(fs, CFS_ROOT_INO, "d"));
+	/* every empty one spare (the table's free slots are left), all but
+	 * the one holding a file made in between */
+	CHECK(clusters_of(fs, 0) > 60);
+	CHECK(icl_empty(fs, 0, UINT32_MAX) + (between ? 1 : 0) >= clusters_of(fs, 0));
+	CHECK_EQ(chunk_clusters_spare(fs, 0), (uint64_t)icl_empty(fs, 0, UINT32_MAX) * fs->icl_blocks);
+}
+
+/* Issue 25 item 5: the blocks of clusters emptied by deletions are free
+ * space at once, without a sync.  statfs counts them, and a write that
+ * needs them gets them: at -ENOSPC they are given back as at a sync (all
+ * operations excluded, a full flush) and the write goes on.  Before, they
+ * came back only at cfs_sync or close, and the write failed short. */
+static void test_space_back_at_enospc(void)
+{
+	static uint8_t buf[1 << 20];
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(4096, 1, 16, 1, &dev);
+	struct cfs_statfs a, b;
+	uint64_t want, done = 0;
+	cfs_ino_t f;
+
+	CHECK_OK(cfs_statfs(fs, &a));
+	make_and_remove(fs, 5000, NULL);
+	CHECK_OK(cfs_statfs(fs, &b));
+	/* the map block is not counted: it goes when its last cluster does */
+	CHECK(b.bavail + 1 >= a.bavail);
+	CHECK(b.bfree + 1 >= a.bfree);
+	want = (a.bavail - 16) * fs->bsize;   /* room for the extent tree */
+	CHECK(want > (uint64_t)fs->chunks[0].hdr.free_blocks * fs->bsize);
+	CHECK_OK(cfs_mknod(fs, CFS_ROOT_INO, "big", S_IFREG | 0644, 0, 0, 0, &f));
+	fixture_fill(buf, sizeof(buf), 7);
+	while (done < want) {
+		size_t n = want - done < sizeof(buf) ? (size_t)(want - done) : sizeof(buf);
+
+		CHECK_EQ(cfs_write(fs, f, buf, n, done), (ssize_t)n);
+		done += n;
+	}
+	CHECK_EQ(clusters_of(fs, 0), 0u);
+	CHECK_EQ(chunk_clusters_spare(fs, 0), 0u);
+	checked_close(fs, dev);
+}
+
+/* /big written until the image is full, the clusters the last batch
+ * left empty taken too: nothing is spare. */
+static void fill_up(struct cfs_fs *fs)
+{
+	static uint8_t buf[1 << 16];
+	uint64_t off = 0;
+	cfs_ino_t f;
+	ssize_t w;
+
+	CHECK_OK(cfs_mknod(fs, CFS_ROOT_INO, "big", S_IFREG | 0644, 0, 0, 0, &f));
+	do {
+		w = cfs_write(fs, f, buf, sizeof(buf), off);
+		off += w > 0 ? (uint64_t)w : 0;
+	} while (w == (ssize_t)sizeof(buf));
+	CHECK(w == -ENOSPC || (w >= 0 && w < (ssize_t)sizeof(buf)));
+	CHECK_EQ(chunk_clusters_spare(fs, 0), 0u);
+}
+
+/* Not only write: an operation of the head_call kind (fallocate here)
+ * that fails with -ENOSPC also gets the blocks of emptied clusters and
+ * goes on, on an image that was full before the files were removed. */
+static void test_space_back_fallocate(void)
+{
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(4096, 1, 16, 1, &dev);
+	struct cfs_stat st;
+	uint64_t spare, len;
+	cfs_ino_t f;
+
+	make_and_remove(fs, 5000, fill_up);
+	spare = chunk_clusters_spare(fs, 0);
+	CHECK_OK(cfs_lookup(fs, CFS_ROOT_INO, "big", &f));
+	CHECK_OK(cfs_getattr(fs, f, &st));
+	/* more than the free blocks, less than those and the clusters' */
+	len = (fs->chunks[0].hdr.free_blocks + spare / 2) * (uint64_t)fs->bsize;
+	CHECK(spare / 2 > 8);
+	CHECK_OK(cfs_fallocate(fs, f, 0, st.size, len));
+	CHECK(clusters_of(fs, 0) < 2);
+	checked_close(fs, dev);
+}
+
+/* The idle checkpoint (cfs_clean_idle, the mount's clean_after) gives
+ * empty clusters back as a sync does, and marks the chunk clean after. */
+static void test_trim_at_checkpoint(void)
+{
+	struct cfs_bdev *dev;
+	struct cfs_fs *fs = make_fs(4096, 1, 16, 1, &dev);
+	uint32_t free0 = fs->chunks[0].hdr.free_blocks;
+	struct cfs_chunk_info ci;
+
+	make_and_remove(fs, 5000, NULL);
+	CHECK(fs->chunks[0].hdr.free_blocks < free0 - 60 * fs->icl_blocks);
+	CHECK_EQ(cfs_clean_idle(fs, 0), 1);
+	CHECK_EQ(clusters_of(fs, 0), 0u);
+	CHECK_EQ(chunk_clusters_spare(fs, 0), 0u);
+	CHECK_EQ(fs->chunks[0].hdr.icmap[0], 0u);
+	CHECK_EQ(fs->chunks[0].hdr.free_blocks, free0);
+	CHECK_OK(cfs_get_chunk_info(fs, 0, &ci));
+	CHECK_EQ(ci.state, CFS_CHUNK_CLEAN);
 	checked_close(fs, dev);
 }
 
@@ -497,6 +623,9 @@ int main(void)
 	TEST_RUN(test_free_reuse_location);
 	TEST_RUN(test_trim_at_sync);
 	TEST_RUN(test_statfs_counts);
+	TEST_RUN(test_space_back_at_enospc);
+	TEST_RUN(test_space_back_fallocate);
+	TEST_RUN(test_trim_at_checkpoint);
 	TEST_RUN(test_old_layout);
 	TEST_RUN(test_no_blocks_no_cluster);
 	TEST_RUN(test_fragmented_no_run);
