@@ -277,6 +277,9 @@ int alloc_data_chunk(struct cfs_fs *fs, const struct inode *head, uint64_t lblk,
 void icl_setup(struct cfs_fs *fs);
 void icl_release(struct cfs_fs *fs);
 int icl_load(struct cfs_fs *fs, uint32_t c);
+/* Drop the map kept in memory: the next use reads it from the disk again
+ * (after a repair of the mounted filesystem rewrote it, src/scrub.c). */
+void icl_forget(struct cfs_fs *fs, uint32_t c);
 /* Where local inode l (> inodes_per_chunk) lives: 1 and *blk, *off when
  * its cluster exists, 0 when not (the slot reads as a free inode). */
 int icl_locate(struct cfs_fs *fs, uint32_t c, uint32_t l, uint64_t *blk, uint32_t *off);

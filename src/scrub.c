@@ -19,7 +19,8 @@
  *     off throughout (the fallback);
  *  4. what the repair wrote is taken back: the chunk headers the view
  *     changed replace the mounted ones, the blocks of the chunks it wrote
- *     are dropped from the mounted cache, their in-memory inodes are read
+ *     are dropped from the mounted cache with the inode-cluster maps read
+ *     from them, their in-memory inodes are read
  *     again (heads, in place under their lock: the open counts stay) or
  *     forgotten (continuations and stubs, after every loaded chain that
  *     holds one is let go); the fence ends.
@@ -454,6 +455,12 @@ static void fence_keep_headers(struct fence *fc, struct cfs_fs *view)
 		}
 }
 
+/* The blocks of the chunks the repair wrote dropped from the mounted
+ * cache, and what is kept in memory from them: the inode-cluster maps,
+ * which the repair may have changed (a slot it took for a stub or
+ * lost+found, a cluster it dropped).  A stale map would hand out the
+ * repair's slots again, and the close would give back as empty a cluster
+ * the repair filled. */
 static int cache_take(struct cfs_fs *fs, const uint8_t *touched)
 {
 	uint32_t c;
@@ -464,6 +471,9 @@ static int cache_take(struct cfs_fs *fs, const uint8_t *touched)
 
 		if (!touched[c])
 			continue;
+		pthread_mutex_lock(&fs->chunks[c].lock);
+		icl_forget(fs, c);
+		pthread_mutex_unlock(&fs->chunks[c].lock);
 		/* a reader holds a buffer for a few instructions */
 		for (tries = 0; cache_drop(&fs->cache, lo, lo + fs->sb.chunk_blocks); tries++) {
 			if (tries == 5000)
