@@ -60,14 +60,16 @@ pass soak_setup
 # The tree under a mount point, one line a name (lost+found and the
 # workload's names left out): path, type, size (not a directory's: the
 # workload adds names), mode, link target, and the content's md5 for a
-# regular file.
+# regular file (not one of 2 MiB or more, which no file of the tree is:
+# damage that made a size plausible but huge, item 4 of issue 25, is
+# not read through).
 tree() {
 	(cd "$1" && timeout 300 find . -path ./lost+found -prune -o -path ./w -prune -o \
 		-name 'soak-*' -prune -o -type d -printf '%p %y %m\n' -o -printf '%p %y %s %m %l\n' |
 		sort >"$TESTDIR/t.names" &&
 		timeout 300 find . -path ./lost+found -prune -o -path ./w -prune -o \
-			-name 'soak-*' -prune -o -type f -print0 | sort -z |
-			xargs -0 -r md5sum | sed 's/^\([0-9a-f]*\)  \(.*\)$/\2 md5 \1/' |
+			-name 'soak-*' -prune -o -type f -size -2M -print0 | sort -z |
+			timeout 300 xargs -0 -r md5sum | sed 's/^\([0-9a-f]*\)  \(.*\)$/\2 md5 \1/' |
 			sort >"$TESTDIR/t.sums") 2>/dev/null
 	sort "$TESTDIR/t.names" "$TESTDIR/t.sums"
 }
