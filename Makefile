@@ -215,7 +215,7 @@ crash-long: $(SAN)/tests/test_crash $(SAN)/tests/test_fsck_random $(SAN_PROG)
 		CHUNKFS_SRC=$(CURDIR) bash tests/mount/kill_stress.sh
 	INJECT_ROUNDS=$(INJECT_ROUNDS) CHUNKFS=$(abspath $(SAN_PROG)) \
 		CHUNKFS_SRC=$(CURDIR) bash tests/mount/inject.sh
-	SOAK_SEEDS=$(SOAK_SEEDS) CHUNKFS=$(abspath $(SAN_PROG)) \
+	SOAK_SEEDS=$(SOAK_SEEDS) SOAK_FILES=30000 SOAK_SIZE=2G CHUNKFS=$(abspath $(SAN_PROG)) \
 		CHUNKFS_SRC=$(CURDIR) bash tests/mount/scrub_soak.sh
 
 fuzz: $(PROG)

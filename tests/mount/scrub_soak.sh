@@ -8,16 +8,18 @@
 #   allocated blocks (tests/cfsdamage.c blocks: metadata and file data
 #   alike, never a superblock or chunk header);
 #   the reference: a copy repaired offline (fsck -f -y), and its tree;
-#   the mount: scrub -y while a workload runs (its errors before the
-#   repair ended are the damage's, not counted), scrub -n clean, more
-#   workload, which must see no error (files made, in new and in old
-#   directories, read back, some removed);
+#   the mount: every name looked at (find -ls), scrub -y while a
+#   workload runs (its errors before the repair ended are the damage's,
+#   not counted), scrub -n clean, more workload, which must see no error
+#   (files made, in new and in old directories, read back, some removed);
 #   umount, then fsck -f -n must be clean (exit 0), and after a remount
 #   every file the offline repair left as it was (path, type, size, mode,
 #   link target, content) reads back exactly, and so do the workload's
 #   files made after the repair.
 # SOAK_SEEDS seeds (default 3; make crash-long: 200) from SOAK_SEED (each
-# printed: SOAK_SEEDS=1 SOAK_SEED=N replays one).
+# printed: SOAK_SEEDS=1 SOAK_SEED=N replays one); SOAK_FILES (3000),
+# SOAK_SIZE (256M) and SOAK_BLOCKS (300) set the scale (make crash-long:
+# 30000 files in 2G).
 . "$(dirname "$0")/lib.sh"
 export LC_ALL=C   # sort and comm agree
 
@@ -25,8 +27,9 @@ C=$CHUNKFS
 SEEDS=${SOAK_SEEDS:-3}
 FIRST=${SOAK_SEED:-$((RANDOM * 32768 + RANDOM))}
 NFILES=${SOAK_FILES:-3000}
-NBLOCKS=${SOAK_BLOCKS:-150}
-echo "scrub_soak: $SEEDS seeds from SOAK_SEED=$FIRST, $NFILES files, $NBLOCKS blocks damaged"
+NBLOCKS=${SOAK_BLOCKS:-300}
+SIZE=${SOAK_SIZE:-256M}
+echo "scrub_soak: $SEEDS seeds from SOAK_SEED=$FIRST, $NFILES files in $SIZE, $NBLOCKS blocks damaged"
 mount_test soak_setup pop.img
 base=$TESTDIR/pop.img
 work=$TESTDIR/s.img
@@ -34,7 +37,7 @@ ref=$TESTDIR/ref.img
 mkdir -p "$TESTDIR/rmnt"
 rmnt=$TESTDIR/rmnt
 # few inodes in each chunk's table: the files need inode clusters
-mkfs_or_finish -c 8 -N 1024 "$base" 256M
+mkfs_or_finish -c 8 -N 1024 "$base" "$SIZE"
 
 # the tree (tests/mount/soak_tree.py), copied in through the mount as a
 # user's cp -a would
@@ -94,7 +97,7 @@ unmount_fs "$rmnt"
 bad=0
 for n in $(seq "$SEEDS"); do
 	seed=$((FIRST + n - 1))
-	what="seed $seed (SOAK_SEEDS=1 SOAK_SEED=$seed SOAK_FILES=$NFILES SOAK_BLOCKS=$NBLOCKS)"
+	what="seed $seed (SOAK_SEEDS=1 SOAK_SEED=$seed SOAK_FILES=$NFILES SOAK_SIZE=$SIZE SOAK_BLOCKS=$NBLOCKS)"
 	echo "scrub_soak: $what"
 	ok=1
 	cp --sparse=always "$base" "$work"
@@ -124,6 +127,9 @@ for n in $(seq "$SEEDS"); do
 		bad=$((bad + 1))
 		continue
 	fi
+	# every inode looked at first, as a user's ls -lR before the repair:
+	# the mount holds them, and each chunk's inode-cluster map, in memory
+	timeout 300 find "$mnt" -ls >/dev/null 2>&1
 	rm -f "$TESTDIR/stop"
 	: >"$TESTDIR/during.err"
 	workload during "$TESTDIR/during.err" &
