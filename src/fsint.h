@@ -33,6 +33,9 @@ struct chunk {
 	double first_change;
 	int failed;                     /* kept out of service: heads of this
 					   chunk are -EUCLEAN (cfs_chunk_set_failed) */
+	int repaired;                   /* an online repair wrote to it since
+					   the open: checked again at close
+					   (scrub_close_check) */
 	uint32_t alloc_hint;            /* next data block to try */
 	uint32_t meta_hint;             /* next metadata block (chunk_alloc_meta) */
 	uint32_t ialloc_hint;
@@ -148,6 +151,13 @@ double cfs_now_mono(void);
 void *array_room(void *a, size_t *cap, size_t n, size_t esz, size_t first);
 void cfs_now(int64_t *sec, uint32_t *nsec);
 void cfs_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* scrub.c: at close, after the last write-back, before any chunk is
+ * marked clean: the chunks an online repair wrote since the open are
+ * checked once more on the disk (their headers written first), and one
+ * where something is found is marked ERROR instead, for the next mount's
+ * check or fsck -p. */
+int scrub_close_check(struct cfs_fs *fs);
 
 /* chunk.c */
 int chunk_load_all(struct cfs_fs *fs, int repair);

@@ -137,6 +137,19 @@ static void orphan_found(struct cfs_fs *fs, cfs_ino_t orphan)
 	file_same(fs, path);
 }
 
+static void states(struct cfs_bdev *dev, uint32_t *state)
+{
+	struct cfs_chunk_info ci;
+	struct cfs_fs *fs;
+
+	CHECK_OK(fixture_open(dev, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK, &fs));
+	for (uint32_t c = 0; c < fs->sb.nchunks; c++) {
+		CHECK_OK(cfs_get_chunk_info(fs, c, &ci));
+		state[c] = ci.state;
+	}
+	CHECK_OK(cfs_close(fs));
+}
+
 /* Closed right after the repair: the close gives back the clusters it
  * believes empty, and must not give back the one holding the stub. */
 static void test_close_after_repair(void)
@@ -145,10 +158,15 @@ static void test_close_after_repair(void)
 	cfs_ino_t d, orphan;
 	struct cfs_fs *fs = damaged_mount(&dev, &d, &orphan);
 
+	uint32_t st[2];
+
 	repair(fs, d);
 	orphan_found(fs, orphan);
 	CHECK_OK(cfs_close(fs));
 	fsck_clean(dev);
+	states(dev, st);   /* the check at close found nothing */
+	CHECK_EQ(st[0], (uint32_t)CFS_CHUNK_CLEAN);
+	CHECK_EQ(st[1], (uint32_t)CFS_CHUNK_CLEAN);
 	CHECK_OK(fixture_open(dev, CFS_OPEN_RDONLY, &fs));
 	orphan_found(fs, orphan);
 	file_same(fs, "/d/f000");
@@ -182,9 +200,38 @@ static void test_files_after_repair(void)
 	cfs_bdev_destroy(dev);
 }
 
+/* Whatever the mount does wrong after a repair, the chunk it repaired is
+ * not marked clean at close while its disk says otherwise: here a stub
+ * count in memory that the repair's header did not replace (as the
+ * stale cluster map was).  The chunk is left in error, so that a check
+ * of the chunks needing one (the next mount's, fsck -p) finds it. */
+static void test_close_check(void)
+{
+	struct cfs_fsck_opts fo = { .mode = CFS_FSCK_NO, .threads = 1,
+				    .report = fixture_report };
+	struct cfs_fsck_result res;
+	struct cfs_bdev *dev;
+	cfs_ino_t d, orphan;
+	struct cfs_fs *fs = damaged_mount(&dev, &d, &orphan);
+	uint32_t c = CFS_INO_CHUNK(d), st[2];
+
+	repair(fs, d);
+	chunk_count(fs, c, CNT_STUBS, 1);
+	CHECK_OK(cfs_close(fs));
+	states(dev, st);
+	CHECK_EQ(st[c], (uint32_t)CFS_CHUNK_ERROR);
+	CHECK_EQ(st[1 - c], (uint32_t)CFS_CHUNK_CLEAN);
+	CHECK_OK(fixture_open(dev, CFS_OPEN_RDONLY | CFS_OPEN_REPAIR | CFS_OPEN_NOCHECK, &fs));
+	CHECK(cfs_fsck(fs, &fo, &res) >= 0);   /* not forced: the chunks in need */
+	CHECK(res.problems > 0);
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(dev);
+}
+
 int main(void)
 {
 	TEST_RUN(test_close_after_repair);
 	TEST_RUN(test_files_after_repair);
+	TEST_RUN(test_close_check);
 	return TEST_DONE();
 }
