@@ -467,14 +467,18 @@ static int cache_take(struct cfs_fs *fs, const uint8_t *touched)
 	int tries;
 
 	for (c = 0; c < fs->sb.nchunks; c++) {
-		uint64_t lo = chunk_base(fs, c);
-
 		if (!touched[c])
 			continue;
 		pthread_mutex_lock(&fs->chunks[c].lock);
 		icl_forget(fs, c);
 		fs->chunks[c].repaired = 1;
 		pthread_mutex_unlock(&fs->chunks[c].lock);
+	}
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		uint64_t lo = chunk_base(fs, c);
+
+		if (!touched[c])
+			continue;
 		/* a reader holds a buffer for a few instructions */
 		for (tries = 0; cache_drop(&fs->cache, lo, lo + fs->sb.chunk_blocks); tries++) {
 			if (tries == 5000)
