@@ -7,8 +7,10 @@
 #   make check        sanitizer build in build/san/, then tests/run.sh build/san
 #   make run          install missing packages, build, try it on chunkfs.img
 #   make fuzz         libFuzzer over image open + fsck (FUZZ_SECONDS, default 300)
-#   make crash-long   test_crash, test_fsck_random and tests/mount/kill_stress.sh
-#                     (kill -9 of the mount daemon) with many more rounds
+#   make crash-long   test_crash, test_fsck_random, tests/mount/kill_stress.sh
+#                     (kill -9 of the mount daemon), inject.sh and
+#                     scrub_soak.sh (online repair held to the offline one)
+#                     with many more rounds
 #   make fill-long    test_fill over the whole matrix: 1, 4 and 16 GiB image
 #                     files in $TMPDIR (up to 16 GiB of disk at a time)
 #   make install      PREFIX (default /usr/local) and DESTDIR are honoured
@@ -247,6 +249,7 @@ CHUNKFS_CRASH_ROUNDS ?= 5000
 CHUNKFS_FSCK_ROUNDS ?= 10000
 CHUNKFS_KILL_ROUNDS ?= 300
 INJECT_ROUNDS ?= 200
+SOAK_SEEDS ?= 200
 FUZZ_SECONDS ?= 300
 .PHONY: crash-long fill-long fuzz
 fill-long: $(B)/tests/test_fill
@@ -259,6 +262,8 @@ crash-long: $(SAN)/tests/test_crash $(SAN)/tests/test_fsck_random $(SAN_PROG)
 		CHUNKFS_SRC=$(CURDIR) bash tests/mount/kill_stress.sh
 	INJECT_ROUNDS=$(INJECT_ROUNDS) CHUNKFS=$(abspath $(SAN_PROG)) \
 		CHUNKFS_SRC=$(CURDIR) bash tests/mount/inject.sh
+	SOAK_SEEDS=$(SOAK_SEEDS) SOAK_FILES=30000 SOAK_SIZE=2G CHUNKFS=$(abspath $(SAN_PROG)) \
+		CHUNKFS_SRC=$(CURDIR) bash tests/mount/scrub_soak.sh
 
 fuzz: $(PROG)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) CHUNKFS=$(abspath $(PROG)) bash tests/fuzz/run.sh

@@ -35,6 +35,9 @@ struct chunk {
 	double first_change;
 	int failed;                     /* kept out of service: heads of this
 					   chunk are -EUCLEAN (cfs_chunk_set_failed) */
+	int repaired;                   /* an online repair wrote to it since
+					   the open: checked again at close
+					   (scrub_close_check) */
 	uint32_t alloc_hint;            /* next data block to try */
 	uint32_t meta_hint;             /* next metadata block (chunk_alloc_meta) */
 	uint32_t ialloc_hint;
@@ -165,6 +168,13 @@ void cfs_struct_out(void *dst, size_t first, const void *src, size_t ssize);
 void *array_room(void *a, size_t *cap, size_t n, size_t esz, size_t first);
 void cfs_now(int64_t *sec, uint32_t *nsec);
 void cfs_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* scrub.c: at close, after the last write-back, before any chunk is
+ * marked clean: the chunks an online repair wrote since the open are
+ * checked once more on the disk (their headers written first), and one
+ * where something is found is marked ERROR instead, for the next mount's
+ * check or fsck -p. */
+int scrub_close_check(struct cfs_fs *fs);
 
 /* chunk.c */
 int chunk_load_all(struct cfs_fs *fs, int repair);
@@ -297,6 +307,9 @@ int alloc_data_chunk(struct cfs_fs *fs, const struct inode *head, uint64_t lblk,
 void icl_setup(struct cfs_fs *fs);
 void icl_release(struct cfs_fs *fs);
 int icl_load(struct cfs_fs *fs, uint32_t c);
+/* Drop the map kept in memory: the next use reads it from the disk again
+ * (after a repair of the mounted filesystem rewrote it, src/scrub.c). */
+void icl_forget(struct cfs_fs *fs, uint32_t c);
 /* Where local inode l (> inodes_per_chunk) lives: 1 and *blk, *off when
  * its cluster exists, 0 when not (the slot reads as a free inode). */
 int icl_locate(struct cfs_fs *fs, uint32_t c, uint32_t l, uint64_t *blk, uint32_t *off);

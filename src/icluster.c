@@ -45,6 +45,17 @@ void icl_release(struct cfs_fs *fs)
 	}
 }
 
+void icl_forget(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = &fs->chunks[c];
+
+	free(ch->icl);
+	ch->icl = NULL;
+	ch->icl_n = ch->icl_nfree = 0;
+	ch->icl_loaded = 0;
+	ch->icl_frag = 0;   /* blocks may have been freed meanwhile */
+}
+
 static uint64_t icmap_abs(struct cfs_fs *fs, uint32_t c, uint32_t k)
 {
 	return chunk_base(fs, c) + fs->chunks[c].hdr.icmap[k];
@@ -156,9 +167,7 @@ int icl_load(struct cfs_fs *fs, uint32_t c)
 			continue;
 		ret = icmap_load(fs, c, k);
 		if (ret < 0) {
-			free(ch->icl);
-			ch->icl = NULL;
-			ch->icl_n = ch->icl_nfree = 0;
+			icl_forget(fs, c);
 			return ret;
 		}
 	}

@@ -19,7 +19,8 @@
  *     off throughout (the fallback);
  *  4. what the repair wrote is taken back: the chunk headers the view
  *     changed replace the mounted ones, the blocks of the chunks it wrote
- *     are dropped from the mounted cache, their in-memory inodes are read
+ *     are dropped from the mounted cache with the inode-cluster maps read
+ *     from them, their in-memory inodes are read
  *     again (heads, in place under their lock: the open counts stay) or
  *     forgotten (continuations and stubs, after every loaded chain that
  *     holds one is let go); the fence ends.
@@ -454,11 +455,25 @@ static void fence_keep_headers(struct fence *fc, struct cfs_fs *view)
 		}
 }
 
+/* The blocks of the chunks the repair wrote dropped from the mounted
+ * cache, and what is kept in memory from them: the inode-cluster maps,
+ * which the repair may have changed (a slot it took for a stub or
+ * lost+found, a cluster it dropped).  A stale map would hand out the
+ * repair's slots again, and the close would give back as empty a cluster
+ * the repair filled. */
 static int cache_take(struct cfs_fs *fs, const uint8_t *touched)
 {
 	uint32_t c;
 	int tries;
 
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		if (!touched[c])
+			continue;
+		pthread_mutex_lock(&fs->chunks[c].lock);
+		icl_forget(fs, c);
+		fs->chunks[c].repaired = 1;
+		pthread_mutex_unlock(&fs->chunks[c].lock);
+	}
 	for (c = 0; c < fs->sb.nchunks; c++) {
 		uint64_t lo = chunk_base(fs, c);
 
@@ -1012,4 +1027,51 @@ int cfs_scrub(struct cfs_fs *fs, uint32_t chunk, const struct cfs_fsck_opts *o,
 	ret = scrub_chunk(fs, chunk, &opts, &res);
 	cfs_struct_out(r, CFS_FSCK_RESULT_SIZE0, &res, sizeof(res));
 	return ret;
+}
+
+/* the checker's problem callback: the chunks named */
+static void close_problem(void *ctx, const struct cfs_fsck_problem *p)
+{
+	uint8_t *bad = ctx;
+
+	if (p->chunk >= 0 && p->chunk < CFS_MAX_CHUNKS)
+		bad[p->chunk] = 1;
+	else
+		bad[CFS_MAX_CHUNKS] = 1;   /* the whole filesystem */
+}
+
+/* A repair taken back wrongly (in-memory state it replaced, acted on
+ * after it) must not end as a chunk marked clean whose disk says
+ * otherwise: plain fsck and the mount's check would skip it. */
+int scrub_close_check(struct cfs_fs *fs)
+{
+	struct cfs_fsck_opts vo = { .mode = CFS_FSCK_NO, .threads = 1 };
+	uint8_t want[CFS_MAX_CHUNKS] = { 0 }, bad[CFS_MAX_CHUNKS + 1] = { 0 };
+	struct cfs_fsck_result r;
+	struct cfs_fs *view;
+	uint32_t c, n = 0;
+	int ret;
+
+	for (c = 0; c < fs->sb.nchunks; c++)
+		n += want[c] = (uint8_t)fs->chunks[c].repaired;
+	if (!n)
+		return 0;
+	/* the headers too: the check reads them from the disk */
+	ret = fs_write_all(fs);
+	if (ret < 0)
+		return ret;
+	vo.problem = close_problem;
+	vo.ctx = bad;
+	ret = fs_view_open(fs, 1, &view);
+	if (ret < 0)
+		return ret;
+	ret = fsck_run(view, &vo, want, &r, NULL);
+	fs_view_close(view);
+	if (ret < 0 || !r.problems)
+		return ret;
+	for (c = 0; c < fs->sb.nchunks; c++)
+		if (bad[c] || (want[c] && bad[CFS_MAX_CHUNKS]))
+			chunk_error(fs, c, 0, 0, -EUCLEAN,
+				    "an online repair did not hold at unmount");
+	return 0;
 }

@@ -870,6 +870,8 @@ int cfs_close(struct cfs_fs *fs)
 		if (ret == 0)
 			ret = r;
 		if (ret == 0 && !fs->error)
+			ret = scrub_close_check(fs);
+		if (ret == 0 && !fs->error)
 			ret = write_headers(fs, 1);
 		else if (!ret)
 			ret = fs->error;

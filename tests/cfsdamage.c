@@ -25,6 +25,15 @@
  *                                   damage passes it; prints "KIND BLOCK
  *                                   OFFSET" (the online repair test,
  *                                   tests/mount/inject.sh)
+ *   cfsdamage IMAGE blocks SEED N   overwrite 8 random bytes of each of N
+ *                                   distinct random allocated blocks, chosen
+ *                                   from SEED: bitmap and inode table blocks
+ *                                   below their watermarks, and data-area
+ *                                   blocks whose bit is set in the block
+ *                                   bitmap, never a superblock or chunk
+ *                                   header (the online-repair soak,
+ *                                   tests/mount/scrub_soak.sh); prints each
+ *                                   block
  *   cfsdamage IMAGE stubs INO       flip a bit of the entry hash of every
  *                                   stub of inode INO (its names in
  *                                   directories of other chunks) and reseal:
@@ -73,6 +82,7 @@ static int usage(void)
 			"       cfsdamage IMAGE inode INO [MASK]\n"
 			"       cfsdamage IMAGE dirnode CHUNK\n"
 			"       cfsdamage IMAGE meta CHUNK SEED [reseal]\n"
+			"       cfsdamage IMAGE blocks SEED N\n"
 			"       cfsdamage IMAGE stubs INO\n"
 			"       cfsdamage IMAGE ibit INO\n"
 			"       cfsdamage IMAGE dirlevel CHUNK\n"
@@ -232,6 +242,71 @@ static int zero_super(struct damage_img *m, uint64_t which)
 	return 0;
 }
 
+/* Every allocated block apart from the superblocks and chunk headers, in
+ * order; *n of them.  NULL when out of memory. */
+static uint64_t *allocated_blocks(const struct damage_img *m, uint64_t *n)
+{
+	uint64_t bpb = (uint64_t)(m->bs - CFS_BLOCK_HDR) * 8, rel, *v, cap = 0, k;
+	uint32_t c, i;
+
+	*n = 0;
+	for (c = 0; c < m->sb.nchunks; c++)
+		cap += m->sb.chunk_blocks;
+	v = malloc((cap ? cap : 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (c = 0; c < m->sb.nchunks; c++) {
+		uint64_t base = damage_cbase(m, c);
+		struct cfs_chunk_hdr h;
+
+		cfs_chunk_hdr_decode(damage_blk(m, base), &h);
+		for (i = 0; i < h.bbm_init; i++)
+			v[(*n)++] = base + 1 + i;
+		for (i = 0; i < h.ibm_init; i++)
+			v[(*n)++] = base + 1 + m->sb.bbm_blocks + i;
+		for (i = 0; i < h.itable_init; i++)
+			v[(*n)++] = damage_itable(m, c, i);
+		for (rel = m->sb.data_start; rel < m->sb.chunk_blocks; rel++) {
+			k = rel / bpb;
+			if (k >= h.bbm_init)
+				break;   /* never written: all free */
+			if (cfs_bitmap_get(damage_blk(m, base + 1 + k), rel % bpb))
+				v[(*n)++] = base + rel;
+		}
+	}
+	return v;
+}
+
+static int garble_blocks(struct damage_img *m, uint64_t seed, uint64_t count)
+{
+	uint64_t n, i, j, t, *v = allocated_blocks(m, &n);
+
+	if (!v)
+		return -ENOMEM;
+	if (count > n) {
+		free(v);
+		return -ENOSPC;
+	}
+	rng = seed * 2 + 1;      /* the same SEED picks the same damage */
+	/* the first count of a partial Fisher-Yates shuffle: distinct, and
+	 * chosen from the bitmaps as they were before any block was hit */
+	for (i = 0; i < count; i++) {
+		j = i + below(n - i);
+		t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+	for (i = 0; i < count; i++) {
+		uint8_t *b = damage_blk(m, v[i]);
+
+		for (j = 0; j < 8; j++)
+			b[below(m->bs)] = (uint8_t)rnd();
+		printf("%llu\n", (unsigned long long)v[i]);
+	}
+	free(v);
+	return 0;
+}
+
 /* The arguments after IMAGE VERB each verb takes: at least, at most. */
 static int verb_args(const char *verb, int *least, int *most)
 {
@@ -240,13 +315,14 @@ static int verb_args(const char *verb, int *least, int *most)
 		*most = 2;
 	if (!strcmp(verb, "chdr"))
 		*least = *most = 2;
-	if (!strcmp(verb, "meta")) {
+	if (!strcmp(verb, "meta") || !strcmp(verb, "blocks")) {
 		*least = 2;
-		*most = 3;
+		*most = strcmp(verb, "meta") ? 2 : 3;
 	}
 	return strcmp(verb, "incompat") && strcmp(verb, "inode") && strcmp(verb, "dirnode") &&
 	       strcmp(verb, "meta") && strcmp(verb, "dirlevel") && strcmp(verb, "stubs") &&
-	       strcmp(verb, "ibit") && strcmp(verb, "chdr") && strcmp(verb, "super");
+	       strcmp(verb, "ibit") && strcmp(verb, "chdr") && strcmp(verb, "super") &&
+	       strcmp(verb, "blocks");
 }
 
 /* Default mount options as the library stores them, whatever they are. */
@@ -305,6 +381,8 @@ int main(int argc, char **argv)
 		ret = garble_chdr(&m, (uint64_t)arg, (uint64_t)mask);
 	else if (!strcmp(argv[2], "super"))
 		ret = zero_super(&m, (uint64_t)arg);
+	else if (!strcmp(argv[2], "blocks"))
+		ret = garble_blocks(&m, (uint64_t)arg, (uint64_t)mask);
 	else if (!strcmp(argv[2], "ibit"))
 		ret = clear_ibit(&m, (uint64_t)arg);
 	else if (!strcmp(argv[2], "stubs"))
