@@ -657,7 +657,7 @@ static int serve(struct mnt *m, struct mopts *o, struct ready *r)
 	if (ret == 0)
 		ret = mount_loop(m->se, o->max_threads, &old);
 	if (m->uring)
-		mount_uring_stop();
+		mount_uring_stop(m->se);
 	scrubber_stop(m);
 	cleaner_stop(m);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

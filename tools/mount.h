@@ -139,7 +139,7 @@ const char *mount_uring_param(void);    /* its path in /sys */
 bool mount_uring_serving(void);         /* a request came over a ring */
 struct fuse_lowlevel_ops mount_uring_ops(void);
 int mount_uring_start(unsigned nthreads);
-void mount_uring_stop(void);
+void mount_uring_stop(struct fuse_session *se);
 void mount_uring_block(void);
 void mount_uring_repair(int begin);     /* around every cfs_scrub */
 

@@ -685,8 +685,16 @@ int mount_uring_start(unsigned nthreads)
 	return pool.n > 0 ? 0 : ret;
 }
 
-/* After the session ended: the workers serve what is queued, then end. */
-void mount_uring_stop(void)
+/* libfuse's own loops stop the rings when they end, with this; ours
+ * does at the same point, once the pool has served what it had (a reply
+ * needs its ring).  It is not in libfuse's public API: a weak reference,
+ * so that a libfuse without the symbol still links, and then the rings
+ * are left to the process's exit. */
+extern int fuse_uring_stop(struct fuse_session *se) __attribute__((weak));
+
+/* After the session ended: the workers serve what is queued, then end;
+ * then the rings stop. */
+void mount_uring_stop(struct fuse_session *se)
 {
 	unsigned i, n;
 
@@ -703,4 +711,10 @@ void mount_uring_stop(void)
 	free(pool.t);
 	pool.t = NULL;
 	pool.n = pool.nextra = 0;
+#if HAVE_URING
+	if (fuse_uring_stop)
+		fuse_uring_stop(se);
+#else
+	(void)se;
+#endif
 }
