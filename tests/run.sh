@@ -23,7 +23,8 @@
 #
 # Environment: TEST_TIMEOUT (seconds per binary/script, default 300; a
 # script may ask for more with a line "# test-timeout: SECONDS" near its
-# top, and such scripts start first, so the longest do not finish last),
+# top, a unit test with "test-timeout: SECONDS" in a comment near the top
+# of its source, and those start first, so the longest do not finish last),
 # TEST_JOBS (how many run at once, default: twice the number of CPUs, as
 # many tests spend much of their time waiting on mounts and timers),
 # TEST_FILTER (only run binaries/scripts whose name contains it),
@@ -89,7 +90,10 @@ for f in "$BUILDDIR"/tests/test_*; do
 	case $f in *.d | *.o) continue ;; esac
 	n=$(basename "$f")
 	[ -z "$TEST_FILTER" ] || [[ $n == *"$TEST_FILTER"* ]] || continue
-	names+=("$n") kinds+=(bin) paths+=("$f") limits+=("$TEST_TIMEOUT") serial+=(0) envs+=("")
+	# a unit test may ask for more, as a script does, in its source
+	t=$(sed -n '1,30s/.*test-timeout: \([0-9][0-9]*\).*/\1/p' "$SRC/tests/unit/$n.c" 2>/dev/null | head -n 1)
+	[ -n "$t" ] && [ "$t" -gt "$TEST_TIMEOUT" ] || t=$TEST_TIMEOUT
+	names+=("$n") kinds+=(bin) paths+=("$f") limits+=("$t") serial+=(0) envs+=("")
 done
 for suite in "${SCRIPT_SUITES[@]}"; do
 	for f in "$SRC/tests/$suite"/*.sh; do

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* test-timeout: 900 (tests/run.sh): every write until the image is full */
 /* Crash at every write (tests/power.h) on a nearly full filesystem: the
  * allocation paths of issue 11 that only a full image takes.  The image is
  * filled first, uncut, with small files until most chunks have no block
