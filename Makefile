@@ -232,6 +232,7 @@ check: all $(SAN_LIB) $(SAN_PROG) $(SAN_TESTS)
 IMAGE ?= chunkfs.img
 run:
 	bash scripts/deps.sh
+	bash scripts/uring-on.sh
 	$(MAKE) --no-print-directory all
 	bash scripts/run.sh $(IMAGE)
 
@@ -240,6 +241,7 @@ SCALE ?= small
 .PHONY: bench
 bench:
 	bash scripts/deps.sh fio gnuplot-nox time strace
+	bash scripts/uring-on.sh
 	$(MAKE) --no-print-directory all
 	bash bench/run.sh $(SCALE)
 
