@@ -77,6 +77,9 @@ struct inode {
 #define ICACHE_BITS_MAX 24
 
 struct cfs_fs {
+	/* at close, before chunks are marked clean: set by an online repair
+	 * (scrub_close_check), called by cfs_close */
+	int (*close_check)(struct cfs_fs *fs);
 	struct cfs_bdev *bd;
 	struct cfs_super sb;
 	int rdonly;

@@ -473,6 +473,7 @@ static int cache_take(struct cfs_fs *fs, const uint8_t *touched)
 		icl_forget(fs, c);
 		fs->chunks[c].repaired = 1;
 		pthread_mutex_unlock(&fs->chunks[c].lock);
+		fs->close_check = scrub_close_check;
 	}
 	for (c = 0; c < fs->sb.nchunks; c++) {
 		uint64_t lo = chunk_base(fs, c);

@@ -869,8 +869,10 @@ int cfs_close(struct cfs_fs *fs)
 		ret = cache_flush(&fs->cache, 0, UINT64_MAX);
 		if (ret == 0)
 			ret = r;
-		if (ret == 0 && !fs->error)
-			ret = scrub_close_check(fs);
+		/* set by a repair (scrub_close_check): super.c sits below
+		 * scrub.c in the layers and does not call up into it */
+		if (ret == 0 && !fs->error && fs->close_check)
+			ret = fs->close_check(fs);
 		if (ret == 0 && !fs->error)
 			ret = write_headers(fs, 1);
 		else if (!ret)

@@ -124,7 +124,11 @@ test_fsck_mounted() {
 	fi
 	# ==== item 12: info while mounted ====================================
 	head -c 20M /dev/urandom >"$mnt/y"
-	if expect_exit 0 "$CHUNKFS" info "$img" && grep -q "^Mounted on: *$mnt (chunkfs daemon, pid $DAEMON_PID)" "$OUT" &&
+	# and the transport that serves it: the one this run asked for
+	via=/dev/fuse
+	[ "${FUSE_URING_ENABLE:-0}" = 1 ] && via=io_uring
+	if expect_exit 0 "$CHUNKFS" info "$img" &&
+		grep -q "^Mounted on: *$mnt (chunkfs daemon, pid $DAEMON_PID, over $via)" "$OUT" &&
 		grep -q "^Live (from the mount): " "$OUT" && grep -q "as last written" "$OUT"; then
 		pass info_mounted_labelled
 	else
