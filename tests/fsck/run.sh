@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The fsck corruption library, in the spirit of e2fsprogs' tests/f_*.
-# test-timeout: 1500  (48 cases, 4-6 fsck runs each: 90 s on an idle machine; 900 s seen with a load average of 50 at 42)
+# test-timeout: 3000  (62 cases, 4-6 fsck runs each: 90 s idle at 48 cases; 1,100 s seen at 60 cases in a fresh-clone .ci/run with nine hung FUSE daemons on the machine)
 #
 # Each directory tests/fsck/CASE/ is one case: a populated image (4 chunks,
 # 64 for the c64-* cases, 4 with every chunk full of inodes and blocks but
