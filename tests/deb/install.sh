@@ -81,7 +81,9 @@ else
 	finish
 fi
 ver=$(sed -n 's/^#define CFS_VERSION_STRING "\(.*\)".*/\1/p' "$CHUNKFS_SRC/include/chunkfs.h")
-[ "$(/usr/bin/chunkfs --version)" = "chunkfs $ver" ] && pass deb_command ||
+# the first line names the version; the second the libfuse linked
+[ "$(/usr/bin/chunkfs --version | head -n 1)" = "chunkfs $ver" ] &&
+	/usr/bin/chunkfs --version | grep -q '^libfuse [0-9]' && pass deb_command ||
 	fail deb_command "$(/usr/bin/chunkfs --version 2>&1)"
 ok=1
 for m in chunkfs.5 chunkfs.8 mkfs.chunkfs.8 fsck.chunkfs.8 mount.chunkfs.8 mount.fuse.chunkfs.8 \
