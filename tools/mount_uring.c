@@ -192,6 +192,15 @@ static void *pool_worker(void *arg)
 	return NULL;
 }
 
+/* One more worker when none is idle (pool.lock held): see job_queue and
+ * mount_uring_block for the two waits it keeps from stalling the pool. */
+static void pool_grow_locked(void)
+{
+	if (pool.idle == 0 && !pool.stop && pool.nextra < MAX_EXTRA &&
+	    pthread_create(&pool.extra[pool.nextra], NULL, pool_worker, NULL) == 0)
+		pool.nextra++;
+}
+
 /* Hands j to the pool; served in this thread when the pool cannot take
  * it (no memory was the job's own problem, see job_new). */
 static void job_queue(struct job *j)
@@ -209,9 +218,7 @@ static void job_queue(struct job *j)
 	 * has the kernel write back the file's pages first (op_lseek), and
 	 * their WRITEs come to this pool; with every worker in such a wait,
 	 * nothing would ever serve them. */
-	if (pool.idle == 0 && pool.nextra < MAX_EXTRA &&
-	    pthread_create(&pool.extra[pool.nextra], NULL, pool_worker, NULL) == 0)
-		pool.nextra++;
+	pool_grow_locked();
 	pthread_cond_signal(&pool.work);
 	pthread_mutex_unlock(&pool.lock);
 }
@@ -661,9 +668,7 @@ void mount_uring_block(void)
 	if (!t_pool)
 		return;
 	pthread_mutex_lock(&pool.lock);
-	if (pool.idle == 0 && !pool.stop && pool.nextra < MAX_EXTRA &&
-	    pthread_create(&pool.extra[pool.nextra], NULL, pool_worker, NULL) == 0)
-		pool.nextra++;
+	pool_grow_locked();
 	pthread_mutex_unlock(&pool.lock);
 }
 
