@@ -555,9 +555,10 @@ void mount_version(FILE *f)
 /* Ring entries per CPU.  A request passed to the pool keeps its entry
  * until its reply, and some wait for others (a writer's getattr while
  * space is low waits for the WRITEs of the pages it has the kernel write
- * back): with libfuse's 8 those WRITEs found no entry free and nothing
- * moved again (enospc.sh, O_APPEND).  An entry's buffer is max_write
- * (1 MiB), touched only when a request that large uses it. */
+ * back), so libfuse's 8 can run out under a few writers.  64 did not cure
+ * the nearly-full hang that keeps io_uring opt-in (issue 26): the WRITEs
+ * never reached the rings at all.  An entry's buffer is max_write (1 MiB),
+ * touched only when a request that large uses it. */
 #define URING_Q_DEPTH "64"
 
 /* Which transport the mount asks for: io_uring where this build and the
