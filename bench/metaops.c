@@ -7,6 +7,10 @@
  *   metaops unlink DIR N          unlink every file and rmdir the dNNN dirs, then syncfs
  *   metaops churn  DIR            create, write 4 KiB, rename and delete files in DIR
  *                                 forever (the crash workload; killed from outside)
+ *   metaops lstat-tree DIR        lstat every entry under DIR (what `git status`
+ *                                 does to a work tree), in nftw's order
+ *   metaops fsync  FILE N         N rounds of a 4 KiB pwrite and fsync of FILE;
+ *                                 prints "N SECONDS MEDIAN_MS P99_MS" of the rounds
  *
  * METAOPS_PER_DIR=N puts N files in each dNNN directory instead of 1000
  * (say 100000: one big directory, whose B+tree splits over and over).
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +50,53 @@ static void name(char *buf, size_t n, const char *dir, long i)
 	snprintf(buf, n, "%s/d%03ld/f%06ld", dir, i / PER_DIR, i);
 }
 
+static long tree_entries;
+
+static int count_entry(const char *p, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	if (type == FTW_NS)
+		die("lstat", p);
+	tree_entries++;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Latency of one process's small durable writes: each round rewrites a
+ * 4 KiB block of FILE and waits for fsync, as a database's commit does. */
+static void fsync_rounds(const char *path, long n, const char *buf)
+{
+	double *lat = calloc(n > 0 ? n : 1, sizeof(*lat));
+	int fd = open(path, O_WRONLY | O_CREAT, 0644);
+	double t0 = now();
+
+	if (!lat || n <= 0)
+		die("rounds", path);
+	if (fd < 0)
+		die("open", path);
+	for (long i = 0; i < n; i++) {
+		double a = now();
+		if (pwrite(fd, buf + (i % 4096), 4096, (off_t)(i % 256) * 4096) != 4096)
+			die("pwrite", path);
+		if (fsync(fd) < 0)
+			die("fsync", path);
+		lat[i] = (now() - a) * 1000;
+	}
+	double total = now() - t0;
+	if (close(fd) < 0)
+		die("close", path);
+	qsort(lat, n, sizeof(*lat), cmp_double);
+	printf("%ld %.6f %.4f %.4f\n", n, total, lat[(n - 1) / 2], lat[(long)((n - 1) * 0.99)]);
+	free(lat);
+}
+
 static void do_syncfs(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -60,7 +112,8 @@ int main(int argc, char **argv)
 	char p[4096];
 	static char buf[1 << 20];
 	if (argc < 3) {
-		fprintf(stderr, "usage: metaops create|stat|unlink DIR N [SIZE] | churn DIR\n");
+		fprintf(stderr, "usage: metaops create|stat|unlink DIR N [SIZE] | churn DIR | "
+			"lstat-tree DIR | fsync FILE N\n");
 		return 2;
 	}
 	const char *op = argv[1], *dir = argv[2];
@@ -115,6 +168,13 @@ int main(int argc, char **argv)
 			}
 		}
 		do_syncfs(dir);
+	} else if (!strcmp(op, "lstat-tree")) {
+		if (nftw(dir, count_entry, 64, FTW_PHYS) < 0)
+			die("nftw", dir);
+		ops = tree_entries;
+	} else if (!strcmp(op, "fsync")) {
+		fsync_rounds(dir, n, buf);
+		return 0;
 	} else if (!strcmp(op, "churn")) {
 		char q[4096];
 		if (mkdir(dir, 0755) < 0 && errno != EEXIST)

@@ -16,10 +16,13 @@
 #   BENCH_DIR=DIR    where images and data sets go (default /var/tmp; must be
 #                    a disk, not tmpfs, for cold-cache runs to mean anything)
 #   BENCH_KEEP=1     keep the scratch directory at the end
-#   BENCH_ONLY=ABCPMDS run only these sections (A recovery, B I/O, C mkfs, P profiles,
+#   BENCH_ONLY=ABCPMDSE run only these sections (A recovery, B I/O, C mkfs, P profiles,
 #                    M metadata ops side by side with fuse2fs and FUSE requests per op,
 #                    D dirty chunks under three workloads, bench/dirty.sh,
-#                    S online scrub against a workload, bench/scrub.sh: raw/scrub.txt)
+#                    S online scrub against a workload, bench/scrub.sh: raw/scrub.txt,
+#                    E everyday work: ext4, fuse2fs, chunkfs on both transports,
+#                    bench/everyday.sh)
+#   BENCH_E_BIG=0    section E without its copy of the largest data set
 #   BENCH_A_SETS="1 2 3"  which data sets section A measures (1: smallest)
 #   BENCH_LARGEST_IMAGES=CHUNKFS_IMG,EXT4_IMG  images of the largest data set
 #                    made elsewhere: a copy of the first is used, the second
@@ -42,7 +45,7 @@ SCALE=${1:-${SCALE:-small}}
 CHUNKFS=${CHUNKFS:-build/chunkfs}
 case $CHUNKFS in /*) ;; *) CHUNKFS=$ROOT/$CHUNKFS ;; esac
 RUNS=${RUNS:-}
-ONLY=${BENCH_ONLY:-ABCPMDS}
+ONLY=${BENCH_ONLY:-ABCPMDSE}
 RESULTS=${BENCH_RESULTS:-$BENCH/results}
 case $RESULTS in /*) ;; *) RESULTS=$ROOT/$RESULTS ;; esac
 RAW=$RESULTS/raw
@@ -55,20 +58,25 @@ RAW=$RESULTS/raw
 #   B_*            the I/O section: image size, sequential MiB, random MiB
 #                  (4 KiB operations), files for create/stat/unlink, files of
 #                  64 KiB per writer for the 4 concurrent writers
+#   E_*            everyday work: image size, files created/stat'ed/unlinked,
+#                  files of the source-like tree copied, untarred, walked
 case $SCALE in
 small)
 	A_FILES=(2000 4000 8000); A_IMG=(1G 2G 4G); A_BIG=2; A_BIGMIB=16
-	B_IMG=2G; B_SEQ=256; B_RAND=16; B_N=10000; B_WF=200; M_N=(10000) ;;
+	B_IMG=2G; B_SEQ=256; B_RAND=16; B_N=10000; B_WF=200; M_N=(10000)
+	E_IMG=4G; E_N=5000; E_DSF=8000 ;;
 medium)
 	A_FILES=(25000 50000 100000); A_IMG=(4G 8G 16G); A_BIG=3; A_BIGMIB=32
-	B_IMG=4G; B_SEQ=1024; B_RAND=64; B_N=100000; B_WF=1000; M_N=(10000 100000) ;;
+	B_IMG=4G; B_SEQ=1024; B_RAND=64; B_N=100000; B_WF=1000; M_N=(10000 100000)
+	E_IMG=8G; E_N=20000; E_DSF=36000 ;;
 large)
 	# the issue's data set: 1,000 files per top-level directory, 8 files of
 	# 64 MiB; the 1M one in 16 GiB with 1.4M inodes (the default 16 GiB
 	# image has 1,048,576, too few for the crash workloads on top)
 	A_FILES=(250000 500000 1000000); A_IMG=(8G 16G 16G); A_BIG=8; A_BIGMIB=64
 	A_TOP=(250 500 1000); A_INODES=(0 0 1400000)
-	B_IMG=8G; B_SEQ=1024; B_RAND=128; B_N=100000; B_WF=2000; M_N=(10000 100000) ;;
+	B_IMG=8G; B_SEQ=1024; B_RAND=128; B_N=100000; B_WF=2000; M_N=(10000 100000)
+	E_IMG=8G; E_N=20000; E_DSF=36000 ;;
 *) die "SCALE must be small, medium or large (not $SCALE)" ;;
 esac
 [ -n "${A_TOP:-}" ] || A_TOP=(80 80 80)
@@ -816,6 +824,12 @@ section_s() {
 		warn "bench/scrub.sh failed (see $RAW/scrub.txt)"
 }
 
+# ==== E. everyday work (bench/everyday.sh) =============================================
+section_e() {
+	. "$BENCH/everyday.sh"
+	everyday_study
+}
+
 # section X FUNCTION: run it, recording how long it took (the report says)
 section() {
 	local t0=$EPOCHREALTIME
@@ -829,6 +843,7 @@ case $ONLY in *P*) section P section_p ;; esac
 case $ONLY in *M*) section M section_m ;; esac
 case $ONLY in *D*) section D section_d ;; esac
 case $ONLY in *S*) section S section_s ;; esac
+case $ONLY in *E*) section E section_e ;; esac
 
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta total_seconds "$(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')"
