@@ -177,8 +177,14 @@ ssize_t cfs_read(struct cfs_fs *fs, cfs_ino_t ino, void *buf, size_t size, uint6
 ssize_t cfs_write(struct cfs_fs *fs, cfs_ino_t ino, const void *buf, size_t size,
 		  uint64_t off);
 int cfs_fsync(struct cfs_fs *fs, cfs_ino_t ino, int datasync);
-#define CFS_FALLOC_KEEP_SIZE  0x1
-#define CFS_FALLOC_PUNCH_HOLE 0x2
+/* fallocate modes: Linux's FALLOC_FL_* values and rules (fallocate(2));
+ * a mode the library does not know is -EOPNOTSUPP (docs/API.md).
+ * COLLAPSE_RANGE and INSERT_RANGE take whole blocks and no other flag. */
+#define CFS_FALLOC_KEEP_SIZE      0x01
+#define CFS_FALLOC_PUNCH_HOLE     0x02
+#define CFS_FALLOC_COLLAPSE_RANGE 0x08
+#define CFS_FALLOC_ZERO_RANGE     0x10
+#define CFS_FALLOC_INSERT_RANGE   0x20
 int cfs_fallocate(struct cfs_fs *fs, cfs_ino_t ino, int mode, uint64_t off, uint64_t len);
 /* SEEK_DATA / SEEK_HOLE */
 int64_t cfs_lseek(struct cfs_fs *fs, cfs_ino_t ino, int64_t off, int whence);

@@ -345,6 +345,30 @@ int ext_remove(struct cfs_fs *fs, struct inode *ip, uint64_t from, uint64_t to)
 	}
 }
 
+int ext_end_below(struct cfs_fs *fs, struct inode *ip, uint64_t below, uint64_t *end)
+{
+	struct ext_ctx x;
+	struct btree t;
+	struct bt_cur c;
+	struct extent e;
+	int ret;
+
+	*end = 0;
+	if (!(ip->d.flags & CFS_IFL_EXTENTS) || below == 0)
+		return 0;
+	ext_tree(fs, ip, &x, &t);
+	ret = bt_seek(&t, below - 1, BT_LE, &c);
+	if (ret == 1) {
+		ext_decode(bt_rec(&c), &e);
+		if (ext_sane(fs, &e) < 0)
+			ret = ext_corrupt(&x, &c.p[0].n, "impossible extent");
+		else
+			*end = e.lblk + e.len < below ? e.lblk + e.len : below;
+	}
+	bt_release(&c);
+	return ret < 0 ? ret : 0;
+}
+
 struct walk_ctx {
 	struct cfs_fs *fs;
 	struct inode *ip;

@@ -306,6 +306,181 @@ int file_punch(struct cfs_fs *fs, struct inode *head, uint64_t from, uint64_t to
 	return chain_prune(fs, head);
 }
 
+int file_end_below(struct cfs_fs *fs, struct inode *head, uint64_t below, uint64_t *end)
+{
+	uint64_t e;
+	int i, ret = inode_chain_load(fs, head);
+
+	*end = 0;
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < inode_chain_len(head); i++) {
+		struct inode *ip = inode_chain_at(head, i);
+
+		if (i > 0 && ip->d.lo >= below)
+			continue;
+		ret = ext_end_below(fs, ip, below, &e);
+		if (ret < 0)
+			return ret;
+		if (e > *end)
+			*end = e;
+	}
+	return 0;
+}
+
+/* ---- collapse and insert: blocks moving along the file ----
+ *
+ * A block cannot change its logical place in one write: its extent may
+ * have to leave one node (or one continuation, in another chunk) for
+ * another, and a crash between the two writes would leave it mapped
+ * twice (fsck drops the whole map: MAP_TWICE) or nowhere (its data
+ * lost).  So the blocks are copied, a window at a time, to fresh blocks
+ * at their new place, which is a hole, and the old ones are unmapped only
+ * once the copy and its map are on the disk (FORMAT.md 13.3). */
+
+/* Most blocks one window copies (and one buffer holds): 1 MiB. */
+static uint64_t shift_window_max(struct cfs_fs *fs)
+{
+	uint64_t n = (1u << 20) / fs->bsize;
+
+	return n ? n : 1;
+}
+
+/* Copy what is mapped in [a, b) to [to, to + b - a), a hole apart from
+ * [a, b), then unmap [a, b).  Each of the three steps is on the disk
+ * before the next begins: a crash leaves every block of the window at its
+ * old place, at both, or at its new one, never nowhere, and a block the
+ * file maps never holds bytes it was not given. */
+static int shift_window(struct cfs_fs *fs, struct inode *head, uint64_t a, uint64_t b,
+			uint64_t to, uint8_t *buf)
+{
+	uint64_t q, abs, dabs;
+	uint32_t run, got, done;
+	int m, ret = 0, copied = 0;
+
+	for (q = a; q < b; q += run) {
+		m = file_map(fs, head, q, &abs, &run);
+		if (m < 0) {
+			ret = m;
+			goto undo;
+		}
+		if (run > b - q)
+			run = (uint32_t)(b - q);
+		if (m == 0)
+			continue;
+		ret = cache_read_direct(&fs->cache, abs, run, buf);
+		if (ret < 0)
+			goto undo;
+		for (done = 0; done < run; done += got) {
+			ret = file_alloc(fs, head, to + (q - a) + done, run - done, &dabs, &got);
+			if (ret < 0)
+				goto undo;
+			copied = 1;
+			ret = cache_write_direct(&fs->cache, dabs, got,
+						 buf + (size_t)done * fs->bsize);
+			if (ret < 0)
+				goto undo;
+		}
+	}
+	if (!copied)
+		return 0;
+	/* the copies' bytes before the maps naming them, and those maps
+	 * before the old blocks go */
+	ret = cache_flush(&fs->cache, 0, 0);
+	if (ret == 0)
+		ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+	if (ret < 0)
+		return ret;
+	ret = file_punch(fs, head, a, b);
+	/* the old blocks unmapped on the disk before the next window may
+	 * take them for other bytes */
+	if (ret == 0)
+		ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+	return ret;
+undo:
+	if (copied)
+		file_punch(fs, head, to, to + (b - a));   /* best effort: failing */
+	return ret;
+}
+
+/* A window that runs out of space is tried again smaller, down to one
+ * block: a move needs only as many free blocks as its window copies. */
+static int shift_window_fit(struct cfs_fs *fs, struct inode *head, uint64_t a, uint64_t b,
+			    uint64_t to, uint8_t *buf, int insert)
+{
+	uint64_t n = b - a;
+	int ret = 0;
+
+	while (a < b) {
+		if (n > b - a)
+			n = b - a;
+		/* a collapse moves the window's start first, an insert its end,
+		 * so that what moves next always has a hole to go to */
+		ret = insert ? shift_window(fs, head, b - n, b, to + (b - n - a), buf)
+			     : shift_window(fs, head, a, a + n, to, buf);
+		if (ret == -ENOSPC && n > 1) {
+			n /= 2;
+			continue;
+		}
+		if (ret < 0)
+			break;
+		if (insert) {
+			b -= n;
+		} else {
+			a += n;
+			to += n;
+		}
+	}
+	return ret;
+}
+
+int file_shift(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint64_t len,
+	       int insert)
+{
+	uint64_t win = shift_window_max(fs), end, a, b, abs;
+	uint8_t *buf;
+	uint32_t run;
+	int m, ret;
+
+	if (win > len)
+		win = len;   /* a window must not reach its own new place */
+	ret = file_end_below(fs, head, UINT64_MAX, &end);
+	if (ret < 0)
+		return ret;
+	buf = malloc((size_t)win * fs->bsize);
+	if (!buf)
+		return -ENOMEM;
+	if (!insert) {
+		ret = file_punch(fs, head, lblk, lblk + len);
+		/* the range dropped before blocks move into it */
+		if (ret == 0)
+			ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+		for (a = lblk + len; ret == 0 && a < end; a = b) {
+			m = file_map(fs, head, a, &abs, &run);
+			if (m < 0) {
+				ret = m;
+				break;
+			}
+			if (m == 0) {
+				b = a + run;   /* the hole up to the next mapping */
+				continue;
+			}
+			b = end - a > win ? a + win : end;
+			ret = shift_window_fit(fs, head, a, b, a - len, buf, 0);
+		}
+	} else {
+		for (b = end; ret == 0 && b > lblk; b = a) {
+			ret = file_end_below(fs, head, b, &b);   /* over a hole */
+			if (ret < 0 || b <= lblk)
+				break;
+			a = b - lblk > win ? b - win : lblk;
+			ret = shift_window_fit(fs, head, a, b, a + len, buf, 1);
+		}
+	}
+	free(buf);
+	return ret;
+}
+
 int file_release_all(struct cfs_fs *fs, struct inode *ip)
 {
 	/* an inline file may still hold continuations from a failed attempt

@@ -406,10 +406,103 @@ static int punch_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint64
 	return ret;
 }
 
+/* Blocks of zeroes one device write of zero_range writes: 256 KiB. */
+#define ZERO_WINDOW(fs) ((256u << 10) / (fs)->bsize ? (256u << 10) / (fs)->bsize : 1)
+
+/* Zeroes (ZERO_RANGE), every block of [from, to) allocated: a mapped
+ * block is overwritten in place, a hole gets a block written with zeroes
+ * straight away, and the device is flushed before the maps naming the new
+ * blocks can be written back: a crash leaves each block with its old
+ * bytes or zeroes, never a block's former contents (FORMAT.md 13.3).
+ * Partial blocks at the edges are zeroed from..to only. */
+static int zero_blocks(struct cfs_fs *fs, struct inode *ip, uint64_t from, uint64_t to,
+		       uint32_t zb, uint32_t ze, const uint8_t *zero)
+{
+	uint64_t lblk = from, abs;
+	uint32_t run;
+	int m, ret = 0;
+
+	while (ret == 0 && lblk < to) {
+		m = file_map(fs, ip, lblk, &abs, &run);
+		if (m < 0)
+			return m;
+		if (run > to - lblk)
+			run = (uint32_t)(to - lblk);
+		if (run > ZERO_WINDOW(fs))
+			run = ZERO_WINDOW(fs);
+		if (m == 1 && (zb || ze < fs->bsize))
+			ret = zero_in_block(fs, ip, lblk, zb, ze);
+		else if (m == 1)
+			ret = cache_write_direct(&fs->cache, abs, run, zero);
+		else if ((ret = file_alloc(fs, ip, lblk, run, &abs, &run)) == 0)
+			ret = cache_write_direct(&fs->cache, abs, run, zero);
+		lblk += run;
+	}
+	return ret;
+}
+
+static int zero_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint64_t len)
+{
+	uint64_t bs = fs->bsize, end = off + len, first = off / bs, last = (end - 1) / bs;
+	uint8_t *zero = calloc(ZERO_WINDOW(fs), bs);
+	int ret;
+
+	if (!zero)
+		return -ENOMEM;
+	if (first == last) {
+		ret = zero_blocks(fs, ip, first, first + 1, (uint32_t)(off % bs),
+				  (uint32_t)(end - first * bs), zero);
+	} else {
+		ret = zero_blocks(fs, ip, first, first + 1, (uint32_t)(off % bs), (uint32_t)bs,
+				  zero);
+		if (ret == 0)
+			ret = zero_blocks(fs, ip, first + 1, last, 0, (uint32_t)bs, zero);
+		if (ret == 0)
+			ret = zero_blocks(fs, ip, last, last + 1, 0,
+					  (uint32_t)(end - last * bs), zero);
+	}
+	if (ret == 0)
+		ret = cache_flush(&fs->cache, 0, 0);
+	free(zero);
+	return ret;
+}
+
 struct falloc_args {
 	int mode;
 	uint64_t off, len;
 };
+
+/* Collapse or insert range, with ext4's rules and errnos (ext4_collapse_range,
+ * ext4_insert_range): whole blocks only, a collapse ends before the end
+ * of the file, an insert starts before it. */
+static int shift_range(struct cfs_fs *fs, struct inode *ip, int mode, uint64_t off,
+		       uint64_t len)
+{
+	uint64_t bs = fs->bsize, size = ip->d.size, end;
+	int insert = !!(mode & CFS_FALLOC_INSERT_RANGE), ret = 0;
+
+	if ((off | len) % bs)
+		return -EINVAL;
+	if (!insert && off + len >= size)
+		return -EINVAL;
+	if (insert && len > (uint64_t)INT64_MAX - size)
+		return -EFBIG;
+	if (insert && off >= size)
+		return -EINVAL;
+	if (ip->d.flags & CFS_IFL_INLINE)
+		ret = inline_to_extents(fs, ip);
+	/* blocks kept past the end (KEEP_SIZE) move too, as in ext4: none
+	 * may land past the last block a file can have */
+	if (ret == 0 && insert)
+		ret = file_end_below(fs, ip, UINT64_MAX, &end);
+	if (ret == 0 && insert && end + len / bs > (uint64_t)INT64_MAX / bs + 1)
+		ret = -EFBIG;
+	if (ret == 0)
+		ret = file_shift(fs, ip, off / bs, len / bs, insert);
+	if (ret == 0)
+		ip->d.size = insert ? size + len : size - len;
+	return ret;
+}
 
 static int64_t falloc_body(struct cfs_fs *fs, struct inode *ip, void *arg)
 {
@@ -421,17 +514,24 @@ static int64_t falloc_body(struct cfs_fs *fs, struct inode *ip, void *arg)
 		ret = -EISDIR;
 	else if (!S_ISREG(ip->d.mode))
 		ret = -ENODEV;
+	else if (mode & (CFS_FALLOC_COLLAPSE_RANGE | CFS_FALLOC_INSERT_RANGE))
+		ret = shift_range(fs, ip, mode, off, len);
 	else if (mode & CFS_FALLOC_PUNCH_HOLE)
 		ret = punch_range(fs, ip, off, len);
-	else if ((ip->d.flags & CFS_IFL_INLINE) && off + len <= file_inline_max(fs, ip))
-		ret = 0;
-	else {
+	else if ((ip->d.flags & CFS_IFL_INLINE) && off + len <= file_inline_max(fs, ip)) {
+		if ((mode & CFS_FALLOC_ZERO_RANGE) && off < ip->d.size)
+			memset(ip->var + off, 0,
+			       (off + len < ip->d.size ? off + len : ip->d.size) - off);
+	} else {
 		if (ip->d.flags & CFS_IFL_INLINE)
 			ret = inline_to_extents(fs, ip);
-		if (ret == 0)
+		if (ret == 0 && (mode & CFS_FALLOC_ZERO_RANGE))
+			ret = zero_range(fs, ip, off, len);
+		else if (ret == 0)
 			ret = falloc_range(fs, ip, off, len);
 	}
-	if (ret == 0 && !(mode & CFS_FALLOC_KEEP_SIZE) && off + len > ip->d.size)
+	if (ret == 0 && !(mode & (CFS_FALLOC_KEEP_SIZE | CFS_FALLOC_COLLAPSE_RANGE |
+				  CFS_FALLOC_INSERT_RANGE)) && off + len > ip->d.size)
 		ip->d.size = off + len;
 	if (ret == 0) {
 		inode_touch(ip, 0, 1, 1);
@@ -440,12 +540,34 @@ static int64_t falloc_body(struct cfs_fs *fs, struct inode *ip, void *arg)
 	return ret;
 }
 
+#define FALLOC_MODES (CFS_FALLOC_KEEP_SIZE | CFS_FALLOC_PUNCH_HOLE | CFS_FALLOC_ZERO_RANGE | \
+		      CFS_FALLOC_COLLAPSE_RANGE | CFS_FALLOC_INSERT_RANGE)
+
+/* The checks and their order are vfs_fallocate's, so that the library
+ * and the mount answer alike. */
 int cfs_fallocate(struct cfs_fs *fs, cfs_ino_t ino, int mode, uint64_t off, uint64_t len)
 {
-	if (len == 0 || off + len < off || (mode & ~(CFS_FALLOC_KEEP_SIZE | CFS_FALLOC_PUNCH_HOLE)))
+	int shift = mode & (CFS_FALLOC_COLLAPSE_RANGE | CFS_FALLOC_INSERT_RANGE);
+
+	if (len == 0 || off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX)
 		return -EINVAL;
+	/* a mode this library does not know: the caller can tell "not
+	 * supported" from a bad argument */
+	if (mode & ~FALLOC_MODES)
+		return -EOPNOTSUPP;
+	if ((mode & CFS_FALLOC_PUNCH_HOLE) && (mode & CFS_FALLOC_ZERO_RANGE))
+		return -EOPNOTSUPP;
 	if ((mode & CFS_FALLOC_PUNCH_HOLE) && !(mode & CFS_FALLOC_KEEP_SIZE))
 		return -EOPNOTSUPP;
+	if (shift && mode != CFS_FALLOC_COLLAPSE_RANGE && mode != CFS_FALLOC_INSERT_RANGE)
+		return -EINVAL;
+	if (off + len > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	/* a shift that ran out of space half-way has moved blocks: run again
+	 * it would move them twice, so it is not retried (head_call) */
+	if (shift)
+		return (int)head_call_once(fs, ino, 1, falloc_body,
+					   &(struct falloc_args){ mode, off, len });
 	return (int)head_call(fs, ino, 1, falloc_body, &(struct falloc_args){ mode, off, len });
 }
 

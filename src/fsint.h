@@ -432,6 +432,9 @@ int ext_lookup(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, struct extent
 int ext_insert(struct cfs_fs *fs, struct inode *ip, const struct extent *e);
 /* Remove mappings in [from, to) and free their blocks. */
 int ext_remove(struct cfs_fs *fs, struct inode *ip, uint64_t from, uint64_t to);
+/* *end = the end of the last extent that starts below below, cut at
+ * below; 0 when none does. */
+int ext_end_below(struct cfs_fs *fs, struct inode *ip, uint64_t below, uint64_t *end);
 int ext_init_root(struct cfs_fs *fs, struct inode *ip);
 /* 1 if ip's extent root is an index node with no records: no write leaves
  * one (a root emptied by a delete becomes a leaf), every lookup and walk
@@ -476,6 +479,14 @@ int file_map(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint64_t *abs
 int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
 	       uint64_t *abs, uint32_t *got);
 int file_punch(struct cfs_fs *fs, struct inode *head, uint64_t from, uint64_t to);
+/* The end of the last mapped block below below in the whole chain. */
+int file_end_below(struct cfs_fs *fs, struct inode *head, uint64_t below, uint64_t *end);
+/* Collapse (insert 0) or insert len logical blocks at lblk: every block
+ * mapped at or past lblk (+ len for a collapse) moves by len, crash-safely
+ * (FORMAT.md 13.3).  A collapse first drops [lblk, lblk + len).  The size
+ * is the caller's. */
+int file_shift(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint64_t len,
+	       int insert);
 /* Blocks held by the file across its chain, and the chunks of its chain
  * (the first max of them; returns how many there are). */
 int64_t file_blocks(struct cfs_fs *fs, struct inode *head);

@@ -947,18 +947,30 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	reply_err(req, cfs_fsync(mnt_of(req)->fs, (cfs_ino_t)ino, datasync));
 }
 
+/* Every mode the library has; the kernel's FUSE forwards only some of
+ * them (Linux 6.x: KEEP_SIZE, PUNCH_HOLE and ZERO_RANGE) and answers the
+ * rest with EOPNOTSUPP itself. */
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 			 off_t len, struct fuse_file_info *fi)
 {
-	int cmode = 0, ret;
+	static const struct { int fl, cfs; } modes[] = {
+		{ FALLOC_FL_KEEP_SIZE, CFS_FALLOC_KEEP_SIZE },
+		{ FALLOC_FL_PUNCH_HOLE, CFS_FALLOC_PUNCH_HOLE },
+		{ FALLOC_FL_ZERO_RANGE, CFS_FALLOC_ZERO_RANGE },
+		{ FALLOC_FL_COLLAPSE_RANGE, CFS_FALLOC_COLLAPSE_RANGE },
+		{ FALLOC_FL_INSERT_RANGE, CFS_FALLOC_INSERT_RANGE },
+	};
+	int cmode = 0, known = 0, ret;
+	size_t i;
 
 	req_count(REQ_FALLOCATE, 1);
 	(void)fi;
-	if (mode & FALLOC_FL_KEEP_SIZE)
-		cmode |= CFS_FALLOC_KEEP_SIZE;
-	if (mode & FALLOC_FL_PUNCH_HOLE)
-		cmode |= CFS_FALLOC_PUNCH_HOLE;
-	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		known |= modes[i].fl;
+		if (mode & modes[i].fl)
+			cmode |= modes[i].cfs;
+	}
+	if (mode & ~known)
 		ret = -EOPNOTSUPP;
 	else if (off < 0 || len <= 0)
 		ret = -EINVAL;

@@ -151,7 +151,9 @@ fallocate a KEEP_SIZE,PUNCH_HOLE 0 8192 => OK
 fstat a size,blocks => OK 16384 48
 pread a 0 4 => OK \0\0\0\0
 fallocate a PUNCH_HOLE 0 4096 => ERR EOPNOTSUPP
-fallocate a ZERO_RANGE 0 4096 => ERR EOPNOTSUPP
+fallocate a ZERO_RANGE 0 4096 => OK
+pread a 0 4 => OK \0\0\0\0
+fallocate a ZERO_RANGE,PUNCH_HOLE,KEEP_SIZE 0 4096 => ERR EOPNOTSUPP
 fallocate a 0 0 0 => ERR EINVAL
 close a => OK
 

@@ -27,8 +27,10 @@
  * a write may come back short when space runs out (the bytes before the
  * failure are written and the size covers exactly them; the model applies
  * the prefix the library reports); a fallocate that runs out of space may
- * keep what it allocated and the size covering it; a punch that fails may
- * leave part of its range zeroed (the edges are zeroed first).
+ * keep what it allocated and the size covering it; a punch or zero range
+ * that fails may leave part of its range zeroed (the edges are zeroed
+ * first); a collapse or insert range that runs out of space half-way
+ * leaves the file partly shifted with its size unchanged (FORMAT.md 13.3).
  *
  * Replay a failure with the environment:
  *   CHUNKFS_MODEL_SEED=N    seed (every configuration; default per config)
@@ -2283,14 +2285,85 @@ static void adopt_zeros(struct mnode *n, uint64_t from, uint64_t to)
 	tfree(exp);
 }
 
-/* Like Linux: allocated ranges read as zeros; PUNCH_HOLE needs KEEP_SIZE. */
+/* The model's file after a collapse (insert 0) or insert of [off, off+len):
+ * what follows off (+ len) read out and written back len lower or higher. */
+static void shift_model(struct mnode *n, uint64_t off, uint64_t len, int insert)
+{
+	uint64_t size = n->size, from = insert ? off : off + len;
+	size_t k = 0, np = n->npg;
+	/* page by page: the model's files are sparse, up to max_off */
+	uint64_t *at = xcalloc(np + 1, sizeof(*at));
+	uint8_t *b = xmalloc((np + 1) * MPAGE);
+
+	for (size_t i = 0; i < np; i++) {
+		uint64_t ps = n->pg[i].idx * MPAGE, s = ps > from ? ps : from;
+
+		if (ps + MPAGE <= from || s >= size)
+			continue;
+		at[k] = s;
+		memcpy(b + k * MPAGE, n->pg[i].d + (s - ps), (size_t)(ps + MPAGE - s));
+		k++;
+	}
+	mc_truncate(n, off);
+	for (size_t i = 0; i < k; i++) {
+		uint64_t s = at[i], e = (s / MPAGE + 1) * MPAGE;
+
+		if (e > size)
+			e = size;
+		mc_write(n, insert ? s + len : s - len, b + i * MPAGE, (size_t)(e - s));
+	}
+	free(at);
+	free(b);
+	n->size = insert ? size + len : size - len;
+}
+
+/* A collapse or insert that ran out of space half-way leaves the file
+ * partly shifted, as a crash does (FORMAT.md 13.3): the model takes the
+ * library's bytes where it has data, after checking that the size did
+ * not change. */
+static void adopt_file(struct mnode *n, uint64_t old)
+{
+	struct cfs_stat st;
+	uint8_t *b = xmalloc(MPAGE);
+	int64_t d = 0, h;
+
+	if (cfs_getattr(g.fs, n->ino, &st))
+		MFAIL("getattr after a failed shift");
+	if (st.size != old)
+		MFAIL("a failed shift changed the size from %llu to %llu",
+		      (unsigned long long)old, (unsigned long long)st.size);
+	mc_truncate(n, 0);
+	while ((d = cfs_lseek(g.fs, n->ino, d, SEEK_DATA)) >= 0) {
+		h = cfs_lseek(g.fs, n->ino, d, SEEK_HOLE);
+		if (h < 0)
+			MFAIL("SEEK_HOLE after a failed shift");
+		for (; d < h; ) {
+			size_t l = (size_t)(h - d < MPAGE ? h - d : MPAGE);
+
+			if (cfs_read(g.fs, n->ino, b, l, (uint64_t)d) != (ssize_t)l)
+				MFAIL("read after a failed shift");
+			mc_write(n, (uint64_t)d, b, l);
+			d += (int64_t)l;
+		}
+	}
+	n->size = old;
+	free(b);
+}
+
+/* Like Linux: allocated ranges read as zeros; PUNCH_HOLE needs KEEP_SIZE;
+ * ZERO_RANGE zeroes (and grows the file unless KEEP_SIZE); COLLAPSE_RANGE
+ * and INSERT_RANGE take whole blocks and no other flag, a collapse ends
+ * before the end of the file and an insert starts before it. */
 static void op_fallocate(void)
 {
 	struct pick p;
 	struct expect e = {0};
 	uint64_t off, len, old, bs = g.cfg->bsize;
 	int mode = (int[]){ 0, CFS_FALLOC_KEEP_SIZE,
-			    CFS_FALLOC_PUNCH_HOLE | CFS_FALLOC_KEEP_SIZE }[rn(3)];
+			    CFS_FALLOC_PUNCH_HOLE | CFS_FALLOC_KEEP_SIZE,
+			    CFS_FALLOC_ZERO_RANGE, CFS_FALLOC_ZERO_RANGE | CFS_FALLOC_KEEP_SIZE,
+			    CFS_FALLOC_COLLAPSE_RANGE, CFS_FALLOC_INSERT_RANGE }[rn(7)];
+	int shift = mode & (CFS_FALLOC_COLLAPSE_RANGE | CFS_FALLOC_INSERT_RANGE);
 	long long r;
 
 	if (!pick_dent(&p, chance(3) ? M_DIR : M_REG))
@@ -2298,32 +2371,63 @@ static void op_fallocate(void)
 	old = p.n->size;
 	off = pick_off(p.n);
 	len = chance(85) ? rrange(1, 16 * bs) : rrange(1, g.cfg->big_write);
+	if (shift && chance(85)) {
+		/* mostly what ext4 takes: whole blocks inside the file */
+		off = old > bs ? rn(old / bs) * bs : 0;
+		len = (len + bs - 1) / bs * bs;
+		if (chance(60) && old > off + bs)
+			len = rrange(1, (old - off - 1) / bs) * bs;
+	}
 	if (off + len > g.cfg->max_off)
-		off = g.cfg->max_off - len;
+		off = (g.cfg->max_off - len) / (shift ? bs : 1) * (shift ? bs : 1);
+	if (shift && mode == CFS_FALLOC_INSERT_RANGE && old + len > g.cfg->max_off)
+		len = 0;   /* keeps the model's files within max_off */
 	if (chance(3))
 		len = 0;
 	else if (chance(3))
-		mode = CFS_FALLOC_PUNCH_HOLE;
+		mode = (int[]){ CFS_FALLOC_PUNCH_HOLE,
+				CFS_FALLOC_ZERO_RANGE | CFS_FALLOC_PUNCH_HOLE | CFS_FALLOC_KEEP_SIZE,
+				CFS_FALLOC_COLLAPSE_RANGE | CFS_FALLOC_KEEP_SIZE,
+				CFS_FALLOC_INSERT_RANGE | CFS_FALLOC_ZERO_RANGE }[rn(4)];
+	shift = mode & (CFS_FALLOC_COLLAPSE_RANGE | CFS_FALLOC_INSERT_RANGE);
 	if (p.n->type == T_DIR)
 		ex(&e, EISDIR);
 	if (!len)
 		ex(&e, EINVAL);
-	if (mode == CFS_FALLOC_PUNCH_HOLE)
+	if (mode == CFS_FALLOC_PUNCH_HOLE || (mode & CFS_FALLOC_ZERO_RANGE &&
+					     mode & CFS_FALLOC_PUNCH_HOLE))
 		ex(&e, EOPNOTSUPP);
-	describe("fallocate %s%s%s off %llu len %llu (size %llu)", label(&p),
+	if (shift && (mode & ~shift))
+		ex(&e, EINVAL);
+	if (shift && ((off | len) % bs ||
+		      (mode == CFS_FALLOC_COLLAPSE_RANGE ? off + len >= old : off >= old)))
+		ex(&e, EINVAL);
+	describe("fallocate %s%s%s%s%s%s off %llu len %llu (size %llu)", label(&p),
 		 mode & CFS_FALLOC_PUNCH_HOLE ? " PUNCH_HOLE" : "",
+		 mode & CFS_FALLOC_ZERO_RANGE ? " ZERO_RANGE" : "",
+		 mode & CFS_FALLOC_COLLAPSE_RANGE ? " COLLAPSE_RANGE" : "",
+		 mode & CFS_FALLOC_INSERT_RANGE ? " INSERT_RANGE" : "",
 		 mode & CFS_FALLOC_KEEP_SIZE ? " KEEP_SIZE" : "",
 		 (unsigned long long)off, (unsigned long long)len,
 		 (unsigned long long)old);
 	r = cfs_fallocate(g.fs, p.n->ino, mode, off, len);
 	if (judge(r, &e, NEED(.blocks = len / bs + 2, .grow = p.n))) {
-		if (mode & CFS_FALLOC_PUNCH_HOLE)
+		if (mode & CFS_FALLOC_PUNCH_HOLE) {
 			punch_model(p.n, off, len);
-		else if (!(mode & CFS_FALLOC_KEEP_SIZE) && off + len > old)
-			mc_truncate(p.n, off + len);
-	} else if (r == -ENOSPC && (mode & CFS_FALLOC_PUNCH_HOLE)) {
+		} else if (shift) {
+			shift_model(p.n, off, len, mode == CFS_FALLOC_INSERT_RANGE);
+		} else {
+			if (mode & CFS_FALLOC_ZERO_RANGE)
+				punch_model(p.n, off, len);
+			if (!(mode & CFS_FALLOC_KEEP_SIZE) && off + len > old)
+				mc_truncate(p.n, off + len);
+		}
+	} else if (r == -ENOSPC && shift) {
+		adopt_file(p.n, old);
+	} else if (r == -ENOSPC && (mode & (CFS_FALLOC_PUNCH_HOLE | CFS_FALLOC_ZERO_RANGE))) {
 		/* Like ext4, the edges are zeroed before the blocks go: a punch
-		 * that fails may leave part of its range zeroed, nothing more. */
+		 * that fails may leave part of its range zeroed, nothing more;
+		 * so may a zero range */
 		adopt_zeros(p.n, off, off + len < old ? off + len : old);
 	} else if (r == -ENOSPC && !mode) {
 		/* ext4 keeps what it allocated and the size covering it. */
@@ -2342,6 +2446,9 @@ static void op_fallocate(void)
 		    (size_t)(len < 8 * bs ? len : 8 * bs) + 2 * bs, label(&p));
 	if (len > 8 * bs)
 		check_range(p.n, off + len - 4 * bs, 5 * bs, label(&p));
+	if (shift)
+		check_range(p.n, 0, (size_t)(p.n->size < (64u << 10) ? p.n->size : 64u << 10),
+			    label(&p));
 }
 
 static void punch_model(struct mnode *n, uint64_t off, uint64_t len)
