@@ -17,24 +17,6 @@
 
 const char *tool_prog = "chunkfs";
 
-/* tools/cmd_fsck.c */
-int cmd_fsck(int argc, char **argv);
-
-/* tools/cmd_mount.c */
-int cmd_mount(int argc, char **argv);
-bool mount_helper_call(int argc, char **argv);
-
-/* admin commands: tools/cmd_tune.c */
-int cmd_tune(int argc, char **argv);
-/* For --version: the libfuse linked, and FUSE over io_uring (cmd_mount.c) */
-void mount_version(FILE *f);
-/* tools/cmd_trim.c */
-int cmd_trim(int argc, char **argv);
-/* tools/cmd_resize.c */
-int cmd_resize(int argc, char **argv);
-/* tools/cmd_scrub.c */
-int cmd_scrub(int argc, char **argv);
-
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);

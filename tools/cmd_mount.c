@@ -821,8 +821,6 @@ static int remount(const struct mopts *o, const char *image)
  * for type fuse.chunkfs; it always passes -o, with at least dev,suid):
  * IMAGE is no command name, DIR is a directory.  Without the -o it is
  * more likely a typo than a mount, and no mount is made. */
-bool mount_helper_call(int argc, char **argv);
-
 bool mount_helper_call(int argc, char **argv)
 {
 	struct stat st;
@@ -831,8 +829,6 @@ bool mount_helper_call(int argc, char **argv)
 	       stat(argv[2], &st) == 0 && S_ISDIR(st.st_mode) &&
 	       stat(argv[1], &st) == 0 && !S_ISDIR(st.st_mode);
 }
-
-int cmd_mount(int argc, char **argv);
 
 int cmd_mount(int argc, char **argv)
 {
