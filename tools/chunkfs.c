@@ -112,6 +112,7 @@ static const struct command commands[] = {
 	  "  allow_other       let other users in (the kernel checks permissions)\n"
 	  "  clean_after=SECS  write back and mark chunks clean SECS after a change (default 5)\n"
 	  "  nocheck           skip that check (at your own risk)\n"
+	  "  cache_size=SIZE   the daemon's block cache (K, M, G, T; default 64M)\n"
 	  "  errors=continue (default), errors=remount-ro, errors=repair\n"
 	  "                    on corruption in a chunk: go on; refuse changes; or\n"
 	  "                    check and repair that chunk at once (preen's rules:\n"
