@@ -3,7 +3,7 @@
 #
 #   make / make all   build/libchunkfs.a, build/libchunkfs.so, build/chunkfs
 #   make tests        also every tests/unit/test_*.c as build/tests/test_*
-#                     (unsanitized, for valgrind or gdb)
+#                     (unsanitized, for valgrind or gdb; with the test hooks)
 #   make check        sanitizer build in build/san/, then tests/run.sh build/san
 #   make run          install missing packages, build, try it on chunkfs.img
 #   make fuzz         libFuzzer over image open + fsck (FUZZ_SECONDS, default 300)
@@ -77,6 +77,7 @@ TEST_OBJS     := $(TEST_SRCS:%.c=$(B)/obj/%.o)
 SAN_LIB_OBJS  := $(LIB_SRCS:%.c=$(SAN)/obj/%.o)
 SAN_TOOL_OBJS := $(TOOL_SRCS:%.c=$(SAN)/obj/%.o)
 SAN_TEST_OBJS := $(TEST_SRCS:%.c=$(SAN)/obj/%.o)
+HOOK_LIB_OBJS := $(LIB_SRCS:%.c=$(B)/hobj/%.o)
 
 # The installed archive has one object whose only global symbols are the
 # API (as the .so); the command and the tests link every object, internal
@@ -85,6 +86,12 @@ STATIC_LIB := $(B)/libchunkfs.a
 INTERNAL_LIB := $(B)/libchunkfs-internal.a
 SHARED_LIB := $(B)/$(SOREAL)
 SAN_LIB    := $(SAN)/libchunkfs.a
+# The test hooks (environment variables the tests steer the library and
+# the daemon with: CHUNKFS_CACHE_KB, CHUNKFS_TEST_*) exist only where
+# CFS_TEST_HOOKS is defined: in build/san (make check), and in this
+# archive, which the unit tests of `make tests` link.  build/chunkfs and
+# the installed libraries read no environment (tests/lib/hooks.sh).
+HOOK_LIB   := $(B)/libchunkfs-hooks.a
 TESTS      := $(TEST_NAMES:%=$(B)/tests/%)
 SAN_TESTS  := $(TEST_NAMES:%=$(SAN)/tests/%)
 
@@ -95,7 +102,7 @@ SAN_PROG := $(SAN)/chunkfs
 endif
 
 ALL_DEPS := $(patsubst %.o,%.d,$(LIB_OBJS) $(LIB_PIC_OBJS) $(TOOL_OBJS) $(TEST_OBJS) \
-	$(SAN_LIB_OBJS) $(SAN_TOOL_OBJS) $(SAN_TEST_OBJS))
+	$(SAN_LIB_OBJS) $(SAN_TOOL_OBJS) $(SAN_TEST_OBJS) $(HOOK_LIB_OBJS))
 
 .PHONY: all tests check run install uninstall clean
 .DEFAULT_GOAL := all
@@ -123,16 +130,21 @@ $(B)/pic/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC $(DEPFLAGS) -c $< -o $@
 
-# The sanitizer build also asserts the lock rules (src/lockcheck.h).
+# The sanitizer build also asserts the lock rules (src/lockcheck.h), and
+# has the test hooks (HOOK_LIB above).
 $(SAN)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -DCFS_LOCK_CHECKS $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(SAN_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) -DCFS_LOCK_CHECKS -DCFS_TEST_HOOKS $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(SAN_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(B)/hobj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -DCFS_TEST_HOOKS $(EXTRA_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(TEST_OBJS) $(SAN_TEST_OBJS): EXTRA_CPPFLAGS := $(TEST_CPPFLAGS)
-$(LIB_OBJS) $(LIB_PIC_OBJS) $(SAN_LIB_OBJS): EXTRA_CPPFLAGS := $(LIB_VISFLAGS)
+$(LIB_OBJS) $(LIB_PIC_OBJS) $(SAN_LIB_OBJS) $(HOOK_LIB_OBJS): EXTRA_CPPFLAGS := $(LIB_VISFLAGS)
 # make does not see flags change: an object built before a change to them
 # here would keep exporting what it should not.
-$(LIB_OBJS) $(LIB_PIC_OBJS) $(SAN_LIB_OBJS): Makefile
+$(LIB_OBJS) $(LIB_PIC_OBJS) $(SAN_LIB_OBJS) $(HOOK_LIB_OBJS): Makefile
 
 # The mount (tools/cmd_mount.c) is built on libfuse3 (Debian libfuse3-dev,
 # installed by scripts/deps.sh).
@@ -191,6 +203,11 @@ $(SAN_LIB): $(SAN_LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
+$(HOOK_LIB): $(HOOK_LIB_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
 # With no objects yet, link an empty translation unit so the .so still exists.
 $(SHARED_LIB): $(LIB_PIC_OBJS) src/libchunkfs.map
 	@mkdir -p $(@D)
@@ -214,9 +231,9 @@ $(SAN)/chunkfs: $(SAN_TOOL_OBJS) $(SAN_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) -pthread $(LDFLAGS) -o $@ $(SAN_TOOL_OBJS) $(SAN_LIB) $(FUSE_LIBS) $(LDLIBS)
 
-$(B)/tests/%: $(B)/obj/tests/unit/%.o $(INTERNAL_LIB)
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(HOOK_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -pthread $(LDFLAGS) -o $@ $< $(INTERNAL_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) -pthread $(LDFLAGS) -o $@ $< $(HOOK_LIB) $(LDLIBS)
 
 $(SAN)/tests/%: $(SAN)/obj/tests/unit/%.o $(SAN_LIB)
 	@mkdir -p $(@D)

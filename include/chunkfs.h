@@ -44,10 +44,10 @@ typedef uint32_t cfs_ino_t;
 struct cfs_fs;
 
 /* ---- mkfs ---- */
-/* Structs that grow: cfs_mkfs_opts, cfs_fsck_opts and cfs_fsck_result
- * start with struct_size, which the caller sets to sizeof the struct as
- * its header has it (0: the layout of CHUNKFS_0.1, the first).  Fields
- * are only ever added at the end.  The library reads nothing of an
+/* Structs that grow: cfs_mkfs_opts, cfs_open_opts, cfs_fsck_opts and
+ * cfs_fsck_result start with struct_size, which the caller sets to sizeof
+ * the struct as its header has it (0: the layout of CHUNKFS_0.1, the
+ * first).  Fields are only ever added at the end.  The library reads nothing of an
  * options struct past struct_size (later fields count as 0), refuses
  * with -E2BIG one larger than it knows whose extra bytes are not all zero
  * (options this library cannot honour), and writes nothing of a result
@@ -80,6 +80,18 @@ uint32_t cfs_mkfs_default_chunks(uint64_t nblocks, uint32_t block_size);
 				   rebuild destroyed chunk headers */
 
 int cfs_open(const char *path, int flags, struct cfs_fs **out);
+/* cfs_open with more to say: a struct that grows (struct_size, above). */
+struct cfs_open_opts {
+	uint32_t struct_size;   /* sizeof(struct cfs_open_opts), or 0 */
+	int flags;              /* CFS_OPEN_* */
+	/* the block cache's size in bytes; 0 = the default, 64 MiB.  It holds
+	 * at least 64 blocks whatever this says.  A smaller cache writes
+	 * changes back sooner and in smaller batches. */
+	uint64_t cache_bytes;
+};
+/* opts NULL: as cfs_open(path, 0, out). */
+int cfs_open_ext(const char *path, const struct cfs_open_opts *opts,
+		 struct cfs_fs **out);
 /* Flush everything, mark every chunk clean, release.  Always frees fs. */
 int cfs_close(struct cfs_fs *fs);
 /* Write every dirty buffer and flush the device; chunks stay dirty. */
@@ -90,9 +102,9 @@ int cfs_sync(struct cfs_fs *fs);
  * unlinked open inode stay dirty).  Returns the number of chunks marked
  * clean, 0 when none was due. */
 int cfs_clean_idle(struct cfs_fs *fs, double idle_seconds);
-/* Human-readable reason for the last cfs_open or cfs_mkfs failure in this
- * thread, e.g. "not a chunkfs image (bad magic)".  Never NULL; meaningful
- * only right after a failed call. */
+/* Human-readable reason for the last cfs_open, cfs_open_ext or cfs_mkfs
+ * failure in this thread, e.g. "not a chunkfs image (bad magic)".  Never
+ * NULL; meaningful only right after a failed call. */
 const char *cfs_last_error(void);
 
 /* ---- attributes ---- */

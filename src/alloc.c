@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Allocation policy: which chunk a new inode, a new directory or a file's
  * next blocks go to.  The rules and the measurements behind them are in
- * docs/ALLOCATION.md; the space rules a user can rely on are in README.md.
+ * docs/ALLOCATION.md, whose first section holds the space rules a user can
+ * rely on.
  *
  * Every rule here is a preference.  Reserves are soft: a chunk's reserve is
  * handed out only when no chunk has room outside its reserve (chunk_pick's

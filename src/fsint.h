@@ -84,6 +84,7 @@ struct cfs_fs {
 	struct cfs_super sb;
 	int rdonly;
 	int own_bd;                     /* destroy bd at close */
+	uint64_t cache_asked;           /* cfs_open_opts.cache_bytes (0: default) */
 	int sb_from_backup;             /* primary superblock was unusable */
 	uint32_t seed;                  /* checksum seed */
 	uint32_t bsize, isz;
@@ -164,6 +165,8 @@ int cfs_struct_in(void *dst, size_t dsize, size_t first, const void *src);
 	(offsetof(struct cfs_fsck_opts, problem) + sizeof(void (*)(void)))
 #define CFS_FSCK_RESULT_SIZE0 \
 	(offsetof(struct cfs_fsck_result, seconds) + sizeof(double))
+#define CFS_OPEN_OPTS_SIZE0 \
+	(offsetof(struct cfs_open_opts, cache_bytes) + sizeof(uint64_t))
 void cfs_struct_out(void *dst, size_t first, const void *src, size_t ssize);
 /* Room for element n of growable array a (esz-byte elements, *cap of them
  * allocated; doubling, starting at first): a or its moved copy, or NULL with

@@ -35,12 +35,14 @@
 #include "bdev.h"
 #include "fsck/fsck.h"
 
-/* Test hooks (as CHUNKFS_CACHE_KB): CHUNKFS_TEST_SCRUB_PAUSE seconds of
- * sleep at a repair's first write (tests kill the daemon there, or go on
- * with operations while the repair waits), and
- * CHUNKFS_TEST_SCRUB_QUIET_PAUSE at the end of a check that holds nobody
- * up (tests change the filesystem meanwhile); each once per process, said
- * on stderr for the test to wait for. */
+/* Test hooks, in the test build only (-DCFS_TEST_HOOKS: build/san and
+ * the unit tests; the installed library reads no environment):
+ * CHUNKFS_TEST_SCRUB_PAUSE seconds of sleep at a repair's first write
+ * (tests kill the daemon there, or go on with operations while the
+ * repair waits), and CHUNKFS_TEST_SCRUB_QUIET_PAUSE at the end of a
+ * check that holds nobody up (tests change the filesystem meanwhile);
+ * each once per process, said on stderr for the test to wait for. */
+#ifdef CFS_TEST_HOOKS
 static void test_pause(const char *name, int *done)
 {
 	const char *e = getenv(name);
@@ -73,6 +75,11 @@ static void trace(struct cfs_fs *fs, uint32_t chunk, int held, const uint8_t *re
 	fprintf(f, "\n");
 	fclose(f);
 }
+#else
+/* macros, so that not even the names are in the installed library */
+#define test_pause(name, done) ((void)0)
+#define trace(fs, chunk, held, read, n) ((void)0)
+#endif
 
 /* The view's cache hook: the chunk is marked dirty as any writer's, and
  * remembered, for step 4. */

@@ -15,7 +15,8 @@
 
 #define CACHE_BYTES (64u << 20)
 
-static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out);
+static int fs_open(struct cfs_bdev *bd, int flags, int own, uint64_t cache,
+		   struct cfs_fs **out);
 
 static uint64_t div_up(uint64_t a, uint64_t b)
 {
@@ -253,7 +254,7 @@ static int mkfs_bdev(struct cfs_bdev *bd, const struct cfs_mkfs_opts *o)
 		ret = cfs_bdev_flush(bd);
 	if (ret < 0)
 		return ret;
-	ret = fs_open(bd, CFS_OPEN_NOCHECK, 0, &fs);
+	ret = fs_open(bd, CFS_OPEN_NOCHECK, 0, 0, &fs);
 	if (ret < 0)
 		return ret;
 	ret = mkfs_root(fs);
@@ -410,14 +411,24 @@ out:
 	return ret;
 }
 
-/* CHUNKFS_CACHE_KB overrides the cache size: crash tests shrink it so that
- * write-back interleaves with the workload. */
-static size_t cache_bytes(void)
+/* The block cache's size: the opener's (cfs_open_opts.cache_bytes), else
+ * the default.  Only the test build (-DCFS_TEST_HOOKS: build/san, the
+ * unit tests) lets CHUNKFS_CACHE_KB change the default, so that crash
+ * tests can shrink the cache of every open, the mount's and the
+ * command's included, and write-back interleaves with the workload; the
+ * installed library reads no environment. */
+static size_t cache_bytes(uint64_t asked)
 {
+#ifdef CFS_TEST_HOOKS
 	const char *e = getenv("CHUNKFS_CACHE_KB");
 	unsigned long kb = e ? strtoul(e, NULL, 10) : 0;
 
-	return kb ? (size_t)kb << 10 : CACHE_BYTES;
+	if (!asked && kb)
+		return (size_t)kb << 10;
+#endif
+	if (asked)
+		return asked > SIZE_MAX ? SIZE_MAX : (size_t)asked;
+	return CACHE_BYTES;
 }
 
 static int fs_setup(struct cfs_fs *fs, int flags)
@@ -440,7 +451,7 @@ static int fs_setup(struct cfs_fs *fs, int flags)
 	ret = fs->bd->block_size == fs->bsize ? 0 : cfs_bdev_set_block_size(fs->bd, fs->bsize);
 	if (ret < 0)
 		return ret;
-	ret = cache_init(&fs->cache, fs->bd, cache_bytes(), fs->seed);
+	ret = cache_init(&fs->cache, fs->bd, cache_bytes(fs->cache_asked), fs->seed);
 	if (ret < 0)
 		return ret;
 	fs->cache.before_dirty = chunk_before_dirty;
@@ -534,7 +545,8 @@ static struct cfs_fs *fs_alloc(struct cfs_bdev *bd, int flags, int own)
 	return fs;
 }
 
-static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out)
+static int fs_open(struct cfs_bdev *bd, int flags, int own, uint64_t cache,
+		   struct cfs_fs **out)
 {
 	struct cfs_fs *fs = fs_alloc(bd, flags, own);
 	int ret;
@@ -544,6 +556,7 @@ static int fs_open(struct cfs_bdev *bd, int flags, int own, struct cfs_fs **out)
 			cfs_bdev_destroy(bd);
 		return -ENOMEM;
 	}
+	fs->cache_asked = cache;
 	ret = cfs_bdev_set_block_size(bd, CFS_MIN_BLOCK);
 	if (ret == 0)
 		ret = read_super(fs, !!(flags & CFS_OPEN_REPAIR));
@@ -576,6 +589,7 @@ int fs_view_open_bd(struct cfs_fs *live, struct cfs_bdev *bd, int rdonly, struct
 		return -ENOMEM;
 	fs->sb = live->sb;
 	fs->live = live;
+	fs->cache_asked = live->cache_asked;
 	fs->touched = calloc(CFS_MAX_CHUNKS, 1);
 	ret = fs->touched ? fs_setup(fs, CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR) : -ENOMEM;
 	if (ret < 0) {
@@ -594,15 +608,22 @@ void fs_view_close(struct cfs_fs *fs)
 
 int cfs_open_bdev(struct cfs_bdev *bd, int flags, struct cfs_fs **out)
 {
-	return fs_open(bd, flags, 1, out);
+	return fs_open(bd, flags, 1, 0, out);
 }
 
-int cfs_open(const char *path, int flags, struct cfs_fs **out)
+/* opts as this library knows it (include/chunkfs.h, "Structs that grow") */
+int cfs_open_ext(const char *path, const struct cfs_open_opts *opts, struct cfs_fs **out)
 {
+	struct cfs_open_opts o = { .struct_size = sizeof(o) };
 	struct cfs_bdev *bd;
 	int ret;
 
-	ret = cfs_bdev_file_open(path, (flags & CFS_OPEN_RDONLY) ? O_RDONLY : O_RDWR,
+	if (opts && (ret = cfs_struct_in(&o, sizeof(o), CFS_OPEN_OPTS_SIZE0, opts)) < 0) {
+		cfs_set_error(ret == -E2BIG ? "open options this library does not know "
+			      "(a newer chunkfs.h)" : "bad struct_size in the open options");
+		return ret;
+	}
+	ret = cfs_bdev_file_open(path, (o.flags & CFS_OPEN_RDONLY) ? O_RDONLY : O_RDWR,
 				 CFS_MIN_BLOCK, &bd);
 	if (ret == -EBUSY) {
 		cfs_set_error("image is in use by another process (mounted?)");
@@ -612,7 +633,14 @@ int cfs_open(const char *path, int flags, struct cfs_fs **out)
 		cfs_set_error("%s", strerror(-ret));
 		return ret;
 	}
-	return cfs_open_bdev(bd, flags, out);
+	return fs_open(bd, o.flags, 1, o.cache_bytes, out);
+}
+
+int cfs_open(const char *path, int flags, struct cfs_fs **out)
+{
+	struct cfs_open_opts o = { .struct_size = sizeof(o), .flags = flags };
+
+	return cfs_open_ext(path, &o, out);
 }
 
 /* ---- sync, clean, close ---- */

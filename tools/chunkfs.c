@@ -17,24 +17,6 @@
 
 const char *tool_prog = "chunkfs";
 
-/* tools/cmd_fsck.c */
-int cmd_fsck(int argc, char **argv);
-
-/* tools/cmd_mount.c */
-int cmd_mount(int argc, char **argv);
-bool mount_helper_call(int argc, char **argv);
-
-/* admin commands: tools/cmd_tune.c */
-int cmd_tune(int argc, char **argv);
-/* For --version: the libfuse linked, and FUSE over io_uring (cmd_mount.c) */
-void mount_version(FILE *f);
-/* tools/cmd_trim.c */
-int cmd_trim(int argc, char **argv);
-/* tools/cmd_resize.c */
-int cmd_resize(int argc, char **argv);
-/* tools/cmd_scrub.c */
-int cmd_scrub(int argc, char **argv);
-
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -130,6 +112,7 @@ static const struct command commands[] = {
 	  "  allow_other       let other users in (the kernel checks permissions)\n"
 	  "  clean_after=SECS  write back and mark chunks clean SECS after a change (default 5)\n"
 	  "  nocheck           skip that check (at your own risk)\n"
+	  "  cache_size=SIZE   the daemon's block cache (K, M, G, T; default 64M)\n"
 	  "  errors=continue (default), errors=remount-ro, errors=repair\n"
 	  "                    on corruption in a chunk: go on; refuse changes; or\n"
 	  "                    check and repair that chunk at once (preen's rules:\n"

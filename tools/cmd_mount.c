@@ -334,7 +334,9 @@ static int open_image(const struct mopts *o, const char *image, struct cfs_fs **
 			"image is in use by another process (mounted?)" : errstr(ret));
 		return ret;
 	}
-	ret = cfs_open(image, flags, fs);
+	ret = cfs_open_ext(image, &(struct cfs_open_opts){ .struct_size =
+			   sizeof(struct cfs_open_opts), .flags = flags,
+			   .cache_bytes = o->cache_bytes }, fs);
 	if (ret < 0) {
 		err_msg("%s: %s", o->image, cfs_last_error());
 		return ret;
@@ -620,9 +622,12 @@ static void mount_init(void *userdata, struct fuse_conn_info *conn)
 
 	table_init(userdata, conn);
 	conn->max_read = m->max_read;
-	/* tests/mount/cli.sh: a daemon that dies before it serves */
+#ifdef CFS_TEST_HOOKS
+	/* tests/mount/cli.sh: a daemon that dies before it serves (the test
+	 * build only: the installed daemon reads no test hook) */
 	if (getenv("CHUNKFS_TEST_KILL_AT_INIT"))
 		raise(SIGKILL);
+#endif
 }
 
 static struct fuse_session *session_new(struct mnt *m, struct mopts *o)
@@ -821,8 +826,6 @@ static int remount(const struct mopts *o, const char *image)
  * for type fuse.chunkfs; it always passes -o, with at least dev,suid):
  * IMAGE is no command name, DIR is a directory.  Without the -o it is
  * more likely a typo than a mount, and no mount is made. */
-bool mount_helper_call(int argc, char **argv);
-
 bool mount_helper_call(int argc, char **argv)
 {
 	struct stat st;
@@ -831,8 +834,6 @@ bool mount_helper_call(int argc, char **argv)
 	       stat(argv[2], &st) == 0 && S_ISDIR(st.st_mode) &&
 	       stat(argv[1], &st) == 0 && !S_ISDIR(st.st_mode);
 }
-
-int cmd_mount(int argc, char **argv);
 
 int cmd_mount(int argc, char **argv)
 {

@@ -22,6 +22,10 @@
 #include "tool.h"
 
 #define DEFAULT_CLEAN           5.0
+/* cache_size=: below 64 KiB the library would cache 64 blocks anyway,
+ * and a cache beyond 1 TiB is no limit at all */
+#define MIN_CACHE               (64ull << 10)
+#define MAX_CACHE               (1ull << 40)
 #define MAX_DEFAULT_THREADS     16
 /* libfuse reads a request into a buffer of 256 pages plus a header
  * (FUSE_MAX_MAX_PAGES), and the kernel refuses to fill a buffer smaller
@@ -270,6 +274,15 @@ static int value_opt(struct mopts *o, enum mopts_from from, const char *opt)
 		if (parse_seconds(opt + 12, &o->clean_after) < 0)
 			return refuse(o, from, "bad clean_after '%s': seconds, 0 to 1000000",
 				      opt + 12);
+		return DONE;
+	}
+	if (strncmp(opt, "cache_size=", 11) == 0) {
+		uint64_t n;
+
+		if (parse_size(opt + 11, &n) < 0 || n < MIN_CACHE || n > MAX_CACHE)
+			return refuse(o, from, "bad cache_size '%s': 64K to 1T (K, M, G, T: "
+				      "powers of 1024)", opt + 11);
+		o->cache_bytes = n;
 		return DONE;
 	}
 	if (strncmp(opt, "errors=", 7) == 0 && strcmp(opt, "errors=panic") != 0) {

@@ -8,6 +8,7 @@
 #define CHUNKFS_MOUNT_OPTS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 enum atime_mode { ATIME_OFF, ATIME_REL, ATIME_STRICT };
 /* -o io_uring, -o no_io_uring, or neither: io_uring where offered */
@@ -23,6 +24,7 @@ struct mopts {
 	bool rdonly, nocheck, remount;
 	bool user_dev, user_suid, user_fsname, user_subtype;
 	double clean_after;
+	uint64_t cache_bytes;           /* cache_size= (0: the library's default) */
 	enum errors_mode errors;
 	double scrub_interval;
 	enum atime_mode atime;

@@ -38,6 +38,17 @@ int cmd_ln(int argc, char **argv);
 int cmd_mv(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_put(int argc, char **argv);
+int cmd_fsck(int argc, char **argv);
+int cmd_scrub(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_trim(int argc, char **argv);
+int cmd_resize(int argc, char **argv);
+/* tools/cmd_mount.c: the mount, and the daemon's parts the dispatch needs */
+int cmd_mount(int argc, char **argv);
+/* argv is mount(8)'s call of a helper: "IMAGE DIR -o OPTIONS" */
+bool mount_helper_call(int argc, char **argv);
+/* For --version: the libfuse linked, and FUSE over io_uring */
+void mount_version(FILE *f);
 
 /* ---- chunk map (tools/chunkmap.c, for chunkfs info --map / --svg) ---- */
 struct chunk_row {

@@ -165,6 +165,22 @@ internal_lib() {
 	fi
 }
 
+# The test hooks (CHUNKFS_CACHE_KB, CHUNKFS_TEST_*: environment variables
+# that steer the library and the daemon) are built into the test builds
+# only (CFS_TEST_HOOKS: build/san, make check); build/chunkfs, as
+# installed, reads none of them (tests/lib/hooks.sh).
+have_test_hooks() {
+	grep -qaF CHUNKFS_TEST_SCRUB_PAUSE "$CHUNKFS"
+}
+
+# Without them: NAME skipped, loudly, and the script ends.
+need_test_hooks() {
+	have_test_hooks && return 0
+	echo "***** $1 NOT RUN: $CHUNKFS has no test hooks *****" >&2
+	skip "$1" "$CHUNKFS was built without the test hooks (build/san has them): NOT tested"
+	finish
+}
+
 cfsdamage_build() {
 	local bdir flags=(-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g)
 	bdir=$(dirname "$CHUNKFS")

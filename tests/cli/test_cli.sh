@@ -569,7 +569,10 @@ for d in 0 1 2 3 4 5 6 7 8 9; do
 	for f in $(seq 200); do printf '%01500d' "$f" >dirty.src/d$d/f$f; done
 done
 dirty=0
-for delay in 0.02 0.03 0.06 0.1 0.2 0.5; do
+# the small cache is a test hook: without it the copy is written back at
+# its end only, and the kill leaves no chunk dirty
+have_test_hooks || delays=
+for delay in ${delays-0.02 0.03 0.06 0.1 0.2 0.5}; do
 	rm -f dirty.img
 	"$C" mkfs -q -c 8 dirty.img 256M
 	(CHUNKFS_CACHE_KB=256 timeout -s KILL "$delay" "$C" put -r dirty.img dirty.src /d) \
@@ -587,6 +590,8 @@ if [ $dirty = 1 ]; then
 	no_crash dirty_ls_no_crash "$C" ls -lR dirty.img /
 	no_crash dirty_get_no_crash "$C" get -r dirty.img / dirty.out
 	[ "$(sum dirty.img)" = "$before" ] && pass dirty_image_unchanged || fail dirty_image_unchanged "image was modified"
+elif ! have_test_hooks; then
+	skip dirty_info_works "$C has no test hooks (CHUNKFS_CACHE_KB; build/san has them): NOT tested"
 else
 	skip dirty_info_works "could not kill a writer mid-copy (the copy was too fast)"
 fi

@@ -31,11 +31,11 @@ fi
 
 u=0badc0de-1234-4abc-8def-0123456789ab
 label='new label <&> ü'
-if expect_exit 0 "$C" tune -L "$label" -U "$u" -o noatime,clean_after=2 "$img" &&
+if expect_exit 0 "$C" tune -L "$label" -U "$u" -o noatime,clean_after=2,cache_size=16M "$img" &&
    [ "$(jinfo 'd["label"]')" = "$label" ] && [ "$(jinfo 'd["uuid"]')" = "$u" ] &&
    [ "$(jinfo 'd["features"]["compat"] & 1, d["features"]["incompat"] & 1')" = "1 1" ] &&
    expect_exit 0 "$C" tune -l "$img" &&
-   grep -q '^Default mount options: *noatime,clean_after=2$' "$OUT"; then
+   grep -q '^Default mount options: *noatime,clean_after=2,cache_size=16M$' "$OUT"; then
 	pass tune_round_trip
 else
 	fail tune_round_trip "$(jinfo 'd')"
@@ -108,6 +108,8 @@ tune_refuses tune_refuses_unsupported_opt noatime,acl "option 'acl' is not suppo
 tune_refuses tune_refuses_unknown_opt foo=bar "unknown mount option 'foo=bar'"
 tune_refuses tune_refuses_bad_size max_write=1 "bad max_write '1': 4096 to [0-9]+ bytes"
 tune_refuses tune_refuses_bad_value errors=sometimes "bad errors 'sometimes'"
+tune_refuses tune_refuses_small_cache cache_size=4K "bad cache_size '4K': 64K to 1T"
+tune_refuses tune_refuses_bad_cache cache_size=lots "bad cache_size 'lots': 64K to 1T"
 tune_refuses tune_refuses_ignored_opt user_xattr "option 'user_xattr' means nothing to chunkfs"
 tune_refuses tune_refuses_fstab_opt nofail "option 'nofail' is for fstab only"
 tune_refuses tune_refuses_not_a_default ro,remount "option 'remount' cannot be a default"

@@ -11,16 +11,17 @@
 #  - every durable file reads back exactly through that mount;
 #  - after unmounting, a forced `chunkfs fsck -f -n` finds nothing.
 # The image carries over from round to round; each round starts by
-# removing the last round's files once they are verified.  CHUNKFS_KILL_ROUNDS (default
-# 3; make crash-long runs 300), CHUNKFS_KILL_SEED replays a run: it is
-# printed first.
+# removing the last round's files once they are verified.
+# CHUNKFS_KILL_ROUNDS (default 3; make crash-long runs 300),
+# CHUNKFS_KILL_SEED replays a run: it is printed first; the daemon's
+# cache is CHUNKFS_KILL_CACHE (default 256K: -o cache_size=).
 . "$(dirname "$0")/lib.sh"
 
 need_fuse kill_stress_mount
 
 # A small cache in the daemon, so that write-back interleaves with the
 # workload and a kill leaves half-written operations on the disk.
-export CHUNKFS_CACHE_KB=${CHUNKFS_CACHE_KB:-256}
+CACHE=${CHUNKFS_KILL_CACHE:-256K}
 
 ROUNDS=${CHUNKFS_KILL_ROUNDS:-3}
 SEED=${CHUNKFS_KILL_SEED:-$(( $(date +%s%N) % 1000000 ))}
@@ -38,7 +39,7 @@ mkdir "$mnt"
 round() {
 	local r=$1 w pids=() own shared ms out
 
-	if ! mount_fs "$img" "$mnt"; then
+	if ! mount_fs "$img" "$mnt" -o cache_size="$CACHE"; then
 		fail "round_${r}_mount" "the mount (with its preen check) failed: $(tail -n 20 "$DAEMON_LOG")"
 		"$CHUNKFS" fsck -n -f "$img" 2>&1 | head -n 30 | sed 's/^/    /'
 		return 1
@@ -86,7 +87,7 @@ done
 # the last kill's recovery, then the checks of the last round
 if [ "$ok" = 1 ]; then
 	r=$((ROUNDS + 1))
-	if ! mount_fs "$img" "$mnt"; then
+	if ! mount_fs "$img" "$mnt" -o cache_size="$CACHE"; then
 		fail "final_mount" "the mount (with its preen check) failed: $(tail -n 20 "$DAEMON_LOG")"
 		ok=0
 	else

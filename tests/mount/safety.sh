@@ -61,7 +61,7 @@ test_after_umount() {
 	for what in fsck mount info; do
 		# a cache as big as what is written: all of it is left for the
 		# daemon to write after umount returns
-		if ! CHUNKFS_CACHE_KB=262144 expect_exit 0 "$CHUNKFS" mount "$img" "$mnt"; then
+		if ! expect_exit 0 "$CHUNKFS" mount -o cache_size=256M "$img" "$mnt"; then
 			fail "after_umount_$what" "mount: $(head -c 300 "$ERR")"
 			return
 		fi

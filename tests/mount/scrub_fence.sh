@@ -19,6 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 
 C=$CHUNKFS
+need_test_hooks fence_scrub
 mount_test fence_mount fence.img
 TRACE=$TESTDIR/trace
 

@@ -26,6 +26,7 @@
 . "$(dirname "$0")/lib.sh"
 
 C=$CHUNKFS
+need_test_hooks reach_scrub
 mount_test reach_mount reach.img
 mkfs_or_finish -c 4 "$img" 64M
 "$C" mkdir "$img" /a /w && echo "lost file" | "$C" put "$img" - /a/f ||

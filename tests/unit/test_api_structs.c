@@ -6,7 +6,9 @@
  * further than the caller's struct_size.  Through the public API only,
  * on image files. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -96,9 +98,98 @@ static void test_fsck_result_bounded(void)
 	unlink(IMG);
 }
 
+static void test_open_sizes(void)
+{
+	struct cfs_mkfs_opts mo = { .struct_size = sizeof(mo), .size = 16 << 20 };
+	struct cfs_open_opts o = { .flags = CFS_OPEN_RDONLY };  /* struct_size 0 */
+	struct { struct cfs_open_opts o; unsigned char later[PAD]; } n;
+	struct cfs_fs *fs;
+	cfs_ino_t ino;
+
+	unlink(IMG);
+	CHECK_OK(cfs_mkfs(IMG, &mo));
+	CHECK_OK(cfs_open_ext(IMG, &o, &fs));
+	/* the flags are taken: read-only */
+	CHECK_ERR(cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &ino), EROFS);
+	CHECK_OK(cfs_close(fs));
+	CHECK_OK(cfs_open_ext(IMG, NULL, &fs));  /* as cfs_open(IMG, 0, ...) */
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &ino));
+	CHECK_OK(cfs_close(fs));
+	memset(&n, 0, sizeof(n));
+	n.o = o;
+	n.o.struct_size = sizeof(n);
+	CHECK_OK(cfs_open_ext(IMG, &n.o, &fs)); /* newer, nothing new asked */
+	CHECK_OK(cfs_close(fs));
+	n.later[3] = 1;
+	CHECK_ERR(cfs_open_ext(IMG, &n.o, &fs), E2BIG);
+	CHECK(strstr(cfs_last_error(), "open options") != NULL);
+	o.struct_size = 4;
+	CHECK_ERR(cfs_open_ext(IMG, &o, &fs), EINVAL);
+	unlink(IMG);
+}
+
+/* FNV-1a of the image file's bytes, read beside the library */
+static uint64_t image_hash(void)
+{
+	unsigned char buf[65536];
+	uint64_t h = 1469598103934665603ull;
+	ssize_t n, i;
+	int fd = open(IMG, O_RDONLY);
+
+	CHECK(fd >= 0);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 1099511628211ull;
+	close(fd);
+	return h;
+}
+
+/* Whether an open wrote to the image before its sync: a chmod of 1000
+ * files changes 250 inode table blocks (1 KiB blocks), far more than a
+ * 64 KiB cache holds (it keeps 64 blocks, then writes back), far less
+ * than the default 64 MiB, which holds them all. */
+static int written_before_sync(uint64_t cache_bytes)
+{
+	struct cfs_mkfs_opts mo = { .struct_size = sizeof(mo), .size = 64 << 20,
+				    .block_size = 1024 };
+	struct cfs_open_opts o = { .struct_size = sizeof(o), .cache_bytes = cache_bytes };
+	struct cfs_setattr sa = { .valid = CFS_SET_MODE, .mode = 0600 };
+	cfs_ino_t dir, ino[1000];
+	struct cfs_fs *fs;
+	uint64_t before;
+	char name[32];
+	int i, changed;
+
+	unlink(IMG);
+	CHECK_OK(cfs_mkfs(IMG, &mo));
+	CHECK_OK(cfs_open(IMG, 0, &fs));
+	CHECK_OK(cfs_mkdir(fs, CFS_ROOT_INO, "d", 0755, 0, 0, &dir));
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "file-%04d", i);
+		CHECK_OK(cfs_mknod(fs, dir, name, 0100644, 0, 0, 0, &ino[i]));
+	}
+	CHECK_OK(cfs_close(fs));
+	before = image_hash();
+	CHECK_OK(cfs_open_ext(IMG, &o, &fs));
+	for (i = 0; i < 1000; i++)
+		CHECK_OK(cfs_setattr(fs, ino[i], &sa, NULL));
+	changed = image_hash() != before;
+	CHECK_OK(cfs_close(fs));
+	unlink(IMG);
+	return changed;
+}
+
+static void test_open_cache_size(void)
+{
+	CHECK_EQ(written_before_sync(0), 0);
+	CHECK_EQ(written_before_sync(64 << 10), 1);
+}
+
 int main(void)
 {
 	TEST_RUN(test_mkfs_sizes);
 	TEST_RUN(test_fsck_result_bounded);
+	TEST_RUN(test_open_sizes);
+	TEST_RUN(test_open_cache_size);
 	return TEST_DONE();
 }
