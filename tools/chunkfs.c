@@ -34,6 +34,8 @@ int cmd_trim(int argc, char **argv);
 int cmd_resize(int argc, char **argv);
 /* tools/cmd_scrub.c */
 int cmd_scrub(int argc, char **argv);
+/* tools/cmd_probe.c */
+int cmd_probe(int argc, char **argv);
 
 struct command {
 	const char *name;
@@ -193,6 +195,17 @@ static const struct command commands[] = {
 	  "T suffixes; whole blocks of it count) defaults to the whole file or\n"
 	  "device; an image file shorter than SIZE is extended.  Shrinking is\n"
 	  "refused.\n" },
+	{ "probe", cmd_probe, "[--export] DEVICE|IMAGE",
+	  "Say whether DEVICE holds a chunkfs, and its label and UUID, as blkid\n"
+	  "does for other filesystems (libblkid does not know chunkfs).  Reads\n"
+	  "the primary superblock only, read-only, without a lock: a mounted\n"
+	  "filesystem can be probed.  The udev rule 64-chunkfs.rules imports\n"
+	  "--export's output, which makes the /dev/disk/by-uuid and by-label\n"
+	  "links that UUID= and LABEL= in fstab use.\n"
+	  "  --export  KEY=VALUE lines as blkid -p -o udev prints them\n"
+	  "            (ID_FS_UUID, ID_FS_LABEL, their _ENC forms, ID_FS_TYPE...)\n"
+	  "Exit status (blkid's): 0 found, 2 not a chunkfs (nothing printed),\n"
+	  "4 usage error, I/O error or a damaged superblock.\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
