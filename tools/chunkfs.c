@@ -202,7 +202,7 @@ static const struct command commands[] = {
 	  "filesystem can be probed.  The udev rule 64-chunkfs.rules imports\n"
 	  "--export's output, which makes the /dev/disk/by-uuid and by-label\n"
 	  "links that UUID= and LABEL= in fstab use.\n"
-	  "  --export  KEY=VALUE lines as blkid -p -o udev prints them\n"
+	  "  --export  KEY=VALUE lines as blkid prints them for udev\n"
 	  "            (ID_FS_UUID, ID_FS_LABEL, their _ENC forms, ID_FS_TYPE...)\n"
 	  "Exit status (blkid's): 0 found, 2 not a chunkfs (nothing printed),\n"
 	  "4 usage error, I/O error or a damaged superblock.\n" },
