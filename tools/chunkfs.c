@@ -83,17 +83,29 @@ static const struct command commands[] = {
 	  "  -L  follow a final symbolic link\n" },
 	{ "cat", cmd_cat, "IMAGE PATH...",
 	  "Write the contents of files inside the image to standard output.\n" },
-	{ "get", cmd_get, "[-r] IMAGE SRC DEST",
+	{ "get", cmd_get, "[-r] [-v] [-C FD | --no-progress] IMAGE SRC DEST",
 	  "Copy SRC out of the image to the host path DEST (into DEST if it is a\n"
 	  "directory), keeping modes, times, symlinks, hard links and xattrs, and\n"
 	  "owners when run as root.\n"
-	  "  -r  copy a whole directory tree\n" },
-	{ "put", cmd_put, "[-r] IMAGE SRC DEST",
+	  "  -r             copy a whole directory tree\n"
+	  "  -v             say at the end how many files and bytes, in how long\n"
+	  "  -C FD          progress: 0 = a line on the terminal (the default when\n"
+	  "                 stderr is one), else \"FILES BYTES SECONDS\" lines on FD\n"
+	  "  --no-progress  no progress line\n"
+	  "On a terminal the progress line (files, bytes, rate, time; at most ten\n"
+	  "updates a second) ends as that summary.\n" },
+	{ "put", cmd_put, "[-r] [-v] [-C FD | --no-progress] IMAGE SRC DEST",
 	  "Copy the host file SRC (\"-\" for standard input) into the image as\n"
 	  "DEST (into DEST if it is a directory), keeping modes, owners, times,\n"
 	  "symlinks, hard links, special files, xattrs and holes.  An existing\n"
 	  "regular file is written into, as cp does (its other links see it).\n"
-	  "  -r  copy a whole directory tree\n" },
+	  "  -r             copy a whole directory tree\n"
+	  "  -v             say at the end how many files and bytes, in how long\n"
+	  "  -C FD          progress: 0 = a line on the terminal (the default when\n"
+	  "                 stderr is one), else \"FILES BYTES SECONDS\" lines on FD\n"
+	  "  --no-progress  no progress line\n"
+	  "On a terminal the progress line (files, bytes, rate, time; at most ten\n"
+	  "updates a second) ends as that summary.\n" },
 	{ "mkdir", cmd_mkdir, "[-p] [-m MODE] IMAGE PATH...",
 	  "Create directories inside the image.\n"
 	  "  -p       create missing parents; no error if it exists\n"
