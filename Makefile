@@ -325,11 +325,13 @@ COMP_NAMES := mkfs.chunkfs fsck.chunkfs mount.chunkfs mount.fuse.chunkfs
 
 SYSTEMDDIR := $(PREFIX)/lib/systemd/system
 SYSTEMD_UNITS := $(sort $(wildcard systemd/*.service systemd/*.timer))
+# udev reads /usr/local/lib/udev/rules.d as well as /usr/lib/udev/rules.d
+UDEVRULESDIR := $(PREFIX)/lib/udev/rules.d
 
 .PHONY: install-man uninstall-man install-completion uninstall-completion
-.PHONY: install-systemd uninstall-systemd
-install: install-man install-completion install-systemd
-uninstall: uninstall-man uninstall-completion uninstall-systemd
+.PHONY: install-systemd uninstall-systemd install-udev uninstall-udev
+install: install-man install-completion install-systemd install-udev
+uninstall: uninstall-man uninstall-completion uninstall-systemd uninstall-udev
 
 # chunkfs-scrub@.service and chunkfs-scrub_all.{service,timer}: the weekly
 # online check, as e2scrub_all.timer (not enabled: systemctl enable --now
@@ -340,6 +342,18 @@ install-systemd:
 
 uninstall-systemd:
 	rm -f $(SYSTEMD_UNITS:systemd/%=$(DESTDIR)$(SYSTEMDDIR)/%)
+
+# udev/64-chunkfs.rules: the /dev/disk/by-uuid and by-label links of
+# chunkfs devices, through `chunkfs probe --export`, named by its full path
+# (udev looks for a bare name in its own directory only)
+install-udev:
+	@mkdir -p $(B)
+	sed -e 's|@BINDIR@|$(BINDIR)|g' udev/64-chunkfs.rules.in > $(B)/64-chunkfs.rules
+	$(INSTALL) -d $(DESTDIR)$(UDEVRULESDIR)
+	$(INSTALL) -m 644 $(B)/64-chunkfs.rules $(DESTDIR)$(UDEVRULESDIR)/64-chunkfs.rules
+
+uninstall-udev:
+	rm -f $(DESTDIR)$(UDEVRULESDIR)/64-chunkfs.rules
 
 install-man:
 	for p in $(MAN_PAGES); do s=$${p##*.}; \

@@ -48,6 +48,9 @@
  *                                   whole header block of chunk C
  *   cfsdamage IMAGE super N         zero superblock N (0 the primary, 1
  *                                   the backup), the whole block
+ *   cfsdamage IMAGE sbflip N        flip a bit of superblock N's label
+ *                                   (0 the primary, 1 the backup), its
+ *                                   checksum left wrong (chunkfs probe)
  *   cfsdamage IMAGE dirlevel C      make the first directory node block of
  *                                   chunk C claim B+tree level 7 and reseal
  *                                   it: only the node's own rules see it;
@@ -88,7 +91,8 @@ static int usage(void)
 			"       cfsdamage IMAGE dirlevel CHUNK\n"
 			"       cfsdamage IMAGE mountopts TEXT\n"
 			"       cfsdamage IMAGE chdr CHUNK SEED\n"
-			"       cfsdamage IMAGE super 0|1\n");
+			"       cfsdamage IMAGE super 0|1\n"
+			"       cfsdamage IMAGE sbflip 0|1\n");
 	return 2;
 }
 
@@ -242,6 +246,14 @@ static int zero_super(struct damage_img *m, uint64_t which)
 	return 0;
 }
 
+static int flip_super(struct damage_img *m, uint64_t which)
+{
+	if (which > 1)
+		return -ERANGE;
+	damage_blk(m, which ? m->sb.backup_sb_block : 0)[CFS_OFF_SB_LABEL] ^= 0x01;
+	return 0;
+}
+
 /* Every allocated block apart from the superblocks and chunk headers, in
  * order; *n of them.  NULL when out of memory. */
 static uint64_t *allocated_blocks(const struct damage_img *m, uint64_t *n)
@@ -322,7 +334,7 @@ static int verb_args(const char *verb, int *least, int *most)
 	return strcmp(verb, "incompat") && strcmp(verb, "inode") && strcmp(verb, "dirnode") &&
 	       strcmp(verb, "meta") && strcmp(verb, "dirlevel") && strcmp(verb, "stubs") &&
 	       strcmp(verb, "ibit") && strcmp(verb, "chdr") && strcmp(verb, "super") &&
-	       strcmp(verb, "blocks");
+	       strcmp(verb, "sbflip") && strcmp(verb, "blocks");
 }
 
 /* Default mount options as the library stores them, whatever they are. */
@@ -381,6 +393,8 @@ int main(int argc, char **argv)
 		ret = garble_chdr(&m, (uint64_t)arg, (uint64_t)mask);
 	else if (!strcmp(argv[2], "super"))
 		ret = zero_super(&m, (uint64_t)arg);
+	else if (!strcmp(argv[2], "sbflip"))
+		ret = flip_super(&m, (uint64_t)arg);
 	else if (!strcmp(argv[2], "blocks"))
 		ret = garble_blocks(&m, (uint64_t)arg, (uint64_t)mask);
 	else if (!strcmp(argv[2], "ibit"))

@@ -63,17 +63,29 @@ static const struct command commands[] = {
 	  "  -L  follow a final symbolic link\n" },
 	{ "cat", cmd_cat, "IMAGE PATH...",
 	  "Write the contents of files inside the image to standard output.\n" },
-	{ "get", cmd_get, "[-r] IMAGE SRC DEST",
+	{ "get", cmd_get, "[-r] [-v] [-C FD | --no-progress] IMAGE SRC DEST",
 	  "Copy SRC out of the image to the host path DEST (into DEST if it is a\n"
 	  "directory), keeping modes, times, symlinks, hard links and xattrs, and\n"
 	  "owners when run as root.\n"
-	  "  -r  copy a whole directory tree\n" },
-	{ "put", cmd_put, "[-r] IMAGE SRC DEST",
+	  "  -r             copy a whole directory tree\n"
+	  "  -v             say at the end how many files and bytes, in how long\n"
+	  "  -C FD          progress: 0 = a line on the terminal (the default when\n"
+	  "                 stderr is one), else \"FILES BYTES SECONDS\" lines on FD\n"
+	  "  --no-progress  no progress line\n"
+	  "On a terminal the progress line (files, bytes, rate, time; at most ten\n"
+	  "updates a second) ends as that summary.\n" },
+	{ "put", cmd_put, "[-r] [-v] [-C FD | --no-progress] IMAGE SRC DEST",
 	  "Copy the host file SRC (\"-\" for standard input) into the image as\n"
 	  "DEST (into DEST if it is a directory), keeping modes, owners, times,\n"
 	  "symlinks, hard links, special files, xattrs and holes.  An existing\n"
 	  "regular file is written into, as cp does (its other links see it).\n"
-	  "  -r  copy a whole directory tree\n" },
+	  "  -r             copy a whole directory tree\n"
+	  "  -v             say at the end how many files and bytes, in how long\n"
+	  "  -C FD          progress: 0 = a line on the terminal (the default when\n"
+	  "                 stderr is one), else \"FILES BYTES SECONDS\" lines on FD\n"
+	  "  --no-progress  no progress line\n"
+	  "On a terminal the progress line (files, bytes, rate, time; at most ten\n"
+	  "updates a second) ends as that summary.\n" },
 	{ "mkdir", cmd_mkdir, "[-p] [-m MODE] IMAGE PATH...",
 	  "Create directories inside the image.\n"
 	  "  -p       create missing parents; no error if it exists\n"
@@ -176,6 +188,17 @@ static const struct command commands[] = {
 	  "T suffixes; whole blocks of it count) defaults to the whole file or\n"
 	  "device; an image file shorter than SIZE is extended.  Shrinking is\n"
 	  "refused.\n" },
+	{ "probe", cmd_probe, "[--export] DEVICE|IMAGE",
+	  "Say whether DEVICE holds a chunkfs, and its label and UUID, as blkid\n"
+	  "does for other filesystems (libblkid does not know chunkfs).  Reads\n"
+	  "the primary superblock only, read-only, without a lock: a mounted\n"
+	  "filesystem can be probed.  The udev rule 64-chunkfs.rules imports\n"
+	  "--export's output, which makes the /dev/disk/by-uuid and by-label\n"
+	  "links that UUID= and LABEL= in fstab use.\n"
+	  "  --export  KEY=VALUE lines as blkid prints them for udev\n"
+	  "            (ID_FS_UUID, ID_FS_LABEL, their _ENC forms, ID_FS_TYPE...)\n"
+	  "Exit status (blkid's): 0 found, 2 not a chunkfs (nothing printed),\n"
+	  "4 usage error, I/O error or a damaged superblock.\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

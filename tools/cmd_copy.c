@@ -112,6 +112,11 @@ static void map_free(struct link_map *m)
 
 /* ---- shared context ------------------------------------------------- */
 
+struct copy_args {
+	bool recursive, verbose;
+	int progress_fd;                /* PROGRESS_TTY, PROGRESS_OFF or -C's */
+};
+
 struct copy_ctx {
 	struct cfs_fs *fs;
 	const char *img;
@@ -173,24 +178,24 @@ static bool is_dot(const char *name)
 	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
 }
 
-static int setup_ctx(struct copy_ctx *c, const char *img, bool recursive)
+static int setup_ctx(struct copy_ctx *c, const char *img, const char *what,
+		     const struct copy_args *a)
 {
 	memset(c, 0, sizeof(*c));
 	c->img = img;
-	c->recursive = recursive;
+	c->recursive = a->recursive;
 	c->root = geteuid() == 0;
 	c->buf = malloc(COPY_BUF_SIZE);
 	if (!c->buf)
 		return -ENOMEM;
 	if (stat(img, &c->img_st) < 0)
 		memset(&c->img_st, 0, sizeof(c->img_st));
-	progress_init(&c->prog);
+	progress_init(&c->prog, what, a->progress_fd, a->verbose);
 	return 0;
 }
 
 static void free_ctx(struct copy_ctx *c)
 {
-	progress_done(&c->prog);
 	free(c->buf);
 	walk_free(&c->ws);
 	map_free(&c->links);
@@ -566,15 +571,41 @@ static char *get_dest(const char *dest, const char *ipath)
 	return *base ? path_join(dest, base) : strdup(dest);
 }
 
-static int get_args(int argc, char **argv, bool *recursive)
+static int get_args(int argc, char **argv, struct copy_args *a)
 {
+	static const struct option lopts[] = {
+		{ "no-progress", no_argument, NULL, 'P' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t fd;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":rRa", NULL, NULL)) != -1) {
-		if (c != 'r' && c != 'R' && c != 'a')
+	a->progress_fd = PROGRESS_TTY;
+	while ((c = getopt_long(argc, argv, ":rRaC:v", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'r': case 'R': case 'a':
+			a->recursive = true;
+			break;
+		case 'v':
+			a->verbose = true;
+			break;
+		case 'P':
+			a->progress_fd = PROGRESS_OFF;
+			break;
+		case 'C':
+			/* fsck's -C: 0 the line on the terminal, else lines on FD,
+			 * which must be open (not one opened later, the image's) */
+			if (parse_u64(optarg, &fd) < 0 || fd > 1024)
+				return usage_error(argv[0], "bad progress descriptor '%s'", optarg);
+			if (fd > 0 && fcntl((int)fd, F_GETFD) < 0)
+				return usage_error(argv[0], "progress descriptor %s: %s", optarg,
+						   strerror(errno));
+			a->progress_fd = (int)fd;
+			break;
+		default:
 			return bad_option(argv[0], argv, c);
-		*recursive = true;
+		}
 	}
 	if (argc - optind < 3)
 		return usage_error(argv[0], argc == optind ? "no IMAGE given" :
@@ -625,15 +656,15 @@ static int copy_main(int argc, char **argv, bool rdonly,
 		     void (*top)(struct copy_ctx *c, const char *src, const char *dest))
 {
 	struct copy_ctx c;
-	bool recursive = false;
+	struct copy_args a = { 0 };
 	int status;
 
-	status = get_args(argc, argv, &recursive);
+	status = get_args(argc, argv, &a);
 	if (status)
 		return status;
 	if (rdonly && get_mounted(argv[optind], argv[optind + 1]))
 		return EX_FAIL;
-	if (setup_ctx(&c, argv[optind], recursive) < 0) {
+	if (setup_ctx(&c, argv[optind], argv[0], &a) < 0) {
 		err_msg("%s", errstr(-ENOMEM));
 		return EX_FAIL;
 	}
@@ -642,8 +673,11 @@ static int copy_main(int argc, char **argv, bool rdonly,
 		return EX_FAIL;
 	}
 	top(&c, argv[optind + 1], argv[optind + 2]);
+	/* the time until the data is on the disk, and after any error */
+	status = img_close(c.fs, argv[optind], c.status);
+	progress_done(&c.prog);
 	free_ctx(&c);
-	return img_close(c.fs, argv[optind], c.status);
+	return status;
 }
 
 int cmd_get(int argc, char **argv)

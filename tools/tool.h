@@ -40,6 +40,7 @@ int cmd_get(int argc, char **argv);
 int cmd_put(int argc, char **argv);
 int cmd_fsck(int argc, char **argv);
 int cmd_scrub(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_trim(int argc, char **argv);
 int cmd_resize(int argc, char **argv);
@@ -184,15 +185,26 @@ void walk_pop(struct walk_stack *ws);
 void walk_free(struct walk_stack *ws);
 #define WALK_MAX_DEPTH 4096
 
-/* ---- progress line (stderr, terminals only) ---- */
+/* ---- progress of a tree copy (put -r, get -r) ---- */
+/* fd of progress_init: the line on stderr when it is a terminal (the
+ * default, and -C 0), nothing (--no-progress), or a line "FILES BYTES
+ * SECONDS" on fd at each update and at the end (-C FD, for front-ends). */
+#define PROGRESS_TTY	0
+#define PROGRESS_OFF	(-1)
 struct progress {
-	bool on;
+	bool on;                /* the line on stderr */
 	bool shown;
+	bool summary;           /* -v: the summary on stdout at the end */
+	int fd;                 /* > 0: lines on fd */
+	const char *what;       /* "put", "get" */
+	long long interval_ns;
 	uint64_t files, bytes;
-	struct timespec last;
+	struct timespec start, last;
 };
-void progress_init(struct progress *p);
+void progress_init(struct progress *p, const char *what, int fd, bool summary);
 void progress_add(struct progress *p, uint64_t files, uint64_t bytes);
+/* The end: the line on a terminal becomes the summary (files, bytes,
+ * time, rate), which -v prints on stdout instead. */
 void progress_done(struct progress *p);
 /* Erase the progress line (before printing a message). */
 void progress_clear(void);

@@ -175,16 +175,30 @@ void walk_free(struct walk_stack *ws)
 
 /* ---- progress ------------------------------------------------------- */
 
+/* at most ten updates a second, as e2fsck -C and rsync do */
 #define PROGRESS_INTERVAL_NS 100000000LL
 
 /* The progress line being shown, so an error message can clear it first. */
 static struct progress *active;
 
-void progress_init(struct progress *p)
+static double since(const struct timespec *a, const struct timespec *b)
 {
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+void progress_init(struct progress *p, const char *what, int fd, bool summary)
+{
+	const char *ms = getenv("CHUNKFS_PROGRESS_MS");
+
 	memset(p, 0, sizeof(*p));
-	p->on = isatty(STDERR_FILENO) == 1;
-	clock_gettime(CLOCK_MONOTONIC, &p->last);
+	p->what = what;
+	p->on = fd == PROGRESS_TTY && isatty(STDERR_FILENO) == 1;
+	p->fd = fd > 0 ? fd : -1;
+	p->summary = summary;
+	/* the tests set the interval, to see updates of a copy of a few files */
+	p->interval_ns = ms && *ms ? strtoll(ms, NULL, 10) * 1000000LL : PROGRESS_INTERVAL_NS;
+	clock_gettime(CLOCK_MONOTONIC, &p->start);
+	p->last = p->start;
 	if (p->on)
 		active = p;
 }
@@ -197,12 +211,36 @@ void progress_clear(void)
 	}
 }
 
-static void progress_show(struct progress *p)
+/* "1.5 GiB": bytes in the largest binary unit under 1024 of it */
+static void fmt_bytes(double b, char *out, size_t len)
 {
-	fprintf(stderr, "\r%llu files, %.1f MiB\033[K",
-		(unsigned long long)p->files, (double)p->bytes / (1024.0 * 1024.0));
-	fflush(stderr);
-	p->shown = true;
+	static const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	int u = 0;
+
+	while (b >= 1024 && u < 5) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+static void progress_show(struct progress *p, const struct timespec *now)
+{
+	double t = since(&p->start, now);
+	char size[32], rate[32];
+	unsigned s = (unsigned)t;
+
+	fmt_bytes((double)p->bytes, size, sizeof(size));
+	fmt_bytes(t > 0 ? (double)p->bytes / t : 0, rate, sizeof(rate));
+	if (p->on) {
+		fprintf(stderr, "\r%s: %llu files, %s, %s/s, %u:%02u:%02u\033[K", p->what,
+			(unsigned long long)p->files, size, rate, s / 3600, s / 60 % 60, s % 60);
+		fflush(stderr);
+		p->shown = true;
+	}
+	if (p->fd > 0)
+		dprintf(p->fd, "%llu %llu %.3f\n", (unsigned long long)p->files,
+			(unsigned long long)p->bytes, t);
 }
 
 void progress_add(struct progress *p, uint64_t files, uint64_t bytes)
@@ -212,25 +250,46 @@ void progress_add(struct progress *p, uint64_t files, uint64_t bytes)
 
 	p->files += files;
 	p->bytes += bytes;
-	if (!p->on)
+	if (!p->on && p->fd < 0)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	dt = (long long)(now.tv_sec - p->last.tv_sec) * 1000000000LL +
 	     (now.tv_nsec - p->last.tv_nsec);
-	if (dt < PROGRESS_INTERVAL_NS)
+	if (dt < p->interval_ns)
 		return;
 	p->last = now;
-	progress_show(p);
+	progress_show(p, &now);
 }
 
 void progress_done(struct progress *p)
 {
+	struct timespec now;
+	char size[32], rate[32], line[160];
+	double t;
+
 	if (active == p)
 		active = NULL;
-	if (!p->on)
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	t = since(&p->start, &now);
+	if (p->fd > 0)
+		dprintf(p->fd, "%llu %llu %.3f\n", (unsigned long long)p->files,
+			(unsigned long long)p->bytes, t);
+	if (!p->on && !p->summary)
 		return;
-	progress_show(p);
-	fputc('\n', stderr);
+	fmt_bytes((double)p->bytes, size, sizeof(size));
+	fmt_bytes(t > 0 ? (double)p->bytes / t : 0, rate, sizeof(rate));
+	snprintf(line, sizeof(line), "%s: %llu files, %llu bytes (%s) in %.1f s, %s/s",
+		 p->what, (unsigned long long)p->files, (unsigned long long)p->bytes, size,
+		 t, rate);
+	/* one summary: on stdout with -v, else where the progress line was */
+	if (p->on)
+		fputs("\r\033[K", stderr);
+	if (p->summary) {
+		printf("%s\n", line);
+		fflush(stdout);
+	} else {
+		fprintf(stderr, "%s\n", line);
+	}
 }
 
 bool err_is_fatal(int err)

@@ -96,6 +96,8 @@ for m in "${modes[@]}"; do
 	expect_only "tune_uuid_$m" "$m" "chunkfs tune -U r" random
 	expect_only "trim_options_$m" "$m" "chunkfs trim -" -m -v
 	expect_only "trim_image_$m" "$m" "chunkfs trim -v imgs/d" imgs/disk.img
+	expect_only "probe_options_$m" "$m" "chunkfs probe -" --export
+	expect_only "probe_device_$m" "$m" "chunkfs probe --export imgs/d" imgs/disk.img
 	expect_only "mkfs_blocksize_$m" "$m" "chunkfs mkfs -b 6" 64K
 done
 finish

@@ -107,6 +107,18 @@ if [ $ok = 1 ] && command -v systemd-analyze >/dev/null; then
 fi
 [ $ok = 1 ] && pass deb_systemd_units || fail deb_systemd_units "a unit is missing or wrong"
 
+# the udev rule names the installed chunkfs, which probes an image
+rule=/usr/lib/udev/rules.d/64-chunkfs.rules
+if [ -f "$rule" ] && ! grep -q '@' "$rule" &&
+   grep -qx 'IMPORT{program}="/usr/bin/chunkfs probe --export $devnode"' "$rule" &&
+   /usr/bin/chunkfs mkfs -q -L probed -U 0badc0de-1234-4abc-8def-0123456789ab probe.img 8M &&
+   /usr/bin/chunkfs probe --export probe.img | grep -qx ID_FS_UUID=0badc0de-1234-4abc-8def-0123456789ab &&
+   /usr/bin/chunkfs probe --export probe.img | grep -qx ID_FS_LABEL_ENC=probed; then
+	pass deb_udev_rule_and_probe
+else
+	fail deb_udev_rule_and_probe "$(ls -l "$rule" 2>&1; grep IMPORT "$rule" 2>&1)"
+fi
+
 # the library, through pkg-config, shared
 cat >prog.c <<'EOC'
 #include <chunkfs.h>
@@ -178,7 +190,8 @@ if expect_exit 0 dpkg --purge "${pkgs[@]}"; then
 	left=
 	for f in /usr/bin/chunkfs /usr/sbin/mkfs.chunkfs /usr/sbin/fsck.chunkfs \
 		/usr/sbin/mount.chunkfs /usr/sbin/mount.fuse.chunkfs /usr/include/chunkfs.h \
-		/usr/share/man/man8/chunkfs.8.gz /usr/share/bash-completion/completions/chunkfs; do
+		/usr/share/man/man8/chunkfs.8.gz /usr/share/bash-completion/completions/chunkfs \
+		/usr/lib/udev/rules.d/64-chunkfs.rules; do
 		[ -e "$f" ] || [ -L "$f" ] && left="$left $f"
 	done
 	ls /usr/lib/*/libchunkfs* >/dev/null 2>&1 && left="$left libchunkfs"
