@@ -478,8 +478,9 @@ static int rename_checks(struct cfs_fs *fs, struct rn *x)
 	return 0;
 }
 
-/* Point entry r of dp at ip (replacing its stub); *changed (if given)
- * tells whether the entry names ip now, also on failure. */
+/* Point entry r of dp at ip (replacing its stub); with changed (set
+ * when the entry names ip now, also on failure), the entry reaches the
+ * disk after everything changed before it. */
 static int entry_retarget_ch(struct cfs_fs *fs, struct inode *dp, struct dirent_rec *r,
 			     struct inode *ip, int *changed)
 {
@@ -493,7 +494,7 @@ static int entry_retarget_ch(struct cfs_fs *fs, struct inode *dp, struct dirent_
 	r->type = DT_OF(ip->d.mode);
 	ret = xref_hold(fs, old_stub);
 	if (ret == 0)
-		ret = dir_update(fs, dp, r);
+		ret = changed ? dir_update_last(fs, dp, r) : dir_update(fs, dp, r);
 	if (ret < 0) {
 		xref_del(fs, stub, ip->ino);
 		return ret;
@@ -607,8 +608,10 @@ static int rename_move(struct cfs_fs *fs, struct rn *x, const char *newname)
 		ret = link_add(fs, x->nd, newname, x->src);
 	}
 	/* The source name turns into the whiteout in place, one block
-	 * write: never a moment, nor a crash, where it names nothing and
-	 * a lower layer's file would show through. */
+	 * write, and that write waits for every other of the rename: the
+	 * whiteout's inode, the new name, their stubs.  So no moment, nor
+	 * a crash, finds the old name naming nothing (a lower layer's file
+	 * would show through), or the file with neither name. */
 	if (ret == 0)
 		ret = x->wh ? entry_retarget_ch(fs, x->od, &x->sr, x->wh, &x->wh_named) :
 			      link_remove(fs, x->od, &x->sr);
