@@ -9,8 +9,9 @@
 # layer), a lower directory renamed (copied up with the default options,
 # a trusted.overlay.redirect with redirect_dir=on), a lower directory
 # removed and made again (opaque), a lower file changed (copy-up), hard
-# links copied up with index=on.  Then both unmounted, fsck -f -n clean,
-# both mounted again and the merged view the same.
+# links copied up with index=on, metadata alone with metacopy=on.  Then
+# both unmounted, fsck -f -n clean, both mounted again and the merged
+# view the same.
 . "$(dirname "$0")/lib.sh"
 
 need_fuse overlay_mount
@@ -60,7 +61,7 @@ klog_overlay() {
 
 # path type mode size [cksum] of everything in DIR, sorted
 view() {
-	(cd "$1" && find . -mindepth 1 -printf '%p %y %m %s\n' | sort) &&
+	(cd "$1" && find . -mindepth 1 -printf '%p %y %m %u %s\n' | sort) &&
 		(cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r cksum)
 }
 
@@ -70,6 +71,10 @@ try:
     sys.stdout.write(os.getxattr(sys.argv[1], sys.argv[2]).decode("latin-1").replace("\0", "."))
 except OSError:
     pass' "$1" "$2"
+}
+
+xattr_set() {   # FILE NAME: status 0 if FILE has NAME (even empty)
+	python3 -c 'import os, sys; os.getxattr(sys.argv[1], sys.argv[2])' "$1" "$2" 2>/dev/null
 }
 
 is_whiteout() {
@@ -85,6 +90,7 @@ echo a >"$low/d/a"
 echo b >"$low/d2/sub/b"
 echo rf >"$low/r/deep/rf"
 echo linked >"$low/hl"
+echo meta >"$low/meta"
 ln "$low/hl" "$low/hl2"
 
 "$CHUNKFS" mkfs -q -c 4 "$img" 128M || { fail mkfs "mkfs failed"; finish; }
@@ -176,9 +182,10 @@ fi
 
 # redirect_dir=on: a lower directory renamed in place (RENAME_WHITEOUT or
 # an exchange with a whiteout, and trusted.overlay.redirect); index=on:
-# hard links copied up as one (trusted.overlay.origin, workdir/index)
-if ovl_mount redirect_dir=on,index=on; then
-	pass overlay_mount_redirect_index
+# hard links copied up as one (trusted.overlay.origin, workdir/index);
+# metacopy=on: metadata copied up alone (trusted.overlay.metacopy)
+if ovl_mount redirect_dir=on,index=on,metacopy=on; then
+	pass overlay_mount_redirect_index_metacopy
 	if timeout 30 mv "$ovl/r" "$ovl/r-moved" && [ ! -e "$ovl/r" ] &&
 		[ "$(cat "$ovl/r-moved/deep/rf")" = rf ] && is_whiteout "$mnt/upper/r" &&
 		[ "$(xattr "$mnt/upper/r-moved" trusted.overlay.redirect)" = r ]; then
@@ -194,10 +201,18 @@ if ovl_mount redirect_dir=on,index=on; then
 	else
 		fail index_hardlink_copy_up "hl2: $(cat "$ovl/hl2"); index: $(ls -la "$mnt/work/index" 2>&1)"
 	fi
+	# metacopy: a chown copies up the metadata alone
+	chown 1234 "$ovl/meta"
+	if [ "$(stat -c %u "$mnt/upper/meta")" = 1234 ] && [ "$(cat "$ovl/meta")" = meta ] &&
+		xattr_set "$mnt/upper/meta" trusted.overlay.metacopy; then
+		pass metacopy_chown
+	else
+		fail metacopy_chown "upper meta: $(stat -c '%u %s' "$mnt/upper/meta" 2>&1)"
+	fi
 	view "$ovl" >"$TESTDIR/view3"
 	ovl_umount
 else
-	fail overlay_mount_redirect_index "$(cat "$TESTDIR/ovl.err"); kernel: $(klog_overlay | tail -3)"
+	fail overlay_mount_redirect_index_metacopy "$(cat "$TESTDIR/ovl.err"); kernel: $(klog_overlay | tail -3)"
 fi
 unmount_ok chunkfs_unmount_2
 if out=$("$CHUNKFS" fsck -f -n "$img" 2>&1); then
@@ -206,7 +221,7 @@ else
 	fail fsck_clean_2 "$out"
 fi
 mount_or_finish chunkfs_remount_2
-if ovl_mount redirect_dir=on,index=on; then
+if ovl_mount redirect_dir=on,index=on,metacopy=on; then
 	view "$ovl" >"$TESTDIR/view4"
 	cmp -s "$TESTDIR/view3" "$TESTDIR/view4" && pass merged_view_persists_2 ||
 		fail merged_view_persists_2 "$(diff "$TESTDIR/view3" "$TESTDIR/view4" | head -20)"
