@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test-timeout: 600 (tests/run.sh): every write of the whiteout workload */
 /* Renames that leave a whiteout (CFS_RENAME_WHITEOUT, overlayfs's
  * RENAME_WHITEOUT): what the names show after each kind (a file to
  * another directory in another chunk, within one directory, over an
