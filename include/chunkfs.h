@@ -163,8 +163,17 @@ int cfs_unlink(struct cfs_fs *fs, cfs_ino_t dir, const char *name);
 int cfs_rmdir(struct cfs_fs *fs, cfs_ino_t dir, const char *name);
 #define CFS_RENAME_NOREPLACE 0x1
 #define CFS_RENAME_EXCHANGE  0x2
+/* Leave a whiteout (a character device 0/0, mode 0) at the old name, in
+ * the same step as the move (renameat2's RENAME_WHITEOUT, for overlayfs);
+ * not with CFS_RENAME_EXCHANGE. */
+#define CFS_RENAME_WHITEOUT  0x4
 int cfs_rename(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
 	       cfs_ino_t newdir, const char *newname, unsigned flags);
+/* cfs_rename by uid:gid, who own the whiteout it may leave (cfs_rename's
+ * is root's). */
+int cfs_rename_as(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
+		  cfs_ino_t newdir, const char *newname, unsigned flags,
+		  uint32_t uid, uint32_t gid);
 
 /* Inodes with nlink 0 stay allocated while referenced (open files). */
 int cfs_inode_get(struct cfs_fs *fs, cfs_ino_t ino);

@@ -513,8 +513,10 @@ static void unorder_clean(struct cache *c)
 }
 
 /* cache_flush with flush_lock held: the unordered buffers, a device
- * flush, then (when any are ordered) the ordered ones and another. */
-static int flush_locked(struct cache *c, uint64_t lo, uint64_t hi)
+ * flush, then (when any are ordered) between and the ordered ones and
+ * another. */
+static int flush_between(struct cache *c, uint64_t lo, uint64_t hi,
+			 int (*between)(void *), void *ctx)
 {
 	uint8_t *bounce = malloc(c->bsize);
 	int ret, r, ordered;
@@ -530,6 +532,8 @@ static int flush_locked(struct cache *c, uint64_t lo, uint64_t hi)
 		r = cfs_bdev_flush(c->bd);
 		if (!ret)
 			ret = r;
+		if (!ret && between)
+			ret = between(ctx);
 		pthread_mutex_lock(&c->lock);
 		/* nothing of the ordered ones goes out unless all the rest is
 		 * on disk */
@@ -548,12 +552,23 @@ static int flush_locked(struct cache *c, uint64_t lo, uint64_t hi)
 	return ret ? ret : r;
 }
 
+static int flush_locked(struct cache *c, uint64_t lo, uint64_t hi)
+{
+	return flush_between(c, lo, hi, NULL, NULL);
+}
+
 int cache_flush(struct cache *c, uint64_t lo, uint64_t hi)
+{
+	return cache_flush_between(c, lo, hi, NULL, NULL);
+}
+
+int cache_flush_between(struct cache *c, uint64_t lo, uint64_t hi,
+			int (*between)(void *), void *ctx)
 {
 	int ret;
 
 	pthread_mutex_lock(&c->flush_lock);
-	ret = flush_locked(c, lo, hi);
+	ret = flush_between(c, lo, hi, between, ctx);
 	pthread_mutex_unlock(&c->flush_lock);
 	return ret;
 }

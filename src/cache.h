@@ -85,6 +85,11 @@ int buf_dirty(struct cache *c, struct buf *b);
  * of them is ordered (cache_order), every other dirty buffer is written
  * and flushed first, and the ordered ones after that. */
 int cache_flush(struct cache *c, uint64_t lo, uint64_t hi);
+/* cache_flush, running between (when buffers are ordered) once the
+ * unordered ones are on the disk and before the ordered ones are
+ * written: what the ordered ones need on the disk besides blocks. */
+int cache_flush_between(struct cache *c, uint64_t lo, uint64_t hi,
+			int (*between)(void *), void *ctx);
 /* b (referenced, about to change) must not reach the disk before what
  * every other dirty buffer holds now: a cache_flush before the change,
  * made lazily.  From now on b is written only by cache_flush, after the

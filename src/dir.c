@@ -290,7 +290,8 @@ int dir_remove(struct cfs_fs *fs, struct inode *dp, const char *name)
 	return ret;
 }
 
-int dir_update(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
+static int update(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r,
+		  int ordered)
 {
 	struct dir_op o;
 	int ret = dir_open(fs, dp, &o);
@@ -298,6 +299,10 @@ int dir_update(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
 	if (ret < 0)
 		return ret;
 	ret = dir_find(&o.t, r->name, r->namelen, &o.c);
+	/* ordered before the change: a flush meanwhile cannot take the
+	 * leaf out ahead of what it is to rely on */
+	if (ret == 1 && ordered && (ret = tree_node_persist(fs, &o.c.p[0].n)) == 0)
+		ret = 1;
 	if (ret == 1) {
 		struct cfs_dirent d;
 
@@ -310,6 +315,16 @@ int dir_update(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
 	}
 	dir_done(&o);
 	return ret;
+}
+
+int dir_update(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
+{
+	return update(fs, dp, r, 0);
+}
+
+int dir_update_last(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r)
+{
+	return update(fs, dp, r, 1);
 }
 
 int dir_is_empty(struct cfs_fs *fs, struct inode *dp)

@@ -526,6 +526,9 @@ int dir_lookup(struct cfs_fs *fs, struct inode *dp, const char *name, struct dir
 int dir_add(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r);
 int dir_remove(struct cfs_fs *fs, struct inode *dp, const char *name);
 int dir_update(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r);
+/* dir_update whose new entry reaches the disk only after every change
+ * made before it (what it names, and the rest of the operation). */
+int dir_update_last(struct cfs_fs *fs, struct inode *dp, const struct dirent_rec *r);
 int dir_is_empty(struct cfs_fs *fs, struct inode *dp);
 /* fsck: every well-formed record of every readable leaf among the
  * directory's logical blocks, whatever the state of the index above. */

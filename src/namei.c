@@ -449,9 +449,12 @@ static int is_ancestor(struct cfs_fs *fs, cfs_ino_t a, cfs_ino_t d)
 
 struct rn {
 	struct inode *od, *nd, *src, *dst;
+	struct inode *wh;   /* the whiteout of CFS_RENAME_WHITEOUT, locked */
+	int wh_named;       /* the source entry names it */
 	struct dirent_rec sr, dr;
 	int have_dst;
 	unsigned flags;
+	uint32_t uid, gid;  /* the whiteout's owner */
 };
 
 static int rename_checks(struct cfs_fs *fs, struct rn *x)
@@ -475,9 +478,11 @@ static int rename_checks(struct cfs_fs *fs, struct rn *x)
 	return 0;
 }
 
-/* Point entry r of dp at ip (replacing its stub). */
-static int entry_retarget(struct cfs_fs *fs, struct inode *dp, struct dirent_rec *r,
-			  struct inode *ip)
+/* Point entry r of dp at ip (replacing its stub); with changed (set
+ * when the entry names ip now, also on failure), the entry reaches the
+ * disk after everything changed before it. */
+static int entry_retarget_ch(struct cfs_fs *fs, struct inode *dp, struct dirent_rec *r,
+			     struct inode *ip, int *changed)
 {
 	cfs_ino_t old_ino = r->ino, old_stub = r->stub, stub;
 	int ret = xref_add(fs, dp, ip->ino, ip->d.mode, r->name, r->namelen, &stub);
@@ -489,12 +494,20 @@ static int entry_retarget(struct cfs_fs *fs, struct inode *dp, struct dirent_rec
 	r->type = DT_OF(ip->d.mode);
 	ret = xref_hold(fs, old_stub);
 	if (ret == 0)
-		ret = dir_update(fs, dp, r);
+		ret = changed ? dir_update_last(fs, dp, r) : dir_update(fs, dp, r);
 	if (ret < 0) {
 		xref_del(fs, stub, ip->ino);
 		return ret;
 	}
+	if (changed)
+		*changed = 1;
 	return xref_del(fs, old_stub, old_ino);
+}
+
+static int entry_retarget(struct cfs_fs *fs, struct inode *dp, struct dirent_rec *r,
+			  struct inode *ip)
+{
+	return entry_retarget_ch(fs, dp, r, ip, NULL);
 }
 
 static void reparent(struct inode *ip, struct inode *from, struct inode *to)
@@ -547,6 +560,29 @@ static int rename_exchange(struct cfs_fs *fs, struct rn *x)
 	return inode_write(fs, x->dst);
 }
 
+static void whiteout_drop(struct cfs_fs *fs, struct rn *x)
+{
+	x->wh->d.nlink = 0;
+	inode_release(fs, x->wh);
+}
+
+/* The whiteout a CFS_RENAME_WHITEOUT leaves at the source name: a
+ * character device 0/0 with no permission bits, overlayfs's mark of a
+ * name deleted from the layers below (vfs_whiteout).  It is made whole
+ * before any entry changes, so running out of inodes leaves the rename
+ * undone. */
+static int whiteout_new(struct cfs_fs *fs, struct rn *x)
+{
+	int ret = new_inode(fs, x->od, S_IFCHR, &x->wh);
+
+	if (ret < 0)
+		return ret;
+	ret = init_new(fs, x->od, x->wh, 0, x->uid, x->gid, NULL);
+	if (ret < 0)
+		whiteout_drop(fs, x);
+	return ret;
+}
+
 static int rename_move(struct cfs_fs *fs, struct rn *x, const char *newname)
 {
 	int ret;
@@ -571,8 +607,14 @@ static int rename_move(struct cfs_fs *fs, struct rn *x, const char *newname)
 	} else {
 		ret = link_add(fs, x->nd, newname, x->src);
 	}
+	/* The source name turns into the whiteout in place, one block
+	 * write, and that write waits for every other of the rename: the
+	 * whiteout's inode, the new name, their stubs.  So no moment, nor
+	 * a crash, finds the old name naming nothing (a lower layer's file
+	 * would show through), or the file with neither name. */
 	if (ret == 0)
-		ret = link_remove(fs, x->od, &x->sr);
+		ret = x->wh ? entry_retarget_ch(fs, x->od, &x->sr, x->wh, &x->wh_named) :
+			      link_remove(fs, x->od, &x->sr);
 	if (ret == 0)
 		reparent(x->src, x->od, x->nd);
 	return ret;
@@ -621,8 +663,13 @@ static int rename_locked(struct cfs_fs *fs, struct rn *x, const char *oldname,
 	if (x->have_dst && (x->dst == x->od || x->dst == x->nd))
 		return -ENOTEMPTY;
 	inode_lock2(x->src, x->dst);
-	ret = (x->flags & CFS_RENAME_EXCHANGE) ? rename_exchange(fs, x) :
-						 rename_move(fs, x, newname);
+	ret = (x->flags & CFS_RENAME_WHITEOUT) ? whiteout_new(fs, x) : 0;
+	if (ret == 0)
+		ret = (x->flags & CFS_RENAME_EXCHANGE) ? rename_exchange(fs, x) :
+							 rename_move(fs, x, newname);
+	/* a whiteout that no entry came to name goes again */
+	if (ret < 0 && x->wh && x->wh->d.nlink && !x->wh_named)
+		whiteout_drop(fs, x);
 	inode_touch(x->src, 0, 0, 1);
 	inode_touch(x->od, 0, 1, 1);
 	inode_touch(x->nd, 0, 1, 1);
@@ -632,12 +679,15 @@ static int rename_locked(struct cfs_fs *fs, struct rn *x, const char *oldname,
 		ret = inode_write(fs, x->od);
 	if (ret == 0 && x->nd != x->od)
 		ret = inode_write(fs, x->nd);
+	if (x->wh)
+		pthread_mutex_unlock(&x->wh->lock);   /* from inode_alloc */
 	inode_unlock2(x->src, x->dst);
 	return ret;
 }
 
 static int rename_once(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
-		       cfs_ino_t newdir, const char *newname, unsigned flags)
+		       cfs_ino_t newdir, const char *newname, unsigned flags,
+		       uint32_t uid, uint32_t gid)
 {
 	struct rn x;
 	int ret;
@@ -649,6 +699,8 @@ static int rename_once(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
 		return ret;
 	memset(&x, 0, sizeof(x));
 	x.flags = flags;
+	x.uid = uid;
+	x.gid = gid;
 	pthread_mutex_lock(&fs->rename_lock);
 	ret = get_dir(fs, olddir, &x.od);
 	if (ret == 0)
@@ -663,28 +715,38 @@ static int rename_once(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
 	pthread_mutex_unlock(&fs->rename_lock);
 	inode_put(fs, x.src);
 	inode_put(fs, x.dst);
+	inode_put(fs, x.wh);
 	inode_put(fs, x.od);
 	inode_put(fs, x.nd);
 	fs_op_end(fs);
 	return ret;
 }
 
-int cfs_rename(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
-	       cfs_ino_t newdir, const char *newname, unsigned flags)
+int cfs_rename_as(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
+		  cfs_ino_t newdir, const char *newname, unsigned flags, uint32_t uid,
+		  uint32_t gid)
 {
 	int ret;
 
-	if ((flags & ~(CFS_RENAME_NOREPLACE | CFS_RENAME_EXCHANGE)) ||
-	    ((flags & CFS_RENAME_NOREPLACE) && (flags & CFS_RENAME_EXCHANGE)))
+	/* an exchange leaves no name behind to white out (renameat2(2)) */
+	if ((flags & ~(CFS_RENAME_NOREPLACE | CFS_RENAME_EXCHANGE | CFS_RENAME_WHITEOUT)) ||
+	    ((flags & CFS_RENAME_EXCHANGE) &&
+	     (flags & (CFS_RENAME_NOREPLACE | CFS_RENAME_WHITEOUT))))
 		return -EINVAL;
 	if ((ret = name_check(oldname)) < 0 || (ret = name_check(newname)) < 0)
 		return ret;
 	if (is_dot(oldname) || is_dot(newname))
-		return is_dot(newname) && !is_dot(oldname) ? -EBUSY : -EBUSY;
-	ret = rename_once(fs, olddir, oldname, newdir, newname, flags);
+		return -EBUSY;
+	ret = rename_once(fs, olddir, oldname, newdir, newname, flags, uid, gid);
 	if (fs_space_back(fs, ret))
-		ret = rename_once(fs, olddir, oldname, newdir, newname, flags);
+		ret = rename_once(fs, olddir, oldname, newdir, newname, flags, uid, gid);
 	return ret;
+}
+
+int cfs_rename(struct cfs_fs *fs, cfs_ino_t olddir, const char *oldname,
+	       cfs_ino_t newdir, const char *newname, unsigned flags)
+{
+	return cfs_rename_as(fs, olddir, oldname, newdir, newname, flags, 0, 0);
 }
 
 /* ---- readdir ---- */

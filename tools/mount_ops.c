@@ -566,6 +566,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct mnt *m = mnt_of(req);
 	unsigned cflags = 0;
 	cfs_ino_t kept = 0;
@@ -576,8 +577,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		cflags |= CFS_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
 		cflags |= CFS_RENAME_EXCHANGE;
-	/* RENAME_WHITEOUT (overlayfs) is not supported */
-	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+	/* overlayfs's upper layer: an upper on a FUSE mount must have it */
+	if (flags & RENAME_WHITEOUT)
+		cflags |= CFS_RENAME_WHITEOUT;
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT)) {
 		ret = -EINVAL;
 	} else {
 		/* an exchange unlinks nothing, nor does a move that may not
@@ -587,8 +590,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			kept = keeps_other_name(m, newparent, newname);
 		if (kept)
 			name_lost(m, kept);
-		ret = cfs_rename(m->fs, (cfs_ino_t)parent, name,
-				 (cfs_ino_t)newparent, newname, cflags);
+		ret = cfs_rename_as(m->fs, (cfs_ino_t)parent, name, (cfs_ino_t)newparent,
+				    newname, cflags, ctx->uid, ctx->gid);
 	}
 	may_have_freed(m);
 	reply_err(req, ret);

@@ -250,8 +250,30 @@ stat x type => OK dir
 stat xd type,size => OK reg 3
 renameat2 x nothere EXCHANGE => ERR ENOENT
 renameat2 x y NOREPLACE|EXCHANGE => ERR EINVAL
-renameat2 y notyet WHITEOUT => ERR EINVAL
+renameat2 y notyet WHITEOUT|EXCHANGE => ERR EINVAL
 renameat2 A/g B/g EXCHANGE => ERR ENOENT
+
+== rename_whiteout
+open a wsrc O_WRONLY|O_CREAT 0644 => OK
+write a moved => OK 5
+close a => OK
+renameat2 wsrc A/wdst WHITEOUT => OK
+stat wsrc type,mode,rdev,size,nlink => OK chr 0000 0:0 0 1
+open a A/wdst O_RDONLY => OK
+read a 10 => OK moved
+close a => OK
+renameat2 A/wdst wsrc WHITEOUT|NOREPLACE => ERR EEXIST
+renameat2 A/wdst wsrc WHITEOUT => OK
+stat A/wdst type,rdev => OK chr 0:0
+stat wsrc type,size => OK reg 5
+mknod wmade chr 0000 0 0 => OK
+stat wmade type,mode,rdev => OK chr 0000 0:0
+link wmade B/wlink => OK
+stat wmade nlink => OK 2
+unlink wmade => OK
+unlink B/wlink => OK
+unlink A/wdst => OK
+unlink wsrc => OK
 
 == rename_hardlinks_same_inode
 open a hl O_WRONLY|O_CREAT 0644 => OK
@@ -586,6 +608,9 @@ mkdir pub/mydir 0777 => OK
 stat pub/mydir uid,gid,mode => OK 65534 65534 0755
 symlink x pub/mylink => OK
 lstat pub/mylink uid,gid => OK 65534 65534
+renameat2 pub/mine pub/mine2 WHITEOUT => OK
+stat pub/mine type,rdev,uid,gid => OK chr 0:0 65534 65534
+rename pub/mine2 pub/mine => OK
 
 == perm_sticky_dir
 unlink pub/rootsfile => ERR EPERM
