@@ -194,6 +194,28 @@ fi
 	fail noacl_umask_no_inherit "mode $(stat -c %a "$mnt/d/nf")"
 unmount_ok unmount_noacl
 
+# chunkfs put -r and get -r copy ACLs, as cp -a does
+h=$TESTDIR/host
+mkdir -p "$h/t/d" && printf 'h\n' >"$h/t/f"
+if setfacl -m u:1001:rw "$h/t/f" 2>/dev/null && setfacl -d -m g:2001:rwx "$h/t/d"; then
+	(cd "$h" && getfacl -p -R -n t) >"$TESTDIR/host.acl"
+	if "$CHUNKFS" put -r "$img" "$h/t" /copied 2>"$TESTDIR/err" &&
+		"$CHUNKFS" get -r "$img" /copied "$h/back" 2>>"$TESTDIR/err"; then
+		(cd "$h" && mv back t2 && getfacl -p -R -n t2) | sed 's|^# file: t2|# file: t|' \
+			>"$TESTDIR/back.acl"
+		if cmp -s "$TESTDIR/host.acl" "$TESTDIR/back.acl" &&
+			grep -q 'default:group:2001:rwx' "$TESTDIR/back.acl"; then
+			pass put_get_copy_acls
+		else
+			fail put_get_copy_acls "$(diff "$TESTDIR/host.acl" "$TESTDIR/back.acl" | head)"
+		fi
+	else
+		fail put_get_copy_acls "$(head -c 300 "$TESTDIR/err")"
+	fi
+else
+	skip put_get_copy_acls "the host's $TESTDIR has no ACLs: put/get of ACLs NOT tested"
+fi
+
 # the same matrix on kernel ext4
 ext=$TESTDIR/ext4.img
 emnt=$PUB/ext4
