@@ -78,6 +78,9 @@ uint32_t cfs_mkfs_default_chunks(uint64_t nblocks, uint32_t block_size);
 #define CFS_OPEN_FORCE    0x4   /* allow unknown ro-compat features rw (tests) */
 #define CFS_OPEN_REPAIR   0x8   /* fsck: fall back to the backup superblock,
 				   rebuild destroyed chunk headers */
+#define CFS_OPEN_NOACL    0x10  /* POSIX ACLs off, as ext4's noacl: their
+				   xattrs refused with -EOPNOTSUPP, none
+				   inherited or followed by chmod */
 
 int cfs_open(const char *path, int flags, struct cfs_fs **out);
 /* cfs_open with more to say: a struct that grows (struct_size, above). */
@@ -154,6 +157,13 @@ int cfs_mknod(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
 	      uint64_t rdev, uint32_t uid, uint32_t gid, cfs_ino_t *ino);
 int cfs_mkdir(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
 	      uint32_t uid, uint32_t gid, cfs_ino_t *ino);
+/* cfs_mknod, or cfs_mkdir where mode has S_IFDIR, as the kernel creates
+ * on a filesystem with ACLs: the parent's default ACL, if it has one, is
+ * inherited and masks mode (POSIX.1e), else umask does.  cfs_mknod and
+ * cfs_mkdir are this with umask 0: they inherit too. */
+int cfs_mknod_umask(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
+		    uint32_t umask, uint64_t rdev, uint32_t uid, uint32_t gid,
+		    cfs_ino_t *ino);
 int cfs_symlink(struct cfs_fs *fs, cfs_ino_t dir, const char *name,
 		const char *target, uint32_t uid, uint32_t gid, cfs_ino_t *ino);
 /* Returns the target length; copies at most size bytes (no NUL added). */
@@ -213,6 +223,15 @@ int64_t cfs_lseek(struct cfs_fs *fs, cfs_ino_t ino, int64_t off, int whence);
 /* ---- extended attributes ---- */
 #define CFS_XATTR_CREATE  0x1
 #define CFS_XATTR_REPLACE 0x2
+/* system.posix_acl_access: clear setgid too (the caller is neither in the
+ * file's group nor privileged; the kernel's in_group_or_capable). */
+#define CFS_XATTR_ACL_KILL_SGID 0x4
+/* system.posix_acl_access and system.posix_acl_default take the Linux
+ * xattr form of an ACL (version 2); a malformed one is -EINVAL, a default
+ * ACL on a non-directory -EACCES.  An access ACL sets the mode's
+ * permission bits, and one the mode bits say all of is not stored (as
+ * ext4); cfs_setattr of the mode rewrites it.  Removing one never stored
+ * succeeds.  CREATE and REPLACE do not apply to them. */
 int cfs_setxattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name,
 		 const void *value, size_t size, int flags);
 /* Returns the value size; size 0 queries it; -ERANGE if buf too small. */

@@ -24,6 +24,7 @@ packages=(
 	clang           # the libFuzzer harness (tests/fuzz)
 	libclang-rt-14-dev # libFuzzer's runtime for clang 14
 	fdisk          # sfdisk: tests make partition tables for mkfs to name
+	acl            # setfacl, getfacl: tests/mount/acl.sh
 	# libfuse >= 3.18 (FUSE over io_uring), built by scripts/fuse3.sh from
 	# Debian's source package while the system's is older
 	meson ninja-build liburing-dev libnuma-dev

@@ -242,6 +242,16 @@ enum {
 	CFS_OFF_XB_DATA  = 32,     /* entries */
 };
 
+/* POSIX ACL value [15.1]: a header, then CFS_ACL_ENT_SIZE-byte entries. */
+enum {
+	CFS_OFF_ACL_VERSION = 0,   /* u32, CFS_ACL_VERSION */
+	CFS_ACL_HDR_SIZE    = 4,
+	CFS_OFF_ACE_TAG     = 0,   /* u16 CFS_ACL_* */
+	CFS_OFF_ACE_PERM    = 2,   /* u16 rwx as 4, 2, 1 */
+	CFS_OFF_ACE_ID      = 4,   /* u32 uid or gid */
+	CFS_ACL_ENT_SIZE    = 8,
+};
+
 struct cfs_super {
 	uint32_t version;
 	uint32_t block_size;
@@ -444,6 +454,27 @@ struct cfs_xattr_ent {
 int cfs_xattr_ent_decode(const uint8_t *p, uint32_t room, struct cfs_xattr_ent *e);
 uint32_t cfs_xattr_ent_size(uint32_t nlen, uint32_t vlen);
 uint32_t cfs_xattr_ent_encode(const struct cfs_xattr_ent *e, uint8_t *p);  /* bytes */
+
+/* POSIX ACL values [15.1]: the value of system.posix_acl_access and
+ * system.posix_acl_default is the Linux xattr form (linux/posix_acl_xattr.h),
+ * a version header and 8-byte entries, stored as the kernel passes it. */
+#define CFS_ACL_VERSION     2
+#define CFS_ACL_UNDEFINED   0xFFFFFFFFu   /* the id of the entries without one */
+enum {
+	CFS_ACL_USER_OBJ = 0x01, CFS_ACL_USER = 0x02, CFS_ACL_GROUP_OBJ = 0x04,
+	CFS_ACL_GROUP = 0x08, CFS_ACL_MASK = 0x10, CFS_ACL_OTHER = 0x20,
+};
+struct cfs_acl_ent {
+	uint16_t tag, perm;
+	uint32_t id;
+};
+/* The entries of the n-byte value v, or -EINVAL: not version 2, or not a
+ * header and whole entries. */
+int cfs_acl_count(const void *v, size_t n);
+void cfs_acl_decode(const void *v, int count, struct cfs_acl_ent *e);
+/* The value's size for count entries; encode writes exactly that many bytes. */
+size_t cfs_acl_size(int count);
+void cfs_acl_encode(const struct cfs_acl_ent *e, int count, void *v);
 
 /* Xattr overflow block: entries from cfs_xattr_blk_data, cap bytes of room. */
 uint32_t cfs_xattr_blk_used(const uint8_t *blk);

@@ -167,3 +167,43 @@ uint32_t cfs_xattr_blk_cap(uint32_t bsize)
 {
 	return bsize - CFS_OFF_XB_DATA;
 }
+
+/* ---- POSIX ACL values [15.1] ---- */
+
+size_t cfs_acl_size(int count)
+{
+	return CFS_ACL_HDR_SIZE + (size_t)count * CFS_ACL_ENT_SIZE;
+}
+
+int cfs_acl_count(const void *v, size_t n)
+{
+	if (n < CFS_ACL_HDR_SIZE || (n - CFS_ACL_HDR_SIZE) % CFS_ACL_ENT_SIZE ||
+	    get_le32((const uint8_t *)v + CFS_OFF_ACL_VERSION) != CFS_ACL_VERSION)
+		return -EINVAL;
+	return (int)((n - CFS_ACL_HDR_SIZE) / CFS_ACL_ENT_SIZE);
+}
+
+void cfs_acl_decode(const void *v, int count, struct cfs_acl_ent *e)
+{
+	const uint8_t *p = (const uint8_t *)v + CFS_ACL_HDR_SIZE;
+	int i;
+
+	for (i = 0; i < count; i++, p += CFS_ACL_ENT_SIZE) {
+		e[i].tag = get_le16(p + CFS_OFF_ACE_TAG);
+		e[i].perm = get_le16(p + CFS_OFF_ACE_PERM);
+		e[i].id = get_le32(p + CFS_OFF_ACE_ID);
+	}
+}
+
+void cfs_acl_encode(const struct cfs_acl_ent *e, int count, void *v)
+{
+	uint8_t *p = v;
+	int i;
+
+	put_le32(p + CFS_OFF_ACL_VERSION, CFS_ACL_VERSION);
+	for (i = 0, p += CFS_ACL_HDR_SIZE; i < count; i++, p += CFS_ACL_ENT_SIZE) {
+		put_le16(p + CFS_OFF_ACE_TAG, e[i].tag);
+		put_le16(p + CFS_OFF_ACE_PERM, e[i].perm);
+		put_le32(p + CFS_OFF_ACE_ID, e[i].id);
+	}
+}

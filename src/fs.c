@@ -128,8 +128,12 @@ static int64_t setattr_body(struct cfs_fs *fs, struct inode *ip, void *arg)
 			return ret;
 		inode_touch(ip, 0, 1, 0);
 	}
-	if (v & CFS_SET_MODE)
+	if (v & CFS_SET_MODE) {
 		ip->d.mode = (uint16_t)((ip->d.mode & S_IFMT) | (a->mode & 07777));
+		ret = acl_chmod(fs, ip);
+		if (ret < 0)
+			return ret;
+	}
 	if (v & CFS_SET_UID)
 		ip->d.uid = a->uid;
 	if (v & CFS_SET_GID)
@@ -626,8 +630,15 @@ struct xattr_set_args {
 static int64_t xattr_change_body(struct cfs_fs *fs, struct inode *ip, void *arg)
 {
 	const struct xattr_set_args *x = arg;
-	int ret = x->remove ? xattr_remove(fs, ip, x->name) :
-			      xattr_set(fs, ip, x->name, x->value, x->size, x->flags);
+	int acl = acl_type(x->name), ret;
+
+	if (acl)
+		ret = acl_set(fs, ip, acl, x->remove ? NULL : x->value, x->size, x->flags);
+	else if (x->remove)
+		ret = xattr_remove(fs, ip, x->name);
+	else
+		ret = xattr_set(fs, ip, x->name, x->value, x->size,
+				x->flags & ~CFS_XATTR_ACL_KILL_SGID);
 
 	if (ret == 0) {
 		inode_touch(ip, 0, 0, 1);
@@ -652,7 +663,10 @@ int cfs_removexattr(struct cfs_fs *fs, cfs_ino_t ino, const char *name)
 static int64_t getxattr_body(struct cfs_fs *fs, struct inode *ip, void *arg)
 {
 	const struct buf_args *x = arg;
+	int acl = acl_type(x->name);
 
+	if (acl)
+		return acl_get(fs, ip, acl, x->buf, x->size);
 	return xattr_get(fs, ip, x->name, x->buf, x->size);
 }
 

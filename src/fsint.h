@@ -83,6 +83,7 @@ struct cfs_fs {
 	struct cfs_bdev *bd;
 	struct cfs_super sb;
 	int rdonly;
+	int noacl;                      /* CFS_OPEN_NOACL */
 	int own_bd;                     /* destroy bd at close */
 	uint64_t cache_asked;           /* cfs_open_opts.cache_bytes (0: default) */
 	int sb_from_backup;             /* primary superblock was unusable */
@@ -598,5 +599,22 @@ ssize_t xattr_get(struct cfs_fs *fs, struct inode *ip, const char *name, void *b
 ssize_t xattr_list(struct cfs_fs *fs, struct inode *ip, char *buf, size_t n);
 int xattr_remove(struct cfs_fs *fs, struct inode *ip, const char *name);
 int xattr_release(struct cfs_fs *fs, struct inode *ip);
+
+/* acl.c: POSIX ACLs on top of the xattrs (rules: include/chunkfs.h,
+ * cfs_setxattr and cfs_mknod_umask).  All run with ip (and dp) locked. */
+enum { ACLT_ACCESS = 1, ACLT_DEFAULT = 2 };
+/* ACLT_* for the xattr names of ACLs, else 0. */
+int acl_type(const char *name);
+/* The entries of a valid ACL value, or -EINVAL. */
+int acl_valid(const void *v, size_t n);
+/* Set (v NULL: remove) ip's ACL of the type, the mode updated in memory;
+ * flags: CFS_XATTR_ACL_KILL_SGID. */
+int acl_set(struct cfs_fs *fs, struct inode *ip, int type, const void *v, size_t n,
+	    int flags);
+ssize_t acl_get(struct cfs_fs *fs, struct inode *ip, int type, void *buf, size_t n);
+/* After a change of ip's mode: its access ACL follows. */
+int acl_chmod(struct cfs_fs *fs, struct inode *ip);
+/* ip, new in dp: inherit dp's default ACL, or apply umask; ip written. */
+int acl_init_new(struct cfs_fs *fs, struct inode *dp, struct inode *ip, uint32_t umask);
 
 #endif

@@ -199,8 +199,8 @@ static int new_inode(struct cfs_fs *fs, struct inode *dp, uint32_t mode, struct 
 }
 
 static int create_once(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
-		       uint64_t rdev, uint32_t uid, uint32_t gid, const char *target,
-		       cfs_ino_t *out)
+		       uint32_t umask, uint64_t rdev, uint32_t uid, uint32_t gid,
+		       const char *target, cfs_ino_t *out)
 {
 	struct inode *dp, *ip = NULL;
 	int ret = new_name_check(name);
@@ -226,6 +226,8 @@ static int create_once(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint3
 		chunk_count(fs, CFS_INO_CHUNK(ip->ino), CNT_DIRS, 1);
 	ret = init_new(fs, dp, ip, rdev, uid, gid, target);
 	if (ret == 0)
+		ret = acl_init_new(fs, dp, ip, umask);
+	if (ret == 0)
 		ret = link_add(fs, dp, name, ip);
 	if (ret < 0) {
 		ip->d.nlink = 0;
@@ -250,18 +252,19 @@ out_op:
 }
 
 static int do_create(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
-		     uint64_t rdev, uint32_t uid, uint32_t gid, const char *target,
-		     cfs_ino_t *out)
+		     uint32_t umask, uint64_t rdev, uint32_t uid, uint32_t gid,
+		     const char *target, cfs_ino_t *out)
 {
-	int ret = create_once(fs, dir, name, mode, rdev, uid, gid, target, out);
+	int ret = create_once(fs, dir, name, mode, umask, rdev, uid, gid, target, out);
 
 	if (fs_space_back(fs, ret))
-		ret = create_once(fs, dir, name, mode, rdev, uid, gid, target, out);
+		ret = create_once(fs, dir, name, mode, umask, rdev, uid, gid, target, out);
 	return ret;
 }
 
-int cfs_mknod(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
-	      uint64_t rdev, uint32_t uid, uint32_t gid, cfs_ino_t *ino)
+int cfs_mknod_umask(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
+		    uint32_t umask, uint64_t rdev, uint32_t uid, uint32_t gid,
+		    cfs_ino_t *ino)
 {
 	switch (mode & S_IFMT) {
 	case S_IFREG: case S_IFIFO: case S_IFSOCK: case S_IFCHR: case S_IFBLK:
@@ -270,17 +273,27 @@ int cfs_mknod(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
 		mode |= S_IFREG;
 		break;
 	case S_IFDIR:
-		return -EPERM;
+		return do_create(fs, dir, name, S_IFDIR | (mode & 07777), umask, 0, uid, gid,
+				 NULL, ino);
 	default:
 		return -EINVAL;
 	}
-	return do_create(fs, dir, name, mode & (S_IFMT | 07777), rdev, uid, gid, NULL, ino);
+	return do_create(fs, dir, name, mode & (S_IFMT | 07777), umask, rdev, uid, gid, NULL,
+			 ino);
+}
+
+int cfs_mknod(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
+	      uint64_t rdev, uint32_t uid, uint32_t gid, cfs_ino_t *ino)
+{
+	if ((mode & S_IFMT) == S_IFDIR)
+		return -EPERM;
+	return cfs_mknod_umask(fs, dir, name, mode, 0, rdev, uid, gid, ino);
 }
 
 int cfs_mkdir(struct cfs_fs *fs, cfs_ino_t dir, const char *name, uint32_t mode,
 	      uint32_t uid, uint32_t gid, cfs_ino_t *ino)
 {
-	return do_create(fs, dir, name, S_IFDIR | (mode & 07777), 0, uid, gid, NULL, ino);
+	return do_create(fs, dir, name, S_IFDIR | (mode & 07777), 0, 0, uid, gid, NULL, ino);
 }
 
 int cfs_symlink(struct cfs_fs *fs, cfs_ino_t dir, const char *name, const char *target,
@@ -292,7 +305,7 @@ int cfs_symlink(struct cfs_fs *fs, cfs_ino_t dir, const char *name, const char *
 		return -ENOENT;
 	if (n > CFS_SYMLINK_MAX)
 		return -ENAMETOOLONG;
-	return do_create(fs, dir, name, S_IFLNK | 0777, 0, uid, gid, target, ino);
+	return do_create(fs, dir, name, S_IFLNK | 0777, 0, 0, uid, gid, target, ino);
 }
 
 static int link_once(struct cfs_fs *fs, cfs_ino_t ino, cfs_ino_t newdir, const char *newname)

@@ -532,6 +532,7 @@ static struct cfs_fs *fs_alloc(struct cfs_bdev *bd, int flags, int own)
 	fs->bd = bd;
 	fs->own_bd = own;
 	fs->rdonly = (flags & CFS_OPEN_RDONLY) || bd->read_only;
+	fs->noacl = !!(flags & CFS_OPEN_NOACL);
 	pthread_mutexattr_init(&ma);
 	/* as the cache's lock: taken for every inode lookup */
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);

@@ -133,6 +133,8 @@ static const struct command commands[] = {
 	  "                    (seconds, or Nd, Nh, Nm; default 0: never)\n"
 	  "  discard           give freed blocks back to the storage (batched);\n"
 	  "                    fstrim DIR does it on demand\n"
+	  "  noacl             no POSIX ACLs: setfacl refused, none inherited\n"
+	  "                    (as ext4's noacl; acl, the default, undoes it)\n"
 	  "  noatime, relatime (default), strictatime, nodiratime\n"
 	  "  max_threads=N     FUSE worker threads (default: number of CPUs, 2-16)\n"
 	  "  io_uring, no_io_uring\n"
@@ -141,7 +143,7 @@ static const struct command commands[] = {
 	  "  and the usual FUSE and mount options (see mount.chunkfs(8)).\n"
 	  "remount,ro and remount,rw (root) change a live mount.  ext4 options\n"
 	  "that mean nothing here (user_xattr, lazytime, barrier, ...) are ignored,\n"
-	  "saying so; those it cannot honour (acl, quotas, ...) are refused.\n"
+	  "saying so; those it cannot honour (quotas, dax, ...) are refused.\n"
 	  "As mount.chunkfs (mount(8)'s helper conventions, IMAGE DIR first):\n"
 	  "  -f  fake: all but the mount     -r, -w  read-only, read-write\n"
 	  "  -n, -s, -v, -t TYPE  ignored    -o OPTIONS  as above\n" },

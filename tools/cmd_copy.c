@@ -151,10 +151,14 @@ static void host_err(struct copy_ctx *c, const char *hpath, int err)
 	copy_failed(c, err);
 }
 
+/* POSIX ACLs too, as cp -a and rsync -A copy them: each side's library or
+ * kernel checks the value and sets the mode from it. */
 static bool xattr_copied(const char *name)
 {
 	return strncmp(name, "user.", 5) == 0 || strncmp(name, "trusted.", 8) == 0 ||
-	       strncmp(name, "security.", 9) == 0;
+	       strncmp(name, "security.", 9) == 0 ||
+	       strcmp(name, "system.posix_acl_access") == 0 ||
+	       strcmp(name, "system.posix_acl_default") == 0;
 }
 
 /* The host refusing an xattr is not worth failing the copy for. */

@@ -329,6 +329,8 @@ static int open_image(const struct mopts *o, const char *image, struct cfs_fs **
 		return ret;
 	if (o->nocheck)
 		flags |= CFS_OPEN_NOCHECK;
+	if (o->noacl)
+		flags |= CFS_OPEN_NOACL;
 	if (o->rdonly && (ret = lock_shared(image, lockfd)) < 0) {
 		err_msg("%s: %s", o->image, ret == -EBUSY ?
 			"image is in use by another process (mounted?)" : errstr(ret));
@@ -682,7 +684,7 @@ static int run_mount(struct mopts *o, const char *image)
 	struct mnt m = { .timeout = ATTR_TIMEOUT, .entry_timeout = ENTRY_TIMEOUT,
 			 .atime = o->atime,
 			 .diratime = o->diratime, .rdonly = o->rdonly,
-			 .discard = o->discard && !o->rdonly,
+			 .discard = o->discard && !o->rdonly, .noacl = o->noacl,
 			 .clean_after = o->clean_after,
 			 .image = o->image, .dir = o->dir, .errors = o->errors,
 			 .scrub_interval = o->scrub_interval, .max_read = o->max_read };

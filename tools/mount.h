@@ -71,6 +71,7 @@ struct mnt {
 	bool rdonly;
 	bool uring;              /* asked for FUSE over io_uring */
 	bool discard;            /* -o discard: trim freed blocks, batched */
+	bool noacl;              /* -o noacl: no POSIX ACLs (CFS_OPEN_NOACL) */
 	double clean_after;
 	/* the cleaner thread */
 	pthread_t cleaner;

@@ -204,6 +204,18 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* ioctls on directories: FITRIM goes to the mount point */
 	if (conn->capable & FUSE_CAP_IOCTL_DIR)
 		conn->want |= FUSE_CAP_IOCTL_DIR;
+	/* POSIX ACLs: the kernel checks them (default_permissions is on
+	 * anyway), the library keeps them (src/acl.c).  The umask is ours to
+	 * apply, since a parent's default ACL replaces it: without
+	 * DONT_MASK the kernel would mask the mode before we see it, and a
+	 * default ACL granting group write would lose it to umask 022.
+	 * Without the capability (noacl, or an old kernel) the xattrs are
+	 * refused, as ext4's noacl does, rather than stored unenforced. */
+	if (!m->noacl && (conn->capable & FUSE_CAP_POSIX_ACL) &&
+	    (conn->capable & FUSE_CAP_DONT_MASK))
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+	else
+		m->noacl = true;
 	/* Let the kernel clear setuid/setgid on write, truncate and chown
 	 * (it sends us the new mode), and truncate on O_TRUNC through
 	 * setattr: then both follow the VFS rules exactly. */
@@ -501,8 +513,9 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	cfs_ino_t ino = 0;
-	int ret = cfs_mknod(mnt_of(req)->fs, (cfs_ino_t)parent, name, mode, rdev,
-			    ctx->uid, ctx->gid, &ino);
+	int ret = (mode & S_IFMT) == S_IFDIR ? -EPERM :
+		  cfs_mknod_umask(mnt_of(req)->fs, (cfs_ino_t)parent, name, mode,
+				  ctx->umask, rdev, ctx->uid, ctx->gid, &ino);
 
 	req_count(REQ_MKNOD, 1);
 	reply_entry(req, ret, ino);
@@ -512,8 +525,9 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	cfs_ino_t ino = 0;
-	int ret = cfs_mkdir(mnt_of(req)->fs, (cfs_ino_t)parent, name, mode,
-			    ctx->uid, ctx->gid, &ino);
+	int ret = cfs_mknod_umask(mnt_of(req)->fs, (cfs_ino_t)parent, name,
+				  S_IFDIR | (mode & 07777), ctx->umask, 0, ctx->uid,
+				  ctx->gid, &ino);
 
 	req_count(REQ_MKDIR, 1);
 	reply_entry(req, ret, ino);
@@ -825,8 +839,8 @@ static int create_inode(fuse_req_t req, fuse_ino_t parent, const char *name,
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct mnt *m = mnt_of(req);
-	int ret = cfs_mknod(m->fs, (cfs_ino_t)parent, name, S_IFREG | (mode & 07777), 0,
-			    ctx->uid, ctx->gid, ino);
+	int ret = cfs_mknod_umask(m->fs, (cfs_ino_t)parent, name, S_IFREG | (mode & 07777),
+				  ctx->umask, 0, ctx->uid, ctx->gid, ino);
 
 	if (ret == -EEXIST && !(flags & O_EXCL))
 		ret = cfs_lookup(m->fs, (cfs_ino_t)parent, name, ino);
@@ -1017,19 +1031,42 @@ static void reply_xattr_buf(fuse_req_t req, ssize_t n, const char *buf, size_t s
 		fuse_reply_buf(req, buf, (size_t)n);
 }
 
+/* Setting an access ACL clears setgid unless the caller is in the file's
+ * group or root, as the VFS does (in_group_or_capable; CVE-2016-7097).
+ * The kernel says so in FUSE_SETXATTR_ACL_KILL_SGID, but libfuse does not
+ * pass that flag on: the same test here, on the caller's ids, root
+ * standing for CAP_FSETID. */
+static bool kill_sgid(fuse_req_t req, fuse_ino_t ino)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct cfs_stat st;
+	gid_t groups[64];
+	int i, n;
+
+	if (ctx->uid == 0 || cfs_getattr(mnt_of(req)->fs, (cfs_ino_t)ino, &st) < 0 ||
+	    !(st.mode & S_ISGID) || st.gid == ctx->gid)
+		return false;
+	n = fuse_req_getgroups(req, 64, groups);
+	for (i = 0; i < n && i < 64; i++)
+		if (groups[i] == st.gid)
+			return false;
+	return true;
+}
+
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			const char *value, size_t size, int flags)
 {
 	int cflags = 0;
 
 	req_count(REQ_SETXATTR, 1);
-	/* POSIX ACLs would be stored but never enforced (the kernel checks
-	 * only the mode bits without FUSE_CAP_POSIX_ACL): refuse them, as
-	 * ext4 mounted with noacl does. */
-	if (strncmp(name, "system.posix_acl_", 17) == 0) {
+	/* without the kernel's checks (noacl, or a kernel without
+	 * FUSE_CAP_POSIX_ACL) an ACL would be stored but never enforced */
+	if (mnt_of(req)->noacl && strncmp(name, "system.posix_acl_", 17) == 0) {
 		reply_err(req, -EOPNOTSUPP);
 		return;
 	}
+	if (strcmp(name, "system.posix_acl_access") == 0 && kill_sgid(req, ino))
+		cflags |= CFS_XATTR_ACL_KILL_SGID;
 	if (flags & XATTR_CREATE)
 		cflags |= CFS_XATTR_CREATE;
 	if (flags & XATTR_REPLACE)

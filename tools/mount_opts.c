@@ -121,7 +121,7 @@ static bool ext4_harmless(const char *o)
 {
 	static const char *const names[] = {
 		"user_xattr", "lazytime", "nolazytime",
-		"noacl", "barrier", "barrier=1", "nobarrier", "barrier=0",
+		"barrier", "barrier=1", "nobarrier", "barrier=0",
 		"errors=panic", "data=ordered",
 		"auto_da_alloc", "noauto_da_alloc", "delalloc", "i_version",
 		"noquota", "journal_checksum", "block_validity", NULL
@@ -131,12 +131,12 @@ static bool ext4_harmless(const char *o)
 	return listed(o, names, prefixes);
 }
 
-/* Options that promise what chunkfs does not do: ext4's (acl, quotas,
+/* Options that promise what chunkfs does not do: ext4's (quotas,
  * journalling modes) and libfuse's for block-device mounts (fuseblk). */
 static bool unsupported(const char *o)
 {
 	static const char *const names[] = {
-		"acl", "nouser_xattr", "data=journal", "data=writeback", "quota",
+		"nouser_xattr", "data=journal", "data=writeback", "quota",
 		"usrquota", "grpquota", "prjquota", "dax", "nodelalloc",
 		"journal_async_commit", "blkdev", NULL
 	};
@@ -311,6 +311,8 @@ static bool flag_opt(struct mopts *o, const char *opt)
 		o->transport = opt[0] == 'i' ? TRANSPORT_URING : TRANSPORT_DEV;
 	else if (strcmp(opt, "discard") == 0 || strcmp(opt, "nodiscard") == 0)
 		o->discard = opt[0] == 'd';
+	else if (strcmp(opt, "acl") == 0 || strcmp(opt, "noacl") == 0)
+		o->noacl = opt[0] == 'n';
 	else if (strcmp(opt, "nodiratime") == 0 || strcmp(opt, "diratime") == 0)
 		o->diratime = opt[0] == 'd';
 	else if (strcmp(opt, "remount") == 0)

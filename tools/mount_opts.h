@@ -30,6 +30,7 @@ struct mopts {
 	enum atime_mode atime;
 	bool diratime;
 	bool discard;
+	bool noacl;
 	unsigned max_threads;
 	unsigned max_read;              /* 0: not given */
 	enum transport transport;       /* io_uring (default where offered) or not */

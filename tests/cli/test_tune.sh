@@ -104,7 +104,7 @@ tune_refuses() {
 		fail "$1" "-o $2: $(head -c 300 "$ERR")"
 	fi
 }
-tune_refuses tune_refuses_unsupported_opt noatime,acl "option 'acl' is not supported by chunkfs"
+tune_refuses tune_refuses_unsupported_opt noatime,dax "option 'dax' is not supported by chunkfs"
 tune_refuses tune_refuses_unknown_opt foo=bar "unknown mount option 'foo=bar'"
 tune_refuses tune_refuses_bad_size max_write=1 "bad max_write '1': 4096 to [0-9]+ bytes"
 tune_refuses tune_refuses_bad_value errors=sometimes "bad errors 'sometimes'"

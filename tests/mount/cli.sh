@@ -42,7 +42,7 @@ refused() {
 	fi
 }
 refused refuse_unknown_option no_such_option "unknown mount option 'no_such_option'"
-refused refuse_unsupported_option acl "option 'acl' is not supported"
+refused refuse_unsupported_option dax "option 'dax' is not supported"
 for o in max_write=1 max_write=4095 max_write=16777216; do
 	refused "refuse_$o" "$o" "bad max_write '${o#*=}': 4096 to [0-9]+ bytes \\(.*\\)"
 done
@@ -321,11 +321,11 @@ fi
 # and the usage text, or exit 1 from libfuse) whatever the command line.
 simg=$TESTDIR/stored.img
 cp --sparse=always "$img" "$simg"
-"$CFSDAMAGE" "$simg" mountopts "acl,foo=bar,max_write=1,noatime,ro" ||
+"$CFSDAMAGE" "$simg" mountopts "dax,foo=bar,max_write=1,noatime,ro" ||
 	fail stored_setup "cfsdamage mountopts failed"
 opts_of() { awk -v d="$mnt" '$2 == d { print $4 }' /proc/self/mounts; }
 if daemon_mount "$simg" && [ "$(grep -c "default mount options in the superblock: .*: ignored (chunkfs tune -o changes them)" "$ERR")" = 3 ] &&
-   grep -q "option 'acl' is not supported" "$ERR" && grep -q "'foo=bar'" "$ERR" &&
+   grep -q "option 'dax' is not supported" "$ERR" && grep -q "'foo=bar'" "$ERR" &&
    grep -q "bad max_write '1'" "$ERR" && ! grep -q usage: "$ERR" &&
    [[ ,$(opts_of), == *,ro,*noatime,* ]]; then
 	pass stored_bad_options_ignored_named

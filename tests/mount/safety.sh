@@ -340,11 +340,11 @@ test_ext4_options() {
 	else
 		fail ext4_options_ignored_named "mount failed: $(head -c 300 "$DAEMON_LOG")"
 	fi
-	if expect_exit 2 "$CHUNKFS" mount -o acl "$img" "$mnt" &&
-		grep -q "option 'acl' is not supported by chunkfs" "$ERR" && ! _m_is_mounted "$mnt"; then
-		pass ext4_acl_refused_by_name
+	if expect_exit 2 "$CHUNKFS" mount -o usrquota "$img" "$mnt" &&
+		grep -q "option 'usrquota' is not supported by chunkfs" "$ERR" && ! _m_is_mounted "$mnt"; then
+		pass ext4_quota_refused_by_name
 	else
-		fail ext4_acl_refused_by_name "$(head -c 300 "$ERR")"
+		fail ext4_quota_refused_by_name "$(head -c 300 "$ERR")"
 	fi
 }
 
