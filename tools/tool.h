@@ -173,6 +173,9 @@ void walk_pop(struct walk_stack *ws);
 void walk_free(struct walk_stack *ws);
 #define WALK_MAX_DEPTH 4096
 
+/* tools/cmd_move.c: the move engine's progress line on a terminal */
+void move_progress_on(struct cfs_fs *fs, const char *what);
+
 /* ---- progress line (stderr, terminals only) ---- */
 struct progress {
 	bool on;
