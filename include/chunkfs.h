@@ -361,6 +361,33 @@ struct cfs_resize_result {
 };
 int cfs_resize(struct cfs_fs *fs, uint64_t size, struct cfs_resize_result *res);
 
+/* ---- moving chunks' contents (src/move.c, docs/MOVE.md) ----
+ * Offline (fs open read-write, nobody else using it), crash-safe at every
+ * write: a power cut leaves every file's bytes readable and an image
+ * fsck -p repairs alone.  No user-visible inode number changes.
+ *
+ * cfs_defrag brings each file's and directory's continuations back into
+ * its head inode's chunk where that chunk has room.  cfs_evacuate moves
+ * every continuation out of chunk into other chunks; what it cannot move
+ * (files and stubs whose own inode is in the chunk: their number would
+ * change) is counted in left_*.  cfs_resize to a smaller size evacuates
+ * the chunks past the new end and drops them, or refuses (-ENOSPC) when
+ * anything stays in them.  Progress goes to the function set by
+ * cfs_set_progress_fn (done of total files), if any. */
+struct cfs_move_result {
+	uint64_t files;                 /* files whose pieces moved */
+	uint64_t conts_freed;           /* continuation inodes freed */
+	uint64_t blocks;                /* blocks copied */
+	uint64_t skipped;               /* continuations left: no room */
+	uint64_t conts_before, conts_after;     /* in the whole filesystem */
+	/* evacuate: what the chunk still holds */
+	uint64_t left_inodes, left_conts, left_stubs, left_blocks;
+};
+int cfs_defrag(struct cfs_fs *fs, struct cfs_move_result *res);
+int cfs_evacuate(struct cfs_fs *fs, uint32_t chunk, struct cfs_move_result *res);
+typedef void (*cfs_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+void cfs_set_progress_fn(struct cfs_fs *fs, cfs_progress_fn fn, void *ctx);
+
 /* ---- fsck ----
  * Checks the chunks that need it (dirty, marked in error, or with a
  * destroyed header; all with force), each self-contained, on several

@@ -106,7 +106,6 @@ static int cont_create(struct cfs_fs *fs, struct inode *head, uint32_t c, uint64
 	return 0;
 }
 
-static int chain_prune(struct cfs_fs *fs, struct inode *head);
 
 /* Take back a mapping alloc_in made, or only half made: an insert that
  * failed writing the inode has put its record in place already. */
@@ -253,8 +252,7 @@ int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t wa
 	return -ENOSPC;
 }
 
-/* Drop continuations that map nothing and have no successors. */
-static int chain_prune(struct cfs_fs *fs, struct inode *head)
+int chain_prune(struct cfs_fs *fs, struct inode *head)
 {
 	int i, s, ret;
 

@@ -133,6 +133,8 @@ struct cfs_fs {
 	uint8_t fenced[CFS_MAX_CHUNKS];
 	cfs_block_fn block_fn;          /* told around a wait at the fence */
 	void *block_ctx;
+	cfs_progress_fn progress_fn;    /* move.c: files done of total */
+	void *progress_ctx;
 };
 
 static inline uint64_t chunk_base(const struct cfs_fs *fs, uint32_t c)
@@ -491,6 +493,9 @@ int file_end_below(struct cfs_fs *fs, struct inode *head, uint64_t below, uint64
  * is the caller's. */
 int file_shift(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint64_t len,
 	       int insert);
+/* Drop continuations that map nothing and have no successors (children
+ * before parents). */
+int chain_prune(struct cfs_fs *fs, struct inode *head);
 /* Blocks held by the file across its chain, and the chunks of its chain
  * (the first max of them; returns how many there are). */
 int64_t file_blocks(struct cfs_fs *fs, struct inode *head);
@@ -572,6 +577,12 @@ int fs_view_open(struct cfs_fs *live, int rdonly, struct cfs_fs **out);
 /* fs_view_open on another device (a scrub's recorder over live->bd). */
 int fs_view_open_bd(struct cfs_fs *live, struct cfs_bdev *bd, int rdonly, struct cfs_fs **out);
 void fs_view_close(struct cfs_fs *view);
+
+/* move.c: chunk c emptied of continuations into chunks below limit, with
+ * every operation excluded (cfs_resize's shrink); what stays in c is
+ * counted in res. */
+int move_evacuate_locked(struct cfs_fs *fs, uint32_t c, uint32_t limit,
+			 struct cfs_move_result *res);
 
 /* fence.c: wait while a repair's fence holds the chunk of ino (0: while
  * any fence is on).  Called first thing at an entry point, with nothing

@@ -20,6 +20,7 @@
  * new one, whose chunks are all written by then but the first new one.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -101,8 +102,8 @@ static int grow_write(struct cfs_fs *fs, const struct cfs_super *nsb)
 	return ret;
 }
 
-/* The target size in blocks, and a superblock for it; -EOPNOTSUPP for a
- * shrink. */
+/* The target size in blocks, and a superblock for it (fewer chunks when
+ * it is smaller: shrink_write's). */
 static int grow_plan(struct cfs_fs *fs, uint64_t size, struct cfs_super *nsb,
 		     struct cfs_resize_result *res)
 {
@@ -120,21 +121,128 @@ static int grow_plan(struct cfs_fs *fs, uint64_t size, struct cfs_super *nsb,
 	}
 	room = size / fs->bsize;
 	res->room_blocks = room;
-	if (room < fs->sb.total_blocks) {
-		cfs_set_error("shrinking is not supported: the filesystem needs %llu "
-			      "blocks of %u bytes, the new size holds %llu",
-			      (unsigned long long)fs->sb.total_blocks, fs->bsize,
-			      (unsigned long long)room);
-		return -EOPNOTSUPP;
-	}
 	*nsb = fs->sb;
 	nsb->nchunks = chunks_fitting(&fs->sb, room);
-	if (nsb->nchunks < fs->sb.nchunks)    /* past the end of a capped cb */
-		nsb->nchunks = fs->sb.nchunks;
+	if (room < fs->sb.total_blocks && nsb->nchunks == 0) {
+		cfs_set_error("cannot shrink to %llu bytes: one chunk and the two "
+			      "superblocks need %llu", (unsigned long long)size,
+			      (unsigned long long)((fs->sb.chunk_blocks + 2) * fs->bsize));
+		return -ENOSPC;
+	}
+	if (room >= fs->sb.total_blocks && nsb->nchunks < fs->sb.nchunks)
+		nsb->nchunks = fs->sb.nchunks;   /* past the end of a capped cb */
 	nsb->backup_sb_block = nsb->first_chunk_block +
 			       (uint64_t)nsb->nchunks * nsb->chunk_blocks;
 	nsb->total_blocks = nsb->backup_sb_block + 1;
 	return 0;
+}
+
+/* Data blocks in use in chunks [from, n), and what chunks [0, from) can
+ * still take. */
+static void shrink_room(struct cfs_fs *fs, uint32_t from, uint64_t *used, uint64_t *avail)
+{
+	uint64_t data = fs->sb.chunk_blocks - fs->sb.data_start;
+	uint32_t c;
+
+	*used = *avail = 0;
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		struct chunk *ch = &fs->chunks[c];
+
+		pthread_mutex_lock(&ch->lock);
+		if (c >= from)
+			*used += data - ch->hdr.free_blocks;
+		else
+			*avail += chunk_avail_blocks(fs, ch);
+		pthread_mutex_unlock(&ch->lock);
+	}
+}
+
+/* Whether chunks [from, n) can be emptied: no file's own inode in them
+ * (its number, which names the chunk, would have to change), and room in
+ * the chunks kept for their blocks.  Said before anything moves. */
+static int shrink_check(struct cfs_fs *fs, uint32_t from)
+{
+	uint64_t used, avail;
+	uint32_t c;
+
+	for (c = from; c < fs->sb.nchunks; c++) {
+		struct chunk_inodes ni;
+		struct chunk *ch = &fs->chunks[c];
+		uint64_t heads;
+
+		chunk_inodes(fs, c, &ni);
+		heads = ni.used - ch->hdr.nconts - ch->hdr.nstubs;
+		if (heads) {
+			cfs_set_error("chunk %u holds %llu files or directories: moving them "
+				      "would change their inode numbers, which chunkfs cannot "
+				      "do yet (docs/MOVE.md)", c, (unsigned long long)heads);
+			return -EOPNOTSUPP;
+		}
+	}
+	shrink_room(fs, from, &used, &avail);
+	if (used > avail) {
+		cfs_set_error("the data does not fit: the chunks to drop hold %llu blocks "
+			      "in use, the %u chunks kept have %llu free",
+			      (unsigned long long)used, from, (unsigned long long)avail);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* Shrink: the chunks past the new end emptied (src/move.c), then dropped.
+ * Write order, the reverse of grow's:
+ *   1. every move, each crash-safe on its own, and a full flush: the old
+ *      filesystem, whole and consistent, with the last chunks empty;
+ *   2. the primary superblock, flush: the commit point.  An open now
+ *      never reads the dropped chunks; the old backup still describes
+ *      the old size, whose chunks are all still on disk and empty;
+ *   3. the backup at its new place (the first dropped chunk's header
+ *      block, which nothing reads any more), flush;
+ *   4. the old backup zeroed, flush, so that a search for a backup
+ *      (repair open, FORMAT.md 4) cannot find the old size.
+ * Writing the backup first, as grow does, would overwrite a header the
+ * primary still names: a crash then would leave a chunk header to
+ * rebuild. */
+static int shrink_write(struct cfs_fs *fs, const struct cfs_super *nsb)
+{
+	struct cfs_move_result mr;
+	struct cfs_super osb = fs->sb;
+	uint8_t *zero;
+	uint32_t c;
+	int ret = shrink_check(fs, nsb->nchunks);
+
+	for (c = fs->sb.nchunks; c-- > nsb->nchunks && ret == 0;)
+		ret = move_evacuate_locked(fs, c, nsb->nchunks, &mr);
+	/* what a later chunk's moves put in an earlier one counts too */
+	for (c = nsb->nchunks; c < fs->sb.nchunks && ret == 0; c++) {
+		ret = move_evacuate_locked(fs, c, nsb->nchunks, &mr);
+		if (ret == 0 && (mr.left_inodes || mr.left_blocks)) {
+			cfs_set_error("chunk %u still holds %llu inodes (%llu continuations) "
+				      "and %llu blocks after the move: nothing was dropped",
+				      c, (unsigned long long)mr.left_inodes,
+				      (unsigned long long)mr.left_conts,
+				      (unsigned long long)mr.left_blocks);
+			ret = -ENOSPC;
+		}
+	}
+	if (ret == 0)
+		ret = fs_write_all(fs);
+	if (ret < 0)
+		return ret;
+	fs->sb = *nsb;
+	ret = super_write_primary(fs);
+	if (ret < 0) {
+		fs->sb = osb;   /* on disk it is one or the other: fsck decides */
+		return ret;
+	}
+	ret = write_flush(fs, write_super(fs->bd, nsb, nsb->backup_sb_block));
+	zero = calloc(1, fs->bsize);
+	if (!zero)
+		return ret < 0 ? ret : -ENOMEM;
+	if (ret == 0)
+		ret = write_flush(fs, cfs_bdev_write(fs->bd, osb.backup_sb_block, 1, zero));
+	free(zero);
+	return ret;
 }
 
 static int resize_locked(struct cfs_fs *fs, uint64_t size, struct cfs_resize_result *res)
@@ -150,6 +258,8 @@ static int resize_locked(struct cfs_fs *fs, uint64_t size, struct cfs_resize_res
 
 	if (ret < 0 || nsb.nchunks == fs->sb.nchunks)
 		return ret;
+	if (nsb.nchunks < fs->sb.nchunks)
+		return shrink_write(fs, &nsb);
 	if (size && fs->bd->nblocks * fs->bsize < size) {
 		ret = cfs_bdev_grow(fs->bd, size);
 		if (ret == -ERANGE) {

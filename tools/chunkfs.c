@@ -188,8 +188,19 @@ static const struct command commands[] = {
 	  "MOUNTPOINT while in use (as xfs_growfs does).  Whole chunks are added\n"
 	  "(at most 256), so up to a chunk's worth stays unused.  SIZE (K, M, G,\n"
 	  "T suffixes; whole blocks of it count) defaults to the whole file or\n"
-	  "device; an image file shorter than SIZE is extended.  Shrinking is\n"
-	  "refused.\n" },
+	  "device; an image file shorter than SIZE is extended.  A smaller SIZE\n"
+	  "shrinks an unmounted IMAGE: the last chunks' continuations are moved\n"
+	  "into the chunks kept, then the chunks dropped and an image file cut\n"
+	  "to SIZE; refused when files live in those chunks or the data does\n"
+	  "not fit.\n" },
+	{ "defrag", cmd_defrag, "IMAGE",
+	  "Bring each file's and directory's continuations back into its own\n"
+	  "chunk where that chunk has room, on an unmounted image; says the\n"
+	  "Bookkeeping figure of chunkfs info before and after.\n" },
+	{ "evacuate", cmd_evacuate, "IMAGE CHUNK",
+	  "Move every continuation out of one chunk of an unmounted image, so\n"
+	  "that the chunk can be dropped (resize) or examined alone; says what\n"
+	  "stays (files whose own inode is there; exit 1).\n" },
 	{ "probe", cmd_probe, "[--export] DEVICE|IMAGE",
 	  "Say whether DEVICE holds a chunkfs, and its label and UUID, as blkid\n"
 	  "does for other filesystems (libblkid does not know chunkfs).  Reads\n"

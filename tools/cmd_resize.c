@@ -136,7 +136,15 @@ int cmd_resize(int argc, char **argv)
 		open_failed(img, ret);
 		return EX_FAIL;
 	}
+	move_progress_on(fs, "shrink");
 	ret = cfs_resize(fs, size, &r);
 	status = say(img, ret, cfs_last_error(), &r);
-	return img_close(fs, img, status);
+	status = img_close(fs, img, status);
+	/* a shrunk image file is cut to SIZE, as a grown one was extended */
+	if (status == EX_OK && r.new_chunks < r.old_chunks && S_ISREG(st.st_mode) && size &&
+	    truncate(img, (off_t)(size - size % r.block_size)) < 0) {
+		err_host(img, -errno);
+		status = EX_FAIL;
+	}
+	return status;
 }

@@ -17,6 +17,7 @@ int mount_resize_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in
 		       struct chunkfs_resize_arg *out)
 {
 	struct mnt *m = fuse_req_userdata(req);
+	struct cfs_info info;
 	const char *why;
 	int ret;
 
@@ -33,6 +34,14 @@ int mount_resize_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in
 	if (m->rdonly) {
 		ret = -EROFS;
 		why = "mounted read-only";
+	} else if (out->size && cfs_get_info(m->fs, &info) == 0 &&
+		   out->size / info.block_size < info.total_blocks) {
+		/* the moves are made for an unmounted image only: under a
+		 * mount they are untested, and a file whose inode must move
+		 * would change number under the kernel (docs/MOVE.md) */
+		ret = -EOPNOTSUPP;
+		why = "shrinking a mounted filesystem is not supported yet: unmount it "
+		      "and give the image (docs/MOVE.md)";
 	} else {
 		ret = cfs_resize(m->fs, out->size, &out->res);
 		why = ret < 0 ? cfs_last_error() : "";

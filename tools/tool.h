@@ -41,6 +41,8 @@ int cmd_put(int argc, char **argv);
 int cmd_fsck(int argc, char **argv);
 int cmd_scrub(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_defrag(int argc, char **argv);
+int cmd_evacuate(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_trim(int argc, char **argv);
 int cmd_resize(int argc, char **argv);
@@ -184,6 +186,9 @@ int walk_push(struct walk_stack *ws, cfs_ino_t ino);
 void walk_pop(struct walk_stack *ws);
 void walk_free(struct walk_stack *ws);
 #define WALK_MAX_DEPTH 4096
+
+/* tools/cmd_move.c: the move engine's progress line on a terminal */
+void move_progress_on(struct cfs_fs *fs, const char *what);
 
 /* ---- progress of a tree copy (put -r, get -r) ---- */
 /* fd of progress_init: the line on stderr when it is a terminal (the
