@@ -142,6 +142,11 @@ static inline uint64_t chunk_base(const struct cfs_fs *fs, uint32_t c)
 	return fs->sb.first_chunk_block + (uint64_t)c * fs->sb.chunk_blocks;
 }
 
+static inline struct chunk *chunk_of(struct cfs_fs *fs, uint32_t c)
+{
+	return &fs->chunks[c];
+}
+
 static inline uint32_t blk_chunk(const struct cfs_fs *fs, uint64_t abs)
 {
 	return (uint32_t)((abs - fs->sb.first_chunk_block) / fs->sb.chunk_blocks);
@@ -185,10 +190,12 @@ void cfs_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * check or fsck -p. */
 int scrub_close_check(struct cfs_fs *fs);
 
-/* chunk.c */
+/* chunk.c: the header and its state */
 int chunk_load_all(struct cfs_fs *fs, int repair);
 void chunk_prefetch(struct cfs_fs *fs, uint32_t c);
 int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c);
+/* chunk_mark_dirty with state_lock held, leaving the times alone. */
+int chunk_dirty_on_disk(struct cfs_fs *fs, uint32_t c);
 int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state);
 int chunk_header_mark(struct cfs_fs *fs, uint32_t c, uint32_t state);
 int chunk_before_dirty(void *ctx, uint64_t blk, uint32_t count);
@@ -204,6 +211,13 @@ int chunk_blocks_freed(struct cfs_fs *fs, uint64_t abs, uint64_t n);
  * chunk, filled by the mark. */
 void chunk_freed_mark(struct cfs_fs *fs, uint64_t *gen);
 void chunk_freed_forget(struct cfs_fs *fs, const uint64_t *gen);
+/* Blocks freed in chunk c (its lock held) may still be named on disk until
+ * the next full flush: noted for chunk_blocks_freed. */
+void chunk_freed_note(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t n);
+/* The first block of ch (its lock held) freed since the last full flush in
+ * [rel, rel + n) and the end of its freed run: 1, or 0 if none. */
+int chunk_first_freed(const struct chunk *ch, uint64_t rel, uint64_t n, uint64_t *at,
+		      uint64_t *end);
 
 int chunk_mark_changed(void *ctx);
 /* Corruption met in chunk c in normal operation (err -EBADMSG or -EUCLEAN;
@@ -222,6 +236,8 @@ static inline int chunk_corrupt(struct cfs_fs *fs, uint32_t c, cfs_ino_t ino, ui
 }
 /* The cache's on_corrupt hook: chunk_error for the block's chunk. */
 void chunk_on_corrupt(void *ctx, uint64_t blk, int err);
+
+/* chunk_alloc.c: bitmaps and allocation */
 /* Allocate up to want contiguous blocks near goal (chunk-relative).
  * Returns the count (>=1) and *rel, or -ENOSPC. */
 int chunk_alloc_blocks(struct cfs_fs *fs, uint32_t c, uint32_t goal, uint32_t want,
