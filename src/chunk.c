@@ -1,8 +1,45 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Chunks: the header, its clean/dirty state and the protocol that moves a
- * chunk between those states, corruption recorded in it, and the blocks
- * freed since the last full flush (what the disk may still name).  The
- * bitmaps and allocation are chunk_alloc.c's. */
+/* Chunks: the header and the state it records.  The bitmaps and
+ * allocation are chunk_alloc.c's; their changes, and every buffer the
+ * cache turns dirty, pass through the state protocol below first.  Also
+ * here: corruption recorded in the header, and the blocks freed since the
+ * last full flush (what the disk may still name).
+ *
+ * The state protocol.  "Clean" on disk means "needs no check after a
+ * crash", so a chunk is marked dirty on disk before any of its changed
+ * blocks can reach the disk.  Its states:
+ *
+ *   CLEAN    clean on disk (disk_state), nothing changed in memory.
+ *   CHANGED  changed in memory only (chunk->unmarked; lazy marking,
+ *            docs/POLICIES.md): the disk still holds the chunk as it was
+ *            when last clean, so a crash now needs no check of it.
+ *   DIRTY    marked dirty on disk (disk_state & CFS_STATE_DIRTY): its
+ *            changes may be reaching the disk.
+ *
+ *                   chunk_to_changed_mem
+ *        CLEAN ----------------------------> CHANGED
+ *          ^       (memory: unmarked set)       |
+ *          |                                    | chunk_changed_to_dirty_disk
+ *          |                                    | (disk: every CHANGED chunk's
+ *          |                                    v  header written, one flush)
+ *          +-------------------------------- DIRTY <--- chunk_to_dirty_disk
+ *            checkpoint (super.c: every change            (disk: from CLEAN or
+ *            flushed, then the header written             CHANGED at once,
+ *            clean by chunk_hdr_write_disk)               header and flush)
+ *
+ * Without lazy marking chunk_to_changed_mem goes straight to DIRTY.  The
+ * ERROR bit (chunk_error) is written at once over any state and cleared
+ * only by fsck.  The names say the move and what they touch:
+ * chunk_to_<STATE>_mem changes memory only, chunk_..._disk writes the
+ * header (and flushes); _locked runs with state_lock held.
+ * note_change_mem and chunk_note_change_mem move nothing: they note the
+ * change's time (first_change, last_change), which the checkpoint and a
+ * scrub's snapshot read.  Two ways to write a header: chunk_hdr_write_disk
+ * writes the in-memory header whole, its counts included (their blocks
+ * must be on disk already); chunk_state_write_disk writes a new state onto
+ * the header as last written.  chunk->hdr_unwritten, the in-memory
+ * header's counts differing from the disk's, is not the DIRTY state: it
+ * says only that a checkpoint has a header to write. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -35,7 +72,7 @@ static int header_put(struct cfs_fs *fs, uint32_t c, const struct cfs_chunk_hdr 
 
 /* The header as it is in memory: its counters and initialised lengths
  * describe blocks already on disk (the callers flushed them). */
-int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state)
+int chunk_hdr_write_disk(struct cfs_fs *fs, uint32_t c, uint32_t state)
 {
 	struct chunk *ch = chunk_of(fs, c);
 	int ret;
@@ -43,7 +80,7 @@ int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state)
 	ch->hdr.state = state;
 	ret = header_put(fs, c, &ch->hdr);
 	if (ret == 0)
-		ch->hdr_dirty = 0;
+		ch->hdr_unwritten = 0;
 	return ret;
 }
 
@@ -51,7 +88,7 @@ int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state)
  * written: the in-memory counters and initialised lengths may describe
  * blocks still in memory, which must not look initialised on disk before
  * they are.  With state_lock held. */
-int chunk_header_mark(struct cfs_fs *fs, uint32_t c, uint32_t state)
+int chunk_state_write_disk(struct cfs_fs *fs, uint32_t c, uint32_t state)
 {
 	struct chunk *ch = chunk_of(fs, c);
 	struct cfs_chunk_hdr h = ch->disk_hdr;
@@ -225,8 +262,8 @@ void chunk_prefetch(struct cfs_fs *fs, uint32_t c)
 	}
 }
 
-/* With state_lock held: a change to chunk ch, in memory for now. */
-static void change_noted(struct chunk *ch)
+/* With state_lock held: the time of a change to chunk ch, no state moved. */
+static void note_change_mem(struct chunk *ch)
 {
 	double now = cfs_now_mono();
 
@@ -236,8 +273,9 @@ static void change_noted(struct chunk *ch)
 	ch->last_change = now;
 }
 
-/* With state_lock held: the header written dirty (not yet flushed). */
-static int header_dirty(struct cfs_fs *fs, uint32_t c)
+/* CLEAN or CHANGED -> DIRTY, with state_lock held: the header written
+ * dirty but not yet flushed (the caller flushes, once for many). */
+static int to_dirty_disk_unflushed(struct cfs_fs *fs, uint32_t c)
 {
 	struct chunk *ch = chunk_of(fs, c);
 	int ret;
@@ -245,33 +283,35 @@ static int header_dirty(struct cfs_fs *fs, uint32_t c)
 	lock_held(&ch->state_lock);
 	ch->hdr.generation++;
 	ch->hdr.last_write = time(NULL);
-	ret = chunk_header_mark(fs, c, ch->disk_state | CFS_STATE_DIRTY);
+	ret = chunk_state_write_disk(fs, c, ch->disk_state | CFS_STATE_DIRTY);
 	if (ret == 0)
 		ch->unmarked = 0;
 	return ret;
 }
 
-/* With state_lock held: chunk c marked dirty on stable storage, unless it
- * is already. */
-int chunk_dirty_on_disk(struct cfs_fs *fs, uint32_t c)
+/* CLEAN or CHANGED -> DIRTY, with state_lock held: the header written
+ * dirty and flushed, unless the disk says dirty already.  The change's
+ * time is the caller's to note. */
+int chunk_to_dirty_disk_locked(struct cfs_fs *fs, uint32_t c)
 {
 	int ret = 0;
 
 	lock_held(&chunk_of(fs, c)->state_lock);
 	if (!(chunk_of(fs, c)->disk_state & CFS_STATE_DIRTY)) {
-		ret = header_dirty(fs, c);
+		ret = to_dirty_disk_unflushed(fs, c);
 		if (ret == 0)
 			ret = cfs_bdev_flush(fs->bd);
 	}
 	return ret;
 }
 
-/* The chunk must be marked dirty on stable storage before any of its
+/* CLEAN or CHANGED -> DIRTY, on disk at once.
+ * The chunk must be marked dirty on stable storage before any of its
  * changed blocks can reach the disk: that is what makes "clean" mean
  * "needs no check" after a crash.  Only state_lock is taken here, since
  * this runs from buf_dirty() with ch->lock possibly held; the header
  * fields written are a snapshot that fsck recomputes anyway. */
-int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c)
+int chunk_to_dirty_disk(struct cfs_fs *fs, uint32_t c)
 {
 	struct chunk *ch = chunk_of(fs, c);
 	int ret;
@@ -279,27 +319,28 @@ int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c)
 	if (fs->rdonly)
 		return -EROFS;
 	pthread_mutex_lock(&ch->state_lock);
-	change_noted(ch);
-	ret = chunk_dirty_on_disk(fs, c);
+	note_change_mem(ch);
+	ret = chunk_to_dirty_disk_locked(fs, c);
 	pthread_mutex_unlock(&ch->state_lock);
 	return ret;
 }
 
-/* Lazy marking: a change made in memory needs no mark on disk until one
- * of the changed blocks is written (chunk_mark_changed).  Until then the
- * disk holds the chunk as it was when last clean, so it stays clean there,
- * and a crash under a steady load leaves dirty only the chunks whose
- * changes were being written, not every chunk written to lately. */
-int chunk_change(struct cfs_fs *fs, uint32_t c)
+/* CLEAN -> CHANGED, in memory.  Lazy marking: a change made in memory
+ * needs no mark on disk until one of the changed blocks is written
+ * (chunk_changed_to_dirty_disk).  Until then the disk holds the chunk as
+ * it was when last clean, so it stays clean there, and a crash under a
+ * steady load leaves dirty only the chunks whose changes were being
+ * written, not every chunk written to lately. */
+int chunk_to_changed_mem(struct cfs_fs *fs, uint32_t c)
 {
 	struct chunk *ch = chunk_of(fs, c);
 
 	if (!fs->lazy)
-		return chunk_mark_dirty(fs, c);
+		return chunk_to_dirty_disk(fs, c);
 	if (fs->rdonly)
 		return -EROFS;
 	pthread_mutex_lock(&ch->state_lock);
-	change_noted(ch);
+	note_change_mem(ch);
 	if (!(ch->disk_state & CFS_STATE_DIRTY) && !ch->unmarked) {
 		ch->unmarked = 1;
 		__atomic_store_n(&fs->unmarked, 1, __ATOMIC_RELEASE);
@@ -308,23 +349,25 @@ int chunk_change(struct cfs_fs *fs, uint32_t c)
 	return 0;
 }
 
-/* The cache's note_dirty (lazy marking). */
-int chunk_note_dirty(void *ctx, uint64_t blk)
+/* The cache's note_dirty (lazy marking): the chunk of a buffer turning
+ * dirty goes CLEAN -> CHANGED. */
+int chunk_blk_to_changed_mem(void *ctx, uint64_t blk)
 {
 	struct cfs_fs *fs = ctx;
 
 	if (blk < fs->sb.first_chunk_block || blk >= fs->sb.backup_sb_block)
 		return fs->rdonly ? -EROFS : 0;
-	return chunk_change(fs, blk_chunk(fs, blk));
+	return chunk_to_changed_mem(fs, blk_chunk(fs, blk));
 }
 
-/* The cache's before_write (lazy marking), with the cache lock held:
- * before a changed buffer goes to disk, every chunk changed in memory is
- * marked dirty on disk, one flush for them all.  Every one, not only the
+/* CHANGED -> DIRTY for every chunk, on disk: the cache's before_write
+ * (lazy marking), with the cache lock held.  Before a changed buffer goes
+ * to disk, every chunk changed in memory is marked dirty on disk, one
+ * flush for them all.  Every one, not only the
  * buffer's: an operation's changes may span chunks (an entry here, its
  * stub there), and whichever reaches the disk first, the check after a
  * crash must take in each chunk the operation touched. */
-int chunk_mark_changed(void *ctx)
+int chunk_changed_to_dirty_disk(void *ctx)
 {
 	struct cfs_fs *fs = ctx;
 	uint32_t c, n = 0;
@@ -337,7 +380,7 @@ int chunk_mark_changed(void *ctx)
 
 		pthread_mutex_lock(&ch->state_lock);
 		if (ch->unmarked) {
-			ret = header_dirty(fs, c);
+			ret = to_dirty_disk_unflushed(fs, c);
 			n++;
 		}
 		pthread_mutex_unlock(&ch->state_lock);
@@ -349,11 +392,54 @@ int chunk_mark_changed(void *ctx)
 	return ret;
 }
 
-/* Only state_lock is taken, as in chunk_mark_dirty: corruption shows with
- * inode and chunk locks held.  The header is written at once and flushed,
- * so a crash a moment later cannot lose the mark; its counters are a
- * snapshot, as in chunk_mark_dirty (a chunk clean on disk has no change in
- * flight: the first would have to take state_lock to mark it dirty). */
+/* A change that leaves nothing to write back in chunk c: only its time
+ * is noted (a scrub's snapshot sees it), no state moved, no mark owed. */
+static int chunk_note_change_mem(struct cfs_fs *fs, uint32_t c)
+{
+	struct chunk *ch = chunk_of(fs, c);
+
+	if (fs->rdonly)
+		return -EROFS;
+	pthread_mutex_lock(&ch->state_lock);
+	note_change_mem(ch);
+	pthread_mutex_unlock(&ch->state_lock);
+	return 0;
+}
+
+/* The cache's before_dirty: the chunks of blocks about to change on disk
+ * go to DIRTY, on disk (chunk_to_dirty_disk).  With lazy marking only
+ * direct writes of file data come here.  Data written where nothing on
+ * disk names another structure (a block made since the last full flush,
+ * or the file's own) changes nothing a check reads, and leaves nothing of
+ * the chunk in memory: the chunk moves to no state, its change's time is
+ * only noted (a new block's allocation moved it to CHANGED already).  A
+ * block freed since may still be a structure of its chunk on disk. */
+int chunk_direct_to_dirty_disk(void *ctx, uint64_t blk, uint32_t count)
+{
+	struct cfs_fs *fs = ctx;
+	uint64_t b, end = blk + count;
+	uint32_t c;
+	int ret = 0;
+
+	for (b = blk; b < end && ret == 0; b = chunk_base(fs, c + 1)) {
+		if (b < fs->sb.first_chunk_block || b >= fs->sb.backup_sb_block)
+			return 0;
+		c = blk_chunk(fs, b);
+		if (fs->lazy && !chunk_blocks_freed(fs, b, (end < chunk_base(fs, c + 1) ?
+							      end : chunk_base(fs, c + 1)) - b))
+			ret = chunk_note_change_mem(fs, c);
+		else
+			ret = chunk_to_dirty_disk(fs, c);
+	}
+	return ret;
+}
+
+/* Only state_lock is taken, as in chunk_to_dirty_disk: corruption shows
+ * with inode and chunk locks held.  The header is written at once and
+ * flushed, so a crash a moment later cannot lose the mark; its counters
+ * are a snapshot, as in chunk_to_dirty_disk (a chunk clean on disk has no
+ * change in flight: the first would have to take state_lock to mark it
+ * dirty). */
 void chunk_error(struct cfs_fs *fs, uint32_t c, cfs_ino_t ino, uint64_t blk, int err,
 		 const char *what)
 {
@@ -375,7 +461,7 @@ void chunk_error(struct cfs_fs *fs, uint32_t c, cfs_ino_t ino, uint64_t blk, int
 			ch->hdr.error_count--;   /* saturates */
 		ch->hdr.last_error = e;
 	}
-	if (fs->rdonly || chunk_header_mark(fs, c, ch->disk_state | CFS_STATE_ERROR) < 0 ||
+	if (fs->rdonly || chunk_state_write_disk(fs, c, ch->disk_state | CFS_STATE_ERROR) < 0 ||
 	    cfs_bdev_flush(fs->bd) < 0)
 		ch->disk_state |= CFS_STATE_ERROR;   /* said by info at least */
 	pthread_mutex_unlock(&ch->state_lock);
@@ -393,46 +479,6 @@ void chunk_on_corrupt(void *ctx, uint64_t blk, int err)
 		return;
 	chunk_error(fs, blk_chunk(fs, blk), 0, blk, err,
 		    err == -EBADMSG ? "metadata checksum mismatch" : "bad metadata block");
-}
-
-/* A change that leaves nothing to write back in chunk c: only its time
- * is noted (a scrub's snapshot sees it), no mark is owed. */
-static int chunk_touch(struct cfs_fs *fs, uint32_t c)
-{
-	struct chunk *ch = chunk_of(fs, c);
-
-	if (fs->rdonly)
-		return -EROFS;
-	pthread_mutex_lock(&ch->state_lock);
-	change_noted(ch);
-	pthread_mutex_unlock(&ch->state_lock);
-	return 0;
-}
-
-/* With lazy marking only direct writes of file data come here.  Data
- * written where nothing on disk names another structure (a block made
- * since the last full flush, or the file's own) changes nothing a check
- * reads, and leaves nothing of the chunk in memory: the chunk is only
- * touched (a new block's allocation noted the chunk already).  A block
- * freed since may still be a structure of its chunk on disk. */
-int chunk_before_dirty(void *ctx, uint64_t blk, uint32_t count)
-{
-	struct cfs_fs *fs = ctx;
-	uint64_t b, end = blk + count;
-	uint32_t c;
-	int ret = 0;
-
-	for (b = blk; b < end && ret == 0; b = chunk_base(fs, c + 1)) {
-		if (b < fs->sb.first_chunk_block || b >= fs->sb.backup_sb_block)
-			return 0;
-		c = blk_chunk(fs, b);
-		if (fs->lazy && !chunk_blocks_freed(fs, b, (end < chunk_base(fs, c + 1) ?
-							      end : chunk_base(fs, c + 1)) - b))
-			ret = chunk_touch(fs, c);
-		else
-			ret = chunk_mark_dirty(fs, c);
-	}
-	return ret;
 }
 
 /* ---- blocks freed since the last full flush ---- */

@@ -107,7 +107,7 @@ static int bm_dirty(struct cfs_fs *fs, uint32_t c, int which, uint32_t k, struct
 	}
 	if (*init == k)
 		(*init)++;
-	chunk_of(fs, c)->hdr_dirty = 1;
+	chunk_of(fs, c)->hdr_unwritten = 1;
 	return buf_dirty(&fs->cache, b);
 }
 
@@ -288,7 +288,7 @@ static int alloc_hinted(struct cfs_fs *fs, uint32_t c, uint64_t goal, uint64_t d
 	uint32_t len = 0, avail;
 	int ret;
 
-	ret = chunk_change(fs, c);
+	ret = chunk_to_changed_mem(fs, c);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
@@ -304,7 +304,7 @@ static int alloc_hinted(struct cfs_fs *fs, uint32_t c, uint64_t goal, uint64_t d
 	if (ret < 0)
 		goto out;
 	ch->hdr.free_blocks -= len;
-	ch->hdr_dirty = 1;
+	ch->hdr_unwritten = 1;
 	*hint = (uint32_t)(got + len);
 	*rel = (uint32_t)got;
 	ret = (int)len;
@@ -334,7 +334,7 @@ int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t coun
 
 	if (rel < fs->sb.data_start || (uint64_t)rel + count > fs->sb.chunk_blocks)
 		return -EUCLEAN;
-	ret = chunk_change(fs, c);
+	ret = chunk_to_changed_mem(fs, c);
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < count; i++)
@@ -344,7 +344,7 @@ int chunk_free_blocks(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t coun
 	chunk_freed_note(fs, c, rel, count);
 	if (ret == 0) {   /* a double free (corruption) must not inflate it */
 		ch->hdr.free_blocks += count;
-		ch->hdr_dirty = 1;
+		ch->hdr_unwritten = 1;
 		ch->icl_frag = 0;   /* a run for a cluster may be free again */
 	}
 	pthread_mutex_unlock(&ch->lock);
@@ -369,7 +369,7 @@ static int itable_extend(struct cfs_fs *fs, uint32_t c, uint32_t l)
 		if (ret < 0)
 			return ret;
 		ch->hdr.itable_init++;
-		ch->hdr_dirty = 1;
+		ch->hdr_unwritten = 1;
 	}
 	return 0;
 }
@@ -392,7 +392,7 @@ static int bm_alloc_exact(struct cfs_fs *fs, uint32_t c, uint32_t want, uint32_t
 			return ret;
 		if (len == want) {
 			ch->hdr.free_blocks -= len;
-			ch->hdr_dirty = 1;
+			ch->hdr_unwritten = 1;
 			ch->meta_hint = (uint32_t)(got + len);
 			*rel = (uint32_t)got;
 			return 0;
@@ -451,9 +451,9 @@ static int itable_grow(struct cfs_fs *fs, uint32_t c)
 		 * dirty on disk first (the map's flush has done so already:
 		 * its before_write marks every chunk changed in memory) */
 		pthread_mutex_lock(&ch->state_lock);
-		ret = chunk_dirty_on_disk(fs, c);
+		ret = chunk_to_dirty_disk_locked(fs, c);
 		if (ret == 0)
-			ret = chunk_write_header(fs, c, ch->disk_state);
+			ret = chunk_hdr_write_disk(fs, c, ch->disk_state);
 		pthread_mutex_unlock(&ch->state_lock);
 	}
 	if (ret == 0)
@@ -495,7 +495,7 @@ static int ialloc_locked(struct cfs_fs *fs, uint32_t c, uint32_t *l)
 			return ret;
 	}
 	ch->hdr.free_inodes--;
-	ch->hdr_dirty = 1;
+	ch->hdr_unwritten = 1;
 	return 0;
 }
 
@@ -534,7 +534,7 @@ int chunk_alloc_inode(struct cfs_fs *fs, uint32_t c, cfs_ino_t *ino)
 	uint32_t l;
 	int ret;
 
-	ret = chunk_change(fs, c);
+	ret = chunk_to_changed_mem(fs, c);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
@@ -592,7 +592,7 @@ static int map_give_back(struct cfs_fs *fs, uint32_t c, uint32_t k)
 	if (!mb || !icl_map_empty(fs, c, k))
 		return 0;
 	ch->hdr.icmap[k] = 0;
-	ch->hdr_dirty = 1;
+	ch->hdr_unwritten = 1;
 	ret = bm_clear(fs, c, BM_BLOCKS, mb, 1);
 	chunk_freed_note(fs, c, mb, 1);
 	if (ret == 0)
@@ -675,7 +675,7 @@ int inodes_ensure(struct cfs_fs *fs, uint32_t c, uint32_t need)
 
 	if (ch->hdr.free_inodes >= slots)
 		return 1;
-	if (chunk_inodes_avail(fs, c) < need || chunk_change(fs, c) < 0)
+	if (chunk_inodes_avail(fs, c) < need || chunk_to_changed_mem(fs, c) < 0)
 		return 0;
 	pthread_mutex_lock(&ch->lock);
 	ok = slots_make(fs, c, slots) == 0;
@@ -696,7 +696,7 @@ int chunk_alloc_inode_at(struct cfs_fs *fs, uint32_t c, uint32_t l)
 
 	if (l == 0 || l > fs->sb.inodes_per_chunk)
 		return -EINVAL;
-	ret = chunk_change(fs, c);
+	ret = chunk_to_changed_mem(fs, c);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&ch->lock);
@@ -718,7 +718,7 @@ int chunk_alloc_inode_at(struct cfs_fs *fs, uint32_t c, uint32_t l)
 		ret = itable_extend(fs, c, l);
 	if (ret == 0) {
 		ch->hdr.free_inodes--;
-		ch->hdr_dirty = 1;
+		ch->hdr_unwritten = 1;
 	}
 out:
 	pthread_mutex_unlock(&ch->lock);
@@ -729,7 +729,7 @@ int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino)
 {
 	uint32_t c = CFS_INO_CHUNK(ino);
 	struct chunk *ch = chunk_of(fs, c);
-	int ret = chunk_change(fs, c);
+	int ret = chunk_to_changed_mem(fs, c);
 
 	if (ret < 0)
 		return ret;
@@ -740,7 +740,7 @@ int chunk_free_inode(struct cfs_fs *fs, cfs_ino_t ino)
 		ret = bm_clear(fs, c, BM_INODES, CFS_INO_LOCAL(ino) - 1, 1);
 	if (ret == 0) {
 		ch->hdr.free_inodes++;
-		ch->hdr_dirty = 1;
+		ch->hdr_unwritten = 1;
 		if (CFS_INO_LOCAL(ino) - 1 < ch->ialloc_hint)
 			ch->ialloc_hint = CFS_INO_LOCAL(ino) - 1;
 	}
@@ -756,7 +756,7 @@ void chunk_count(struct cfs_fs *fs, uint32_t c, int field, int delta)
 
 	pthread_mutex_lock(&ch->lock);
 	*f = (uint32_t)((int64_t)*f + delta);
-	ch->hdr_dirty = 1;
+	ch->hdr_unwritten = 1;
 	pthread_mutex_unlock(&ch->lock);
 }
 
@@ -853,7 +853,7 @@ int chunk_bitmap_sync(struct cfs_fs *fs, uint32_t c, int which, const uint8_t *t
 			ch->hdr.free_blocks = (uint32_t)nfree;
 		else
 			ch->hdr.free_inodes = (uint32_t)nfree;
-		ch->hdr_dirty = 1;
+		ch->hdr_unwritten = 1;
 	}
 	pthread_mutex_unlock(&ch->lock);
 	return ret;

@@ -24,7 +24,8 @@ struct chunk {
 	struct cfs_chunk_hdr hdr;
 	struct cfs_chunk_hdr disk_hdr;  /* as last read or written */
 	uint32_t disk_state;            /* state last written to disk */
-	int hdr_dirty;                  /* in-memory header differs from disk */
+	int hdr_unwritten;              /* in-memory header differs from disk
+					   (not the DIRTY state: chunk.c) */
 	int hdr_bad;                    /* header was rebuilt (repair open) */
 	uint32_t was_dirty;             /* needed a check at open: stays so
 					   until fsck clears it */
@@ -111,7 +112,8 @@ struct cfs_fs {
 	double idle_flushed;            /* monotonic time of cfs_clean_idle's
 					   last flush of every change */
 	int lazy;                       /* chunks marked dirty at write-back
-					   (chunk_change), not at first change */
+					   (chunk_changed_to_dirty_disk), not at
+					   first change (chunk_to_changed_mem) */
 	int unmarked;                   /* some chunk->unmarked may be set */
 	int checking;                   /* opened for fsck (CFS_OPEN_REPAIR): what
 					   it finds is the checker's to report */
@@ -193,14 +195,20 @@ int scrub_close_check(struct cfs_fs *fs);
 /* chunk.c: the header and its state */
 int chunk_load_all(struct cfs_fs *fs, int repair);
 void chunk_prefetch(struct cfs_fs *fs, uint32_t c);
-int chunk_mark_dirty(struct cfs_fs *fs, uint32_t c);
-/* chunk_mark_dirty with state_lock held, leaving the times alone. */
-int chunk_dirty_on_disk(struct cfs_fs *fs, uint32_t c);
-int chunk_write_header(struct cfs_fs *fs, uint32_t c, uint32_t state);
-int chunk_header_mark(struct cfs_fs *fs, uint32_t c, uint32_t state);
-int chunk_before_dirty(void *ctx, uint64_t blk, uint32_t count);
-int chunk_change(struct cfs_fs *fs, uint32_t c);
-int chunk_note_dirty(void *ctx, uint64_t blk);
+/* The state protocol (its diagram heads chunk.c): CLEAN -> CHANGED in
+ * memory, CLEAN or CHANGED -> DIRTY on disk, the header written. */
+int chunk_to_changed_mem(struct cfs_fs *fs, uint32_t c);
+int chunk_to_dirty_disk(struct cfs_fs *fs, uint32_t c);
+/* chunk_to_dirty_disk with state_lock held, leaving the times alone. */
+int chunk_to_dirty_disk_locked(struct cfs_fs *fs, uint32_t c);
+/* The cache's hooks: note_dirty, before_write, before_dirty. */
+int chunk_blk_to_changed_mem(void *ctx, uint64_t blk);
+int chunk_changed_to_dirty_disk(void *ctx);
+int chunk_direct_to_dirty_disk(void *ctx, uint64_t blk, uint32_t count);
+/* The in-memory header whole, with this state (its counts' blocks on disk
+ * already); or only a new state on the header as last written. */
+int chunk_hdr_write_disk(struct cfs_fs *fs, uint32_t c, uint32_t state);
+int chunk_state_write_disk(struct cfs_fs *fs, uint32_t c, uint32_t state);
 /* Whether any of the n blocks from abs (one chunk's) was freed since the
  * last full flush began, so that a structure on disk may still name it.
  * One that was not is free on disk, or named by what names it now: it may
@@ -218,8 +226,6 @@ void chunk_freed_note(struct cfs_fs *fs, uint32_t c, uint32_t rel, uint32_t n);
  * [rel, rel + n) and the end of its freed run: 1, or 0 if none. */
 int chunk_first_freed(const struct chunk *ch, uint64_t rel, uint64_t n, uint64_t *at,
 		      uint64_t *end);
-
-int chunk_mark_changed(void *ctx);
 /* Corruption met in chunk c in normal operation (err -EBADMSG or -EUCLEAN;
  * ino and blk 0 when not known): the chunk is marked ERROR on disk at once
  * and the error recorded in its header.  Safe under any inode or chunk

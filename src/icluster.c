@@ -101,7 +101,7 @@ static int map_corrupt(struct cfs_fs *fs, uint64_t abs)
 /* For the checker (fs->checking), a map block that does not verify is
  * read as far as it can be (a checksum mismatch: its records; wrong magic,
  * place or index: none) and records outside the data area are left out;
- * fsck reports and rewrites them (src/fsck/icluster.c).  Otherwise any of
+ * fsck reports and rewrites them (src/fsck/clusters.c).  Otherwise any of
  * these fails the load. */
 static int icmap_load(struct cfs_fs *fs, uint32_t c, uint32_t k)
 {
@@ -251,7 +251,7 @@ int icl_map_add(struct cfs_fs *fs, uint32_t c, uint32_t k, uint32_t rel)
 	if (ret < 0)
 		return ret;
 	ch->hdr.icmap[k] = rel;
-	ch->hdr_dirty = 1;
+	ch->hdr_unwritten = 1;
 	return 0;
 }
 
@@ -287,7 +287,7 @@ int icl_add(struct cfs_fs *fs, uint32_t c, uint32_t i, uint32_t n, uint32_t rel)
 		ch->icl[i + k].used = 0;
 		ch->icl_nfree += CFS_ICL_INODES;
 		ch->hdr.free_inodes += CFS_ICL_INODES;
-		ch->hdr_dirty = 1;
+		ch->hdr_unwritten = 1;
 		ret = rec_write(fs, c, i + k);
 	}
 	return ret;
@@ -441,7 +441,7 @@ int icl_remove(struct cfs_fs *fs, uint32_t c, uint32_t i)
 
 	ch->icl_nfree -= slots_free(ch->icl[i].used);
 	ch->hdr.free_inodes -= slots_free(ch->icl[i].used);
-	ch->hdr_dirty = 1;
+	ch->hdr_unwritten = 1;
 	memset(&ch->icl[i], 0, sizeof(ch->icl[i]));
 	ret = rec_write(fs, c, i);
 	while (ch->icl_n && !ch->icl[ch->icl_n - 1].start)

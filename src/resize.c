@@ -47,7 +47,7 @@ static void chunk_new(struct cfs_fs *fs, uint32_t c, int64_t now)
 	ch->disk_state = 0;
 	ch->disk_hdr = ch->hdr;
 	ch->unmarked = 0;
-	ch->hdr_dirty = 0;
+	ch->hdr_unwritten = 0;
 	ch->hdr_bad = 0;
 	ch->was_dirty = 0;
 	ch->last_change = 0;
@@ -74,7 +74,7 @@ static int headers_write(struct cfs_fs *fs, uint32_t from, uint32_t to)
 	int ret = 0;
 
 	for (uint32_t c = from; c < to && ret == 0; c++)
-		ret = chunk_write_header(fs, c, 0);
+		ret = chunk_hdr_write_disk(fs, c, 0);
 	return write_flush(fs, ret);
 }
 

@@ -93,7 +93,7 @@ static int view_before_dirty(void *ctx, uint64_t blk, uint32_t count)
 		      b < view->sb.backup_sb_block;
 	     b = chunk_base(view, blk_chunk(view, b) + 1))
 		view->touched[blk_chunk(view, b)] = 1;
-	ret = chunk_before_dirty(ctx, blk, count);
+	ret = chunk_direct_to_dirty_disk(ctx, blk, count);
 	test_pause("CHUNKFS_TEST_SCRUB_PAUSE", &paused_repair);
 	return ret;
 }
@@ -111,7 +111,7 @@ static void state_lock_all(struct cfs_fs *fs, int lock)
 
 /* The headers the view rewrote replace the mounted filesystem's copies.
  * chunk->lock is taken under state_lock here, against the usual order:
- * only a writer nests them the other way (chunk_mark_dirty under an
+ * only a writer nests them the other way (chunk_to_dirty_disk under an
  * allocation), and writers are held off. */
 static void header_take(struct chunk *ch, const struct chunk *vc, double now)
 {
@@ -120,7 +120,7 @@ static void header_take(struct chunk *ch, const struct chunk *vc, double now)
 	ch->disk_state = vc->disk_state;
 	ch->disk_hdr = vc->disk_hdr;
 	ch->was_dirty = vc->was_dirty;
-	ch->hdr_dirty = 0;
+	ch->hdr_unwritten = 0;
 	ch->hdr_bad = 0;
 	ch->last_change = now;   /* cleaned again once idle */
 	pthread_mutex_unlock(&ch->lock);
@@ -362,7 +362,7 @@ struct snap {
 	uint32_t state, errors;
 	uint64_t gen;
 	double change;
-	int hdr_dirty;
+	int hdr_unwritten;
 };
 
 static void snap_read(const struct chunk *ch, struct snap *s)
@@ -371,7 +371,7 @@ static void snap_read(const struct chunk *ch, struct snap *s)
 	s->errors = ch->hdr.error_count;
 	s->gen = ch->hdr.generation;
 	s->change = ch->last_change;
-	s->hdr_dirty = ch->hdr_dirty;
+	s->hdr_unwritten = ch->hdr_unwritten;
 }
 
 static void chunk_snap(struct cfs_fs *fs, uint32_t c, struct snap *s)
@@ -386,7 +386,7 @@ static void chunk_snap(struct cfs_fs *fs, uint32_t c, struct snap *s)
 static int snap_same(const struct snap *a, const struct snap *b)
 {
 	return a->state == b->state && a->errors == b->errors && a->gen == b->gen &&
-	       a->change == b->change && a->hdr_dirty == b->hdr_dirty;
+	       a->change == b->change && a->hdr_unwritten == b->hdr_unwritten;
 }
 
 struct fence {
@@ -621,7 +621,7 @@ static int view_run(struct cfs_fs *fs, const uint8_t *want, const struct cfs_fsc
 	ret = fsck_run(view, vo, want, r, reach);
 	if (vo->mode != CFS_FSCK_NO) {
 		for (c = 0; c < view->sb.nchunks; c++)
-			view->touched[c] |= view->chunks[c].hdr_dirty;
+			view->touched[c] |= view->chunks[c].hdr_unwritten;
 		r2 = fs_write_all(view);
 		if (ret == 0)
 			ret = r2;
@@ -647,7 +647,7 @@ static int chunk_checked(struct cfs_fs *fs, uint32_t c)
 
 	ch->hdr.last_check = time(NULL);
 	ch->was_dirty = 0;
-	ret = chunk_header_mark(fs, c, ch->disk_state & ~(uint32_t)CFS_STATE_ERROR);
+	ret = chunk_state_write_disk(fs, c, ch->disk_state & ~(uint32_t)CFS_STATE_ERROR);
 	return ret ? ret : cfs_bdev_flush(fs->bd);
 }
 

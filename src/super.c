@@ -454,16 +454,16 @@ static int fs_setup(struct cfs_fs *fs, int flags)
 	ret = cache_init(&fs->cache, fs->bd, cache_bytes(fs->cache_asked), fs->seed);
 	if (ret < 0)
 		return ret;
-	fs->cache.before_dirty = chunk_before_dirty;
+	fs->cache.before_dirty = chunk_direct_to_dirty_disk;
 	fs->cache.on_corrupt = chunk_on_corrupt;
 	fs->cache.ctx = fs;
 	fs->checking = !!(flags & CFS_OPEN_REPAIR);
 	/* fsck and a scrub's view mark each chunk before they change it:
-	 * their passes read the states back */
+	 * their steps read the states back */
 	if (!fs->checking) {
 		fs->lazy = 1;
-		fs->cache.note_dirty = chunk_note_dirty;
-		fs->cache.before_write = chunk_mark_changed;
+		fs->cache.note_dirty = chunk_blk_to_changed_mem;
+		fs->cache.before_write = chunk_changed_to_dirty_disk;
 	}
 	/* room for every chunk a resize may add while open */
 	fs->chunks = calloc(CFS_MAX_CHUNKS, sizeof(*fs->chunks));
@@ -661,8 +661,8 @@ static int write_headers(struct cfs_fs *fs, int clean)
 		 * fsck has checked it */
 		if (clean && (st & CFS_STATE_DIRTY) && !ch->was_dirty)
 			st &= ~(uint32_t)CFS_STATE_DIRTY;
-		if (st != ch->disk_state || ch->hdr_dirty) {
-			r = chunk_write_header(fs, c, st);
+		if (st != ch->disk_state || ch->hdr_unwritten) {
+			r = chunk_hdr_write_disk(fs, c, st);
 			if (r < 0 && !ret)
 				ret = r;
 		}
@@ -846,7 +846,7 @@ int cfs_clean_idle(struct cfs_fs *fs, double idle)
 		/* written whole by the flush, or its changes forgotten */
 		ch->unmarked = 0;
 		if (ch->disk_state & CFS_STATE_DIRTY) {
-			ret = chunk_write_header(fs, c, ch->disk_state & ~(uint32_t)CFS_STATE_DIRTY);
+			ret = chunk_hdr_write_disk(fs, c, ch->disk_state & ~(uint32_t)CFS_STATE_DIRTY);
 			n += ret == 0;
 		}
 		pthread_mutex_unlock(&ch->state_lock);

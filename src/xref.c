@@ -77,5 +77,5 @@ int xref_del(struct cfs_fs *fs, cfs_ino_t stub, cfs_ino_t target)
  * write-back, and that marks every chunk noted before it. */
 int xref_hold(struct cfs_fs *fs, cfs_ino_t stub)
 {
-	return stub && ino_valid(fs, stub) ? chunk_change(fs, CFS_INO_CHUNK(stub)) : 0;
+	return stub && ino_valid(fs, stub) ? chunk_to_changed_mem(fs, CFS_INO_CHUNK(stub)) : 0;
 }

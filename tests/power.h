@@ -47,7 +47,7 @@ struct power_stats {
 	int64_t cuts, repaired, escalated;
 	/* escalations where fsck -p rebuilt a directory tree: a crash during
 	 * a split losing entries made since, or damage, which the checker
-	 * cannot tell apart (src/fsck/pass_b.c check_dir) */
+	 * cannot tell apart (src/fsck/step_b.c check_dir) */
 	int64_t escalated_tree;
 };
 

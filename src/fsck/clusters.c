@@ -13,7 +13,7 @@
 
 #include "fsck.h"
 
-uint32_t ck_next(struct ck *x, uint32_t l)
+uint32_t ck_next(struct chunk_check *x, uint32_t l)
 {
 	struct cfs_fs *fs = x->fs;
 	struct chunk *ch = &fs->chunks[x->c];
@@ -32,7 +32,7 @@ uint32_t ck_next(struct ck *x, uint32_t l)
 	return l > x->ipc ? x->ipc + 1 : l;
 }
 
-void icl_read_ahead(struct ck *x, uint32_t l)
+void icl_read_ahead(struct chunk_check *x, uint32_t l)
 {
 	uint32_t off;
 	uint64_t blk = inode_location(x->fs, CFS_INO_MAKE(x->c, l), &off);
@@ -44,13 +44,13 @@ void icl_read_ahead(struct ck *x, uint32_t l)
 /* Inodes lost with a cluster may be named by entries of any chunk: those
  * are checked too (escalation), once the loss is fixed.  A dropped record
  * that listed no inode may still have been damaged from one that did. */
-static void inodes_lost(struct ck *x, int fixed)
+static void inodes_lost(struct chunk_check *x, int fixed)
 {
 	if (fixed)
 		x->k->esc_from[x->c] = 1;
 }
 
-static void icl_report_drop(struct ck *x, int code, uint32_t i, uint32_t start)
+static void icl_report_drop(struct chunk_check *x, int code, uint32_t i, uint32_t start)
 {
 	struct pctx p = { .num = { i, start } };
 	int fix = pr_fix(x, code, &p);
@@ -66,7 +66,7 @@ static void icl_report_drop(struct ck *x, int code, uint32_t i, uint32_t start)
  * lenient load of icl_load read none from it); one with a bad checksum, or
  * records outside the data area (left out by the load), is rewritten from
  * the records kept. */
-static void icmap_check(struct ck *x, uint32_t k)
+static void icmap_check(struct chunk_check *x, uint32_t k)
 {
 	struct cfs_fs *fs = x->fs;
 	struct chunk *ch = &fs->chunks[x->c];
@@ -100,7 +100,7 @@ static void icmap_check(struct ck *x, uint32_t k)
 			inodes_lost(x, 1);
 			pthread_mutex_lock(&ch->lock);
 			ch->hdr.icmap[k] = 0;
-			ch->hdr_dirty = 1;
+			ch->hdr_unwritten = 1;
 			pthread_mutex_unlock(&ch->lock);
 		} else if (!bget(x->bbits, rel)) {
 			bset(x->bbits, rel);   /* left for a person: keep it */
@@ -119,7 +119,7 @@ static void icmap_check(struct ck *x, uint32_t k)
 
 /* Slots of cluster i: in use (valid checksum, mode set) and damaged
  * (neither all zero nor a valid checksum). */
-static void icl_census(struct ck *x, uint32_t i, uint32_t start, int *inuse, int *bad)
+static void icl_census(struct chunk_check *x, uint32_t i, uint32_t start, int *inuse, int *bad)
 {
 	struct cfs_fs *fs = x->fs;
 	struct buf *b = NULL;
@@ -153,7 +153,7 @@ static void icl_census(struct ck *x, uint32_t i, uint32_t start, int *inuse, int
 	buf_put(&fs->cache, b);
 }
 
-static int blocks_claimed(struct ck *x, uint32_t start)
+static int blocks_claimed(struct chunk_check *x, uint32_t start)
 {
 	uint32_t n;
 
@@ -163,7 +163,7 @@ static int blocks_claimed(struct ck *x, uint32_t start)
 	return 0;
 }
 
-static void blocks_claim(struct ck *x, uint32_t start)
+static void blocks_claim(struct chunk_check *x, uint32_t start)
 {
 	uint32_t n;
 
@@ -171,7 +171,7 @@ static void blocks_claim(struct ck *x, uint32_t start)
 		bset(x->bbits, (uint64_t)start + n);
 }
 
-void icl_check(struct ck *x)
+void icl_check(struct chunk_check *x)
 {
 	struct cfs_fs *fs = x->fs;
 	struct chunk *ch = &fs->chunks[x->c];
@@ -212,7 +212,7 @@ void icl_check(struct ck *x)
 	}
 }
 
-void icl_reclaim(struct ck *x)
+void icl_reclaim(struct chunk_check *x)
 {
 	struct cfs_fs *fs = x->fs;
 	struct chunk *ch = &fs->chunks[x->c];
@@ -230,7 +230,7 @@ void icl_reclaim(struct ck *x)
 	pthread_mutex_unlock(&ch->lock);
 }
 
-void icl_claim_rest(struct ck *x)
+void icl_claim_rest(struct chunk_check *x)
 {
 	struct cfs_fs *fs = x->fs;
 	struct chunk *ch = &fs->chunks[x->c];

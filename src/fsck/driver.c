@@ -15,7 +15,7 @@
 #include "bdev.h"
 #include "fsck.h"
 
-static int ck_init(struct ck *x, struct fk *k, uint32_t c)
+static int ck_init(struct chunk_check *x, struct fs_check *k, uint32_t c)
 {
 	struct cfs_fs *fs = k->fs;
 	struct chunk_inodes n;
@@ -47,7 +47,7 @@ static int ck_init(struct ck *x, struct fk *k, uint32_t c)
 	return x->refs && x->subdirs && x->held && x->used ? 0 : -ENOMEM;
 }
 
-static void ck_free(struct ck *x)
+static void ck_free(struct chunk_check *x)
 {
 	uint32_t l;
 
@@ -65,9 +65,9 @@ static void ck_free(struct ck *x)
 	free(x->ibits);
 }
 
-static void check_one(struct fk *k, uint32_t c)
+static void check_one(struct fs_check *k, uint32_t c)
 {
-	struct ck x;
+	struct chunk_check x;
 	uint32_t l;
 
 	if (ck_init(&x, k, c) < 0) {
@@ -89,7 +89,7 @@ static void check_one(struct fk *k, uint32_t c)
 	ck_free(&x);
 }
 
-static uint32_t next_selected(struct fk *k, uint32_t c)
+static uint32_t next_selected(struct fs_check *k, uint32_t c)
 {
 	while (c < k->fs->sb.nchunks && !k->sel[c])
 		c++;
@@ -98,7 +98,7 @@ static uint32_t next_selected(struct fk *k, uint32_t c)
 
 static void *worker(void *vk)
 {
-	struct fk *k = vk;
+	struct fs_check *k = vk;
 
 	for (;;) {
 		uint32_t c, after;
@@ -127,7 +127,7 @@ static void *worker(void *vk)
 	}
 }
 
-static void run_step(struct fk *k, int step, int nthreads)
+static void run_step(struct fs_check *k, int step, int nthreads)
 {
 	pthread_t tid[64];
 	int i, n = 0;
@@ -143,7 +143,7 @@ static void run_step(struct fk *k, int step, int nthreads)
 		pthread_join(tid[i], NULL);
 }
 
-static void run_checks(struct fk *k, int nthreads)
+static void run_checks(struct fs_check *k, int nthreads)
 {
 	uint32_t c, workers;
 
@@ -167,7 +167,7 @@ static void run_checks(struct fk *k, int nthreads)
  * stub's chunk was marked dirty on disk before the entry could change
  * there (xref_hold, FORMAT.md 18), and has stayed so: it is being checked.
  * Damage explains nothing. */
-static int loss_explained(struct fk *k, uint32_t c)
+static int loss_explained(struct fs_check *k, uint32_t c)
 {
 	const struct chunk *ch = &k->fs->chunks[c];
 
@@ -177,7 +177,7 @@ static int loss_explained(struct fk *k, uint32_t c)
 /* Preen holds back in a chunk left for a person (see pr_held()), so that
  * chunk's losses do not escalate either: other chunks' checks would act on
  * entries the person has yet to judge, and the next check escalates. */
-static int want_escalation(struct fk *k, const uint8_t *checked)
+static int want_escalation(struct fs_check *k, const uint8_t *checked)
 {
 	uint32_t c, rc = CFS_INO_CHUNK(k->fs->sb.root_ino);
 
@@ -190,7 +190,7 @@ static int want_escalation(struct fk *k, const uint8_t *checked)
 	return checked[rc] && !pr_held(k, rc) && root_lost(k->fs);
 }
 
-static void finish_chunks(struct fk *k, const uint8_t *checked)
+static void finish_chunks(struct fs_check *k, const uint8_t *checked)
 {
 	struct cfs_fs *fs = k->fs;
 	uint32_t c;
@@ -206,20 +206,20 @@ static void finish_chunks(struct fk *k, const uint8_t *checked)
 		} else if (k->chunk_unfixed[c]) {
 			ch->disk_state |= CFS_STATE_ERROR;
 			ch->was_dirty |= CFS_STATE_ERROR;
-			ch->hdr_dirty = 1;
+			ch->hdr_unwritten = 1;
 		} else {
 			ch->disk_state &= ~(uint32_t)CFS_STATE_ERROR;
 			ch->was_dirty = 0;
 			ch->hdr.last_check = time(NULL);
 			ch->hdr_bad = 0;
-			ch->hdr_dirty = 1;
+			ch->hdr_unwritten = 1;
 		}
 		pthread_mutex_unlock(&ch->state_lock);
 	}
 }
 
 /* The primary superblock is rewritten from the backup the open used. */
-static int restore_primary(struct fk *k)
+static int restore_primary(struct fs_check *k)
 {
 	int fix = pr_decide(k, PR_GLOBAL, PR_SB_BACKUP), ret = fix ? super_write_primary(k->fs) : 0;
 
@@ -258,7 +258,7 @@ int fsck_run(struct cfs_fs *fs, const struct cfs_fsck_opts *o, const uint8_t *wa
 	int threads = o->threads > 0 ? o->threads : cpu_count(), ret = 0;
 	size_t old_limit = 0;
 	uint8_t *checked;
-	struct fk k;
+	struct fs_check k;
 
 	memset(r, 0, sizeof(*r));
 	memset(&k, 0, sizeof(k));

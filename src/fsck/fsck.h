@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* fsck internals: the state of a check, the problem table's API, and what
- * the passes share.
+ * the two steps share.
  *
  *   problem.c  the problem table and its reporter
- *   pass_a.c   step A: inodes, block maps, bitmaps and header counts
- *   pass_b.c   step B: continuations, directory entries, stubs, link counts
+ *   step_a.c   step A: inodes, block maps, bitmaps and header counts
+ *   clusters.c step A's checks of the inode-cluster maps and clusters
+ *   step_b.c   step B: continuations, directory entries, stubs, link counts
  *   lpf.c      the root, /lost+found and the reconnection of orphans
  *   driver.c   chunk selection, workers, escalation, results (cfs_fsck)
  *
- * Each chunk is checked by itself in two steps, like e2fsck's passes; a
- * reference to another chunk is verified by reading just the partner inode
- * (or, for a stub, one lookup in its directory).  Every chunk's step A ends
- * before any step B starts, so step B sees sound allocation maps everywhere.
- * Unreferenced inodes are reconnected to /lost+found at the end, serially. */
+ * Each chunk is checked by itself in two steps, as e2fsck checks in
+ * passes; a reference to another chunk is verified by reading just the
+ * partner inode (or, for a stub, one lookup in its directory).  Every
+ * chunk's step A ends before any step B starts, so step B sees sound
+ * allocation maps everywhere.  Unreferenced inodes are reconnected to
+ * /lost+found at the end, serially.  Within a step, a "pass" is one walk
+ * over the chunk's inodes (step A's quick and full block passes, step B's
+ * passes over the inodes it holds), never a step.
+ *
+ * struct fs_check is one check of the filesystem (k in the code), struct
+ * chunk_check one chunk's check in one step (x). */
 #ifndef CHUNKFS_FSCK_H
 #define CHUNKFS_FSCK_H
 
@@ -44,8 +51,8 @@ struct orphan {
 	int code;               /* the problem it was found as (PR_ORPHAN, ...) */
 };
 
-/* One check of the filesystem. */
-struct fk {
+/* One check of the filesystem (k). */
+struct fs_check {
 	struct cfs_fs *fs;
 	const struct cfs_fsck_opts *o;
 	struct cfs_fsck_result *r;
@@ -67,7 +74,7 @@ struct fk {
 	struct fsck_reach *reach;       /* or NULL */
 };
 
-/* fk.esc_from: stubs may be left in chunks not checked (an entry dropped
+/* fs_check.esc_from: stubs may be left in chunks not checked (an entry dropped
  * whose stub is in one; entries with stubs gone from a directory whose
  * tree is damaged); or entries with stubs are missing from a directory
  * whose tree is whole, which a crash explains in a dirty chunk
@@ -75,9 +82,9 @@ struct fk {
 #define ESC_SURE 1
 #define ESC_LOST 2
 
-/* One chunk's check, in one step. */
-struct ck {
-	struct fk *k;
+/* One chunk's check, in one step (x). */
+struct chunk_check {
+	struct fs_check *k;
 	struct cfs_fs *fs;
 	uint32_t c, ipc;
 	uint8_t *kind, *isdir, *dirbad, *loser;
@@ -183,16 +190,16 @@ struct pctx {
 #define PR_GLOBAL UINT32_MAX    /* the chunk of a whole-filesystem problem */
 
 /* Will problem code found in chunk c (or PR_GLOBAL) be fixed in this mode? */
-int pr_decide(struct fk *k, uint32_t c, int code);
+int pr_decide(struct fs_check *k, uint32_t c, int code);
 /* Report it, with the outcome: fixed (fix and !err), the fix failed (err),
  * or why it was not fixed; counted in the results. */
-void pr_report(struct fk *k, uint32_t c, int code, const struct pctx *p, int fix, int err);
+void pr_report(struct fs_check *k, uint32_t c, int code, const struct pctx *p, int fix, int err);
 /* Both at once, for a finding of chunk x->c: 1 if it is to be fixed now. */
-int pr_fix(struct ck *x, int code, const struct pctx *p);
+int pr_fix(struct chunk_check *x, int code, const struct pctx *p);
 /* Preen leaves chunk c alone: it holds a finding for a person. */
-int pr_held(struct fk *k, uint32_t c);
+int pr_held(struct fs_check *k, uint32_t c);
 
-/* ---- shared by the passes ---- */
+/* ---- shared by the steps ---- */
 
 static inline void bset(uint8_t *b, uint64_t i)
 {
@@ -204,7 +211,7 @@ static inline int bget(const uint8_t *b, uint64_t i)
 	return (b[i >> 3] >> (i & 7)) & 1;
 }
 
-static inline uint64_t itable_limit(struct ck *x)
+static inline uint64_t itable_limit(struct chunk_check *x)
 {
 	return (uint64_t)x->fs->chunks[x->c].hdr.itable_init * x->fs->ipb;
 }
@@ -218,41 +225,41 @@ const char *dinode_impossible(struct cfs_fs *fs, const struct cfs_dinode *d, cha
 /* icluster.c: inode clusters (DYNINODES) */
 /* The first slot at or after l that was ever written (inode table below
  * its watermark, existing clusters), or x->ipc + 1. */
-uint32_t ck_next(struct ck *x, uint32_t l);
+uint32_t ck_next(struct chunk_check *x, uint32_t l);
 /* An inode number of this chunk within the slots the check knows (the
  * table and the clusters there were when it started): a number past them
  * (valid with DYNINODES) is in no cluster, a free inode. */
-static inline int ck_slot_known(const struct ck *x, cfs_ino_t ino)
+static inline int ck_slot_known(const struct chunk_check *x, cfs_ino_t ino)
 {
 	return CFS_INO_CHUNK(ino) == x->c && CFS_INO_LOCAL(ino) <= x->ipc;
 }
 /* Read the blocks of the cluster holding slot l (> inodes_per_chunk). */
-void icl_read_ahead(struct ck *x, uint32_t l);
+void icl_read_ahead(struct chunk_check *x, uint32_t l);
 /* Step A, before the inode scan: the map blocks, and every cluster's
  * place and contents; the blocks of clusters with inodes are claimed. */
-void icl_check(struct ck *x);
+void icl_check(struct chunk_check *x);
 /* Step A's full pass, after the quick one is undone: the claims
  * icl_check made (map blocks kept, clusters with inodes) again. */
-void icl_reclaim(struct ck *x);
+void icl_reclaim(struct chunk_check *x);
 /* Step A, after the block maps are claimed: a cluster with no inode in use
  * that shares blocks with a file is dropped, the others claimed. */
-void icl_claim_rest(struct ck *x);
-void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit);
-void itable_ahead(struct ck *x, uint32_t l, uint64_t limit);
-uint8_t *itable_slot(struct ck *x, uint32_t l, struct buf **b);
+void icl_claim_rest(struct chunk_check *x);
+void itable_read_ahead(struct chunk_check *x, uint32_t l, uint64_t limit);
+void itable_ahead(struct chunk_check *x, uint32_t l, uint64_t limit);
+uint8_t *itable_slot(struct chunk_check *x, uint32_t l, struct buf **b);
 /* Free what a continuation owns, and the continuation. */
 int cont_release(struct cfs_fs *fs, struct inode *ci);
 
 /* Inodes step B may hold loaded, over all workers (see slot_record()). */
 #define FSCK_HELD_TOTAL 1024
 
-void step_a(struct ck *x);
-void step_b(struct ck *x);
-void add_orphan(struct ck *x, cfs_ino_t ino, int code);
+void step_a(struct chunk_check *x);
+void step_b(struct chunk_check *x);
+void add_orphan(struct chunk_check *x, cfs_ino_t ino, int code);
 
 /* Record, whether or not the finding is fixed, that a finding of this
  * check reaches the chunk of ino (0: a reference that cannot be named). */
-void reach_ino(struct fk *k, cfs_ino_t ino);
+void reach_ino(struct fs_check *k, cfs_ino_t ino);
 
 /* driver.c: cfs_fsck on the chunks want selects (NULL: those that need
  * it, as cfs_fsck); with want, escalation is left to the caller, told by
@@ -262,9 +269,9 @@ int fsck_run(struct cfs_fs *fs, const struct cfs_fsck_opts *o, const uint8_t *wa
 	     struct cfs_fsck_result *r, struct fsck_reach *reach);
 
 /* lpf.c */
-void check_root(struct fk *k);
+void check_root(struct fs_check *k);
 int root_lost(struct cfs_fs *fs);
-void lpf_check(struct fk *k);
-void reconnect_orphans(struct fk *k);
+void lpf_check(struct fs_check *k);
+void reconnect_orphans(struct fs_check *k);
 
 #endif

@@ -263,7 +263,7 @@ out:
 	return ret;
 }
 
-static void reconnect_one(struct fk *k, const struct orphan *o, int hold)
+static void reconnect_one(struct fs_check *k, const struct orphan *o, int hold)
 {
 	int ret = reconnect(k->fs, o->ino, hold);
 
@@ -282,7 +282,7 @@ static void reconnect_one(struct fk *k, const struct orphan *o, int hold)
  * possible, however full the chunk.  The reserved lost+found goes first,
  * so that it goes back into the root under its own name instead of a new
  * one being made. */
-void reconnect_orphans(struct fk *k)
+void reconnect_orphans(struct fs_check *k)
 {
 	uint32_t n = k->fs->sb.nchunks, c;
 	uint32_t *count = calloc(n, sizeof(*count));
@@ -311,7 +311,7 @@ void reconnect_orphans(struct fk *k)
 }
 
 /* Every chunkfs has a /lost+found: made again if it is gone. */
-void lpf_check(struct fk *k)
+void lpf_check(struct fs_check *k)
 {
 	cfs_ino_t lpf;
 	int fix;
@@ -364,7 +364,7 @@ static int release_any(struct cfs_fs *fs, struct inode *ip)
 /* The root directory is made again (empty) when step A cleared it or its
  * slot holds something else; what it named is in the orphans by now.  The
  * finding is the root's chunk's. */
-void check_root(struct fk *k)
+void check_root(struct fs_check *k)
 {
 	struct cfs_fs *fs = k->fs;
 	uint32_t c = CFS_INO_CHUNK(fs->sb.root_ino);

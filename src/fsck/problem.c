@@ -177,7 +177,7 @@ static const char *const subject_word[] = { "", "inode", "dir", "continuation", 
 
 /* Preen stops changing a chunk once it holds a problem for a person: later
  * "safe" fixes would act on what that person has to judge. */
-int pr_held(struct fk *k, uint32_t c)
+int pr_held(struct fs_check *k, uint32_t c)
 {
 	int held;
 
@@ -190,7 +190,7 @@ int pr_held(struct fk *k, uint32_t c)
 }
 
 /* Chunk c as the crash left it: was it being written? */
-static int chunk_crashed(struct fk *k, uint32_t c)
+static int chunk_crashed(struct fs_check *k, uint32_t c)
 {
 	uint32_t st = k->fs->chunks[c].was_dirty;
 
@@ -199,7 +199,7 @@ static int chunk_crashed(struct fk *k, uint32_t c)
 	return (st & CFS_STATE_DIRTY) && !(st & CFS_STATE_ERROR);
 }
 
-int pr_decide(struct fk *k, uint32_t c, int code)
+int pr_decide(struct fs_check *k, uint32_t c, int code)
 {
 	const struct problem *p = &table[code];
 
@@ -247,7 +247,7 @@ static void msg_expand(char *out, size_t size, const char *fmt, const struct pct
 	out[n] = 0;
 }
 
-static const char *outcome_of(struct fk *k, int code, int fix, int err, char *buf,
+static const char *outcome_of(struct fs_check *k, int code, int fix, int err, char *buf,
 			      size_t size)
 {
 	if (fix && !err)
@@ -261,7 +261,7 @@ static const char *outcome_of(struct fk *k, int code, int fix, int err, char *bu
 	return "needs a person";
 }
 
-void pr_report(struct fk *k, uint32_t c, int code, const struct pctx *p, int fix, int err)
+void pr_report(struct fs_check *k, uint32_t c, int code, const struct pctx *p, int fix, int err)
 {
 	const struct problem *e = &table[code];
 	char where[64] = "", what[400], line[640], ob[96];
@@ -305,7 +305,7 @@ void pr_report(struct fk *k, uint32_t c, int code, const struct pctx *p, int fix
 	pthread_mutex_unlock(&k->lock);
 }
 
-int pr_fix(struct ck *x, int code, const struct pctx *p)
+int pr_fix(struct chunk_check *x, int code, const struct pctx *p)
 {
 	int fix = pr_decide(x->k, x->c, code);
 
@@ -313,7 +313,7 @@ int pr_fix(struct ck *x, int code, const struct pctx *p)
 	return fix;
 }
 
-void reach_ino(struct fk *k, cfs_ino_t ino)
+void reach_ino(struct fs_check *k, cfs_ino_t ino)
 {
 	if (!k->reach)
 		return;

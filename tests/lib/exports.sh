@@ -91,7 +91,7 @@ cat >"$lib/names.c" <<'PROG'
 #define MINE(name) void name(void); void name(void) { fprintf(stderr, "library called the program's " #name "\n"); abort(); }
 MINE(crc32c) MINE(cache_get) MINE(buf_put) MINE(inode_get) MINE(inode_put)
 MINE(file_read) MINE(file_write) MINE(dir_lookup) MINE(dir_add) MINE(bt_insert)
-MINE(chunk_alloc_blocks) MINE(chunk_mark_dirty) MINE(cfs_bdev_read)
+MINE(chunk_alloc_blocks) MINE(chunk_to_dirty_disk) MINE(cfs_bdev_read)
 MINE(cfs_bdev_write) MINE(cfs_set_error) MINE(cfs_dinode_csum_ok) MINE(is_head)
 MINE(add_orphan)
 

@@ -1069,7 +1069,7 @@ static int hm_note_dirty(void *ctx, uint64_t blk)
 			;
 	}
 	pthread_mutex_unlock(&hm.m);
-	return chunk_note_dirty(ctx, blk);
+	return chunk_blk_to_changed_mem(ctx, blk);
 }
 
 static void test_new_dir_hidden_until_made(void)
@@ -1100,7 +1100,7 @@ static void test_new_dir_hidden_until_made(void)
 	pthread_cond_broadcast(&hm.cv);
 	pthread_mutex_unlock(&hm.m);
 	pthread_join(th, NULL);
-	fs->cache.note_dirty = chunk_note_dirty;
+	fs->cache.note_dirty = chunk_blk_to_changed_mem;
 	CHECK_OK(ret);
 	if (d != hm.ino || missed)
 		TEST_SKIP("mkdir did not reuse the removed directory's number");
@@ -1108,7 +1108,8 @@ static void test_new_dir_hidden_until_made(void)
 	finish(fs);
 }
 
-/* ---- lazy marking (chunk_change, chunk_mark_changed, cfs_clean_idle) ---- */
+/* ---- lazy marking (chunk_to_changed_mem, chunk_changed_to_dirty_disk,
+ * cfs_clean_idle) ---- */
 
 /* Chunk c's header as it is on the device. */
 static void disk_hdr(struct cfs_fs *fs, uint32_t c, struct cfs_chunk_hdr *h)

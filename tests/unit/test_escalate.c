@@ -50,7 +50,7 @@ static struct cfs_fs *open_nocheck(void)
 /* Leave chunk c marked with state on disk past the close. */
 static void mark(struct cfs_fs *fs, uint32_t c, uint32_t state)
 {
-	CHECK_OK(chunk_write_header(fs, c, state));
+	CHECK_OK(chunk_hdr_write_disk(fs, c, state));
 	fs->chunks[c].was_dirty = state;
 }
 

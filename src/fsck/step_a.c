@@ -123,7 +123,7 @@ static int dinode_whole(struct cfs_fs *fs, cfs_ino_t ino, const struct cfs_dinod
 /* A slot with mode 0 must be a free inode as FORMAT.md 10.2 has it: every
  * field zero but the generation (the library refuses to load, and so to
  * allocate, anything else).  Rewritten as one, keeping the generation. */
-static void free_slot_check(struct ck *x, cfs_ino_t ino, uint8_t *raw,
+static void free_slot_check(struct chunk_check *x, cfs_ino_t ino, uint8_t *raw,
 			    const struct cfs_dinode *d, struct buf *b)
 {
 	struct cfs_fs *fs = x->fs;
@@ -144,7 +144,7 @@ static void free_slot_check(struct ck *x, cfs_ino_t ino, uint8_t *raw,
 	free(want);
 }
 
-static void resealed_add(struct fk *k, cfs_ino_t ino)
+static void resealed_add(struct fs_check *k, cfs_ino_t ino)
 {
 	cfs_ino_t *n;
 
@@ -160,7 +160,7 @@ static void resealed_add(struct fk *k, cfs_ino_t ino)
 /* Slot l's bytes (raw, in table block b) as the inode table holds them:
  * a sound inode is left for the block pass (its kind set, *d decoded), a
  * damaged one is fixed or reported.  Returns 1 for an inode in use. */
-static int scan_inode_slot(struct ck *x, uint32_t l, uint8_t *raw, struct buf *b,
+static int scan_inode_slot(struct chunk_check *x, uint32_t l, uint8_t *raw, struct buf *b,
 			   struct cfs_dinode *d)
 {
 	struct cfs_fs *fs = x->fs;
@@ -227,7 +227,7 @@ static int scan_inode_slot(struct ck *x, uint32_t l, uint8_t *raw, struct buf *b
 #define IMPOSSIBLE_MAX 16
 
 struct claims {
-	struct ck *x;
+	struct chunk_check *x;
 	uint32_t *blk, *len;
 	size_t n, cap;
 	int bad;
@@ -294,7 +294,7 @@ static int claim_cb(void *vc, const struct extent *e, int is_node, uint32_t node
 }
 
 struct overlap {
-	struct ck *x;
+	struct chunk_check *x;
 	uint32_t *owner;        /* per block: local inode number + 0 */
 	uint32_t l;
 	uint64_t *pairs;        /* (first owner << 32) | later claimant */
@@ -339,7 +339,7 @@ static int cmp_u64(const void *a, const void *b)
  * of FSCK_RA blocks, one device read brings the group into the cache. */
 #define FSCK_RA 16
 
-void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit)
+void itable_read_ahead(struct chunk_check *x, uint32_t l, uint64_t limit)
 {
 	uint64_t left;
 	uint32_t off;
@@ -355,7 +355,7 @@ void itable_read_ahead(struct ck *x, uint32_t l, uint64_t limit)
 			left < FSCK_RA ? (uint32_t)left : FSCK_RA);
 }
 
-void itable_ahead(struct ck *x, uint32_t l, uint64_t limit)
+void itable_ahead(struct chunk_check *x, uint32_t l, uint64_t limit)
 {
 	uint32_t ipc = x->fs->sb.inodes_per_chunk;
 
@@ -367,7 +367,7 @@ void itable_ahead(struct ck *x, uint32_t l, uint64_t limit)
 /* Inode slot l's bytes in the inode table, or NULL if unreadable.  The
  * table block stays held in *b across calls, so a pass over the slots
  * gets each block once; the caller puts *b at the end. */
-uint8_t *itable_slot(struct ck *x, uint32_t l, struct buf **b)
+uint8_t *itable_slot(struct chunk_check *x, uint32_t l, struct buf **b)
 {
 	struct cfs_fs *fs = x->fs;
 	uint32_t off;
@@ -384,7 +384,7 @@ uint8_t *itable_slot(struct ck *x, uint32_t l, struct buf **b)
 /* A read-only view of inode slot l straight from the inode table: enough
  * to walk its extents without loading the inode, for a slot step A found
  * valid. */
-static int raw_view(struct ck *x, uint32_t l, struct buf **b, struct inode *tmp)
+static int raw_view(struct chunk_check *x, uint32_t l, struct buf **b, struct inode *tmp)
 {
 	uint8_t *raw = itable_slot(x, l, b);
 
@@ -401,7 +401,7 @@ static int raw_view(struct ck *x, uint32_t l, struct buf **b, struct inode *tmp)
  * overlapping pair, the one to blame: the inode that overlaps more others
  * (one damaged extent lands on several files, each of which overlaps only
  * it); on a tie, the one scanned later. */
-static void find_losers(struct ck *x, uint64_t limit)
+static void find_losers(struct chunk_check *x, uint64_t limit)
 {
 	struct overlap o = { x, calloc(x->fs->sb.chunk_blocks, 4), 0, NULL, 0, 0 };
 	uint32_t *deg = calloc(x->ipc, 4);
@@ -438,7 +438,7 @@ static void find_losers(struct ck *x, uint64_t limit)
 /* The longest run one prefetch asks for. */
 #define PF_MAX 512
 
-static void dir_prefetch_flush(struct ck *x)
+static void dir_prefetch_flush(struct chunk_check *x)
 {
 	if (x->pf_len)
 		cfs_bdev_prefetch(x->fs->bd, x->pf_blk, x->pf_len);
@@ -451,7 +451,7 @@ static void dir_prefetch_flush(struct ck *x)
  * one each: metadata is packed (chunk_alloc_meta).  Blocks between them
  * are not read along: on an image written before that, they would be file
  * data, and reading it made the check slower. */
-static void dir_prefetch(struct ck *x, uint32_t rel, uint32_t n)
+static void dir_prefetch(struct chunk_check *x, uint32_t rel, uint32_t n)
 {
 	uint64_t blk = chunk_base(x->fs, x->c) + rel, end = x->pf_blk + x->pf_len;
 
@@ -471,7 +471,7 @@ static void dir_prefetch(struct ck *x, uint32_t rel, uint32_t n)
  * removal can merge nodes, and out-of-place records past the ones ext_walk
  * keeps come to light: each round removes at least one record, so it
  * ends).  Without the fix the other records' claims stand. */
-static int drop_records(struct ck *x, struct inode *ip, struct claims *cl,
+static int drop_records(struct chunk_check *x, struct inode *ip, struct claims *cl,
 			struct ext_skipped *sk, int *changed)
 {
 	int i, n, fixed, ret;
@@ -508,7 +508,7 @@ static int drop_records(struct ck *x, struct inode *ip, struct claims *cl,
 /* Claim the inode's blocks in the truth map, or drop a map that points
  * outside the chunk, overlaps another inode's blocks or cannot be read;
  * records impossible in themselves or out of place go alone (drop_records). */
-static uint64_t scan_block_map(struct ck *x, struct inode *ip, int *changed)
+static uint64_t scan_block_map(struct chunk_check *x, struct inode *ip, int *changed)
 {
 	struct claims cl = { .x = x };
 	struct ext_skipped sk = { 0 };
@@ -606,7 +606,7 @@ static int xattrs_readable(struct cfs_fs *fs, struct inode *ip)
 	return ok;
 }
 
-static uint64_t scan_xattrs(struct ck *x, struct inode *ip, int *changed)
+static uint64_t scan_xattrs(struct chunk_check *x, struct inode *ip, int *changed)
 {
 	uint32_t xb = ip->d.xattr_block;
 	int ok = 1, area_ok;
@@ -640,7 +640,7 @@ static uint64_t scan_xattrs(struct ck *x, struct inode *ip, int *changed)
 	return 0;
 }
 
-static void clear_raw(struct ck *x, cfs_ino_t ino)
+static void clear_raw(struct chunk_check *x, cfs_ino_t ino)
 {
 	struct buf *b;
 	uint32_t off;
@@ -653,7 +653,7 @@ static void clear_raw(struct ck *x, cfs_ino_t ino)
 }
 
 /* The header's counts, and the directories step B cannot walk. */
-static void count_inode(struct ck *x, uint32_t l, const struct cfs_dinode *d)
+static void count_inode(struct chunk_check *x, uint32_t l, const struct cfs_dinode *d)
 {
 	if (x->kind[l - 1] == K_HEAD && x->isdir[l - 1]) {
 		x->ndirs++;
@@ -664,7 +664,7 @@ static void count_inode(struct ck *x, uint32_t l, const struct cfs_dinode *d)
 	x->nstubs += x->kind[l - 1] == K_STUB;
 }
 
-static void scan_inode_blocks(struct ck *x, uint32_t l)
+static void scan_inode_blocks(struct chunk_check *x, uint32_t l)
 {
 	struct cfs_fs *fs = x->fs;
 	cfs_ino_t ino = CFS_INO_MAKE(x->c, l);
@@ -700,7 +700,7 @@ static void scan_inode_blocks(struct ck *x, uint32_t l)
 	inode_put(fs, ip);
 }
 
-static void sync_bitmaps(struct ck *x)
+static void sync_bitmaps(struct chunk_check *x)
 {
 	struct cfs_fs *fs = x->fs;
 	struct chunk *ch = &fs->chunks[x->c];
@@ -725,7 +725,7 @@ static void sync_bitmaps(struct ck *x)
 				&(struct pctx){ .num = { *hfree, nfree } })) {
 			pthread_mutex_lock(&ch->lock);
 			*hfree = (uint32_t)nfree;
-			ch->hdr_dirty = 1;
+			ch->hdr_unwritten = 1;
 			pthread_mutex_unlock(&ch->lock);
 		}
 	}
@@ -738,7 +738,7 @@ static void sync_bitmaps(struct ck *x)
 		ch->hdr.nconts = x->nconts;
 		ch->hdr.nstubs = x->nstubs;
 		ch->hdr.ndirs = x->ndirs;
-		ch->hdr_dirty = 1;
+		ch->hdr_unwritten = 1;
 		pthread_mutex_unlock(&ch->lock);
 	}
 }
@@ -756,7 +756,7 @@ static void sync_bitmaps(struct ck *x)
  * every inode) judges and reports everything as if it had not run. */
 
 struct quick {
-	struct ck *x;
+	struct chunk_check *x;
 	uint64_t owned;
 	int dir, bad;
 };
@@ -764,7 +764,7 @@ struct quick {
 static int quick_claim_cb(void *vq, const struct extent *e, int is_node, uint32_t node)
 {
 	struct quick *q = vq;
-	struct ck *x = q->x;
+	struct chunk_check *x = q->x;
 	struct cfs_fs *fs = x->fs;
 	uint32_t start = is_node ? node : e->pblk, n = is_node ? 1 : e->len, i;
 
@@ -788,7 +788,7 @@ static int quick_claim_cb(void *vq, const struct extent *e, int is_node, uint32_
 
 /* 0 if inode l (raw in the table, decoded in *d) is sound, its blocks
  * claimed and counted; -1 if the full pass must judge the chunk. */
-static int quick_scan(struct ck *x, uint32_t l, uint8_t *raw, const struct cfs_dinode *d)
+static int quick_scan(struct chunk_check *x, uint32_t l, uint8_t *raw, const struct cfs_dinode *d)
 {
 	struct cfs_fs *fs = x->fs;
 	struct quick q = { x, 0, S_ISDIR(d->mode), 0 };
@@ -822,7 +822,7 @@ static int quick_scan(struct ck *x, uint32_t l, uint8_t *raw, const struct cfs_d
 }
 
 /* Back to the state before any block was claimed, for the full pass. */
-static void quick_undo(struct ck *x)
+static void quick_undo(struct chunk_check *x)
 {
 	uint64_t b;
 
@@ -833,7 +833,7 @@ static void quick_undo(struct ck *x)
 	x->ndirs = x->nconts = x->nstubs = 0;
 }
 
-void step_a(struct ck *x)
+void step_a(struct chunk_check *x)
 {
 	struct cfs_fs *fs = x->fs;
 	uint64_t limit = itable_limit(x), b;

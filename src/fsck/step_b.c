@@ -22,7 +22,7 @@ static cfs_ino_t find_pred(struct cfs_fs *fs, cfs_ino_t head, cfs_ino_t ci);
 
 /* Forward pointers of inode l: each must name a continuation of the same
  * file whose back pointer names us (one partner read). */
-static void check_cont_slots(struct ck *x, struct inode *ip)
+static void check_cont_slots(struct chunk_check *x, struct inode *ip)
 {
 	cfs_ino_t head = x->kind[CFS_INO_LOCAL(ip->ino) - 1] == K_HEAD ? ip->ino : ip->d.head;
 	int s, changed = 0;
@@ -113,7 +113,7 @@ static cfs_ino_t find_pred(struct cfs_fs *fs, cfs_ino_t head, cfs_ino_t ci)
  * it settles both its back pointer and its head; one that does not is
  * looked for along the head's chain; failing both, the continuation is
  * re-attached to its head, or freed when it has no live head. */
-static void check_cont(struct ck *x, struct inode *ci)
+static void check_cont(struct chunk_check *x, struct inode *ci)
 {
 	struct cfs_fs *fs = x->fs;
 	struct inode *p = NULL, *h = NULL;
@@ -169,7 +169,7 @@ static void check_cont(struct ck *x, struct inode *ci)
 }
 
 struct dscan {
-	struct ck *x;
+	struct chunk_check *x;
 	struct inode *dp;
 	struct dirent_rec *ok;
 	size_t nok, cap;
@@ -179,7 +179,7 @@ struct dscan {
 	int salvaging, disorder;        /* reading leaves by block; index inconsistent */
 };
 
-static int was_resealed(struct fk *k, cfs_ino_t ino)
+static int was_resealed(struct fs_check *k, cfs_ino_t ino)
 {
 	size_t i;
 	int found = 0;
@@ -198,7 +198,7 @@ static int was_resealed(struct fk *k, cfs_ino_t ino)
  * The type is taken from the entry when the inode's fields fit it and
  * nothing else names it (one name, no stub or continuation carrying the
  * type too).  Returns 1 when the entry now matches. */
-static int retype_from_entry(struct ck *x, const struct dirent_rec *r)
+static int retype_from_entry(struct chunk_check *x, const struct dirent_rec *r)
 {
 	uint32_t l = CFS_INO_LOCAL(r->ino) - 1;
 	uint16_t was = (uint16_t)((x->ftype[l] & ~SLOT_CONTS) << 12), want = (uint16_t)(r->type << 12);
@@ -227,7 +227,7 @@ static int retype_from_entry(struct ck *x, const struct dirent_rec *r)
 	return ok;
 }
 
-static int entry_target_ok(struct ck *x, struct inode *dp, const struct dirent_rec *r)
+static int entry_target_ok(struct chunk_check *x, struct inode *dp, const struct dirent_rec *r)
 {
 	struct cfs_fs *fs = x->fs;
 	struct inode *t = NULL, *s = NULL;
@@ -267,7 +267,7 @@ static int same_name(const struct dirent_rec *a, const struct dirent_rec *b)
 
 /* The stub an entry names is judged by the check of its chunk, if that is
  * checked (stub_entry_ok); a number no inode has is no stub at all. */
-static int stub_checked(struct ck *x, cfs_ino_t stub)
+static int stub_checked(struct chunk_check *x, cfs_ino_t stub)
 {
 	return !ino_valid(x->fs, stub) || x->k->sel[CFS_INO_CHUNK(stub)];
 }
@@ -286,7 +286,7 @@ static int seen_name(const struct dscan *d, const struct dirent_rec *r)
 static int dscan_entry(void *vc, const struct dirent_rec *r)
 {
 	struct dscan *d = vc;
-	struct ck *x = d->x;
+	struct chunk_check *x = d->x;
 	struct dirent_rec *ok;
 	size_t i;
 
@@ -339,7 +339,7 @@ static int dscan_entry(void *vc, const struct dirent_rec *r)
 }
 
 /* A directory child of this chunk names its parent. */
-static void fix_parent(struct ck *x, cfs_ino_t child, cfs_ino_t parent)
+static void fix_parent(struct chunk_check *x, cfs_ino_t child, cfs_ino_t parent)
 {
 	uint32_t l = CFS_INO_LOCAL(child) - 1;
 	struct inode *t;
@@ -395,7 +395,7 @@ static int blk_cmp(const void *a, const void *b)
  * (a top-level directory whose children were spread over the chunks) made a
  * crash check of its chunk wait for a thousand random reads in turn: ask for
  * them all first, in block order, so the device serves them together. */
-static void prefetch_remote(struct ck *x, struct inode *dp)
+static void prefetch_remote(struct chunk_check *x, struct inode *dp)
 {
 	struct remote_pf p = { x->fs, NULL, 0, 0 };
 	size_t i, run;
@@ -413,7 +413,7 @@ static void prefetch_remote(struct ck *x, struct inode *dp)
 	free(p.blk);
 }
 
-static void check_dir(struct ck *x, struct inode *dp)
+static void check_dir(struct chunk_check *x, struct inode *dp)
 {
 	struct dscan d = { .x = x, .dp = dp };
 	uint32_t l = CFS_INO_LOCAL(dp->ino) - 1;
@@ -526,7 +526,7 @@ static int order_cb(void *vc, const struct dirent_rec *r)
 	return 0;
 }
 
-static int walk_disordered(struct ck *x, struct inode *dp)
+static int walk_disordered(struct chunk_check *x, struct inode *dp)
 {
 	struct order_walk w = { 0 };
 	size_t slot = dp->ino % (sizeof(x->walked) / sizeof(x->walked[0]));
@@ -546,7 +546,7 @@ static int walk_disordered(struct ck *x, struct inode *dp)
 /* The entry stub s backs, judged by the rules check_dir() applies to it in
  * the directory's chunk: whichever of the two chunks is checked first, an
  * entry that one removes is not counted by the other. */
-static int stub_entry_ok(struct ck *x, struct inode *s, struct inode *dp)
+static int stub_entry_ok(struct chunk_check *x, struct inode *s, struct inode *dp)
 {
 	struct stub_find f = { s->d.head, s->ino, s->d.lo, { 0 }, 0, 0 };
 	struct inode *t;
@@ -591,7 +591,7 @@ static int stub_release(struct cfs_fs *fs, struct inode *s)
 }
 
 /* A stub is valid when its directory has the entry it backs. */
-static void check_stub(struct ck *x, struct inode *s)
+static void check_stub(struct chunk_check *x, struct inode *s)
 {
 	struct cfs_fs *fs = x->fs;
 	struct inode *dp = NULL;
@@ -619,9 +619,9 @@ static void check_stub(struct ck *x, struct inode *s)
 
 /* An orphan's finding is reported once it is reconnected (or not), with
  * that outcome. */
-void add_orphan(struct ck *x, cfs_ino_t ino, int code)
+void add_orphan(struct chunk_check *x, cfs_ino_t ino, int code)
 {
-	struct fk *k = x->k;
+	struct fs_check *k = x->k;
 	struct orphan *n;
 
 	pthread_mutex_lock(&k->lock);
@@ -637,7 +637,7 @@ void add_orphan(struct ck *x, cfs_ino_t ino, int code)
 }
 
 /* An inode unlinked while open whose holder went away before releasing it. */
-static void release_deleted(struct ck *x, struct inode *ip)
+static void release_deleted(struct chunk_check *x, struct inode *ip)
 {
 	int fix = pr_decide(x->k, x->c, PR_DELETED_OPEN), ret = 0;
 
@@ -647,7 +647,7 @@ static void release_deleted(struct ck *x, struct inode *ip)
 	pr_report(x->k, x->c, PR_DELETED_OPEN, &(struct pctx){ .ino = ip->ino }, fix, ret);
 }
 
-static void check_links(struct ck *x, struct inode *ip)
+static void check_links(struct chunk_check *x, struct inode *ip)
 {
 	struct cfs_fs *fs = x->fs;
 	uint32_t l = CFS_INO_LOCAL(ip->ino) - 1, want;
@@ -687,7 +687,7 @@ static void check_links(struct ck *x, struct inode *ip)
 /* Whether check_links must look at head l - 1: its entries and stubs
  * counted, or its subdirectories, disagree with the link count it was
  * loaded with, or nothing names it. */
-static int links_wrong(struct ck *x, uint32_t l)
+static int links_wrong(struct chunk_check *x, uint32_t l)
 {
 	uint32_t want = x->isdir[l] ? 2 + x->subdirs[l] : x->refs[l];
 
@@ -696,20 +696,21 @@ static int links_wrong(struct ck *x, uint32_t l)
 	return (x->isdir[l] && x->refs[l] > 1) || x->nlink[l] != want;
 }
 
-static int has_conts(struct ck *x, uint32_t l)
+static int has_conts(struct chunk_check *x, uint32_t l)
 {
 	return x->ftype[l] & SLOT_CONTS;
 }
 
-static int is_dir(struct ck *x, uint32_t l)
+static int is_dir(struct chunk_check *x, uint32_t l)
 {
 	return x->isdir[l];
 }
 
 /* fn for each inode of this kind in use for which need (NULL: all) says
  * there is something to look at. */
-static void each_inode(struct ck *x, int kind, int (*need)(struct ck *x, uint32_t l),
-		       void (*fn)(struct ck *x, struct inode *ip))
+static void each_inode(struct chunk_check *x, int kind,
+		       int (*need)(struct chunk_check *x, uint32_t l),
+		       void (*fn)(struct chunk_check *x, struct inode *ip))
 {
 	uint64_t limit = itable_limit(x);
 	uint32_t i, l;
@@ -732,7 +733,7 @@ static void each_inode(struct ck *x, int kind, int (*need)(struct ck *x, uint32_
 	}
 }
 
-static void slots_of(struct ck *x, struct inode *ip)
+static void slots_of(struct chunk_check *x, struct inode *ip)
 {
 	check_cont_slots(x, ip);
 }
@@ -743,7 +744,7 @@ static void slots_of(struct ck *x, struct inode *ip)
  * of them, so that memory stays bounded; the rest are loaded again by
  * each pass that needs them.  All workers together hold at most
  * FSCK_HELD_TOTAL (about 370 KiB, fsck.h). */
-static void slot_record(struct ck *x, uint32_t l, const struct cfs_dinode *d,
+static void slot_record(struct chunk_check *x, uint32_t l, const struct cfs_dinode *d,
 			struct inode *ip, uint32_t *nheld)
 {
 	int s, conts = 0;
@@ -771,7 +772,7 @@ static void slot_record(struct ck *x, uint32_t l, const struct cfs_dinode *d,
 /* Step B starts from the inodes as step A left them, read from the inode
  * table.  A slot that is not sound as it stands (a checksum, a size) is
  * loaded, so that the library judges it as it always does. */
-static void load_kinds(struct ck *x)
+static void load_kinds(struct chunk_check *x)
 {
 	struct cfs_fs *fs = x->fs;
 	uint64_t limit = itable_limit(x);
@@ -807,7 +808,7 @@ static void load_kinds(struct ck *x)
 	buf_put(&fs->cache, b);
 }
 
-void step_b(struct ck *x)
+void step_b(struct chunk_check *x)
 {
 	x->nlink = malloc(sizeof(*x->nlink) * x->ipc);
 	x->back = malloc(sizeof(*x->back) * x->ipc);
