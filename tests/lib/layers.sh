@@ -5,6 +5,9 @@
 # from the symbols of the objects make built (BUILDDIR/obj/src).  Run by
 # tests/run.sh (make check); by hand:
 #   CHUNKFS=$PWD/build/chunkfs bash tests/lib/layers.sh
+# With LAYERS_TABLE=1 it prints the layer table of docs/ARCHITECTURE.md
+# instead (a file's level is one more than the highest level of the files
+# whose symbols it uses), to paste there when files move.
 . "$(dirname "$0")/../cli/lib.sh"
 
 objdir=$(dirname "$CHUNKFS")/obj/src
@@ -59,6 +62,38 @@ if ! awk '
 	}' "$TESTDIR/.lib/syms" >"$TESTDIR/.lib/cycle"; then
 	fail layers_no_cycle "the edge list could not be worked out (awk failed)"
 	finish
+fi
+if [ -n "${LAYERS_TABLE:-}" ]; then
+	awk '
+		$3 == "D" { def[$2] = $1; mods[$1] = 1; next }
+		{ use[$1, $2] = 1; mods[$1] = 1 }
+		END {
+			for (k in use) {
+				split(k, p, SUBSEP)
+				b = def[p[2]]
+				if (b != "" && b != p[1]) edge[p[1], b] = 1
+			}
+			for (m in mods) lvl[m] = 0
+			do {
+				changed = 0
+				for (k in edge) {
+					split(k, p, SUBSEP)
+					if (lvl[p[1]] < lvl[p[2]] + 1 && lvl[p[2]] < 1000) {
+						lvl[p[1]] = lvl[p[2]] + 1
+						changed = 1
+					}
+				}
+			} while (changed)
+			for (m in mods) print lvl[m], m
+		}' "$TESTDIR/.lib/syms" | sort -k1,1n -k2 | while read -r l m; do
+		[ -d "$objdir/$m" ] && m=$m/
+		echo "$l \`$m\`"
+	done | awk '
+		BEGIN { print "| level | files |"; print "| --- | --- |" }
+		$1 != l || NR == 1 { if (NR > 1) print row " |"; l = $1; row = "| " $1 " | " $2; next }
+		{ row = row ", " $2 }
+		END { if (NR) print row " |" }'
+	exit 0
 fi
 cycle=$(sort "$TESTDIR/.lib/cycle")
 if [ -z "$cycle" ]; then
