@@ -29,7 +29,8 @@
  *
  * Without lazy marking chunk_to_changed_mem goes straight to DIRTY.  The
  * ERROR bit (chunk_error) is written at once over any state and cleared
- * only by fsck.  The names say the move and what they touch:
+ * only by a check (fsck, scrub).  The names say the move and what they
+ * touch:
  * chunk_to_<STATE>_mem changes memory only, chunk_..._disk writes the
  * header (and flushes); _locked runs with state_lock held.
  * note_change_mem and chunk_note_change_mem move nothing: they note the
