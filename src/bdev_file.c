@@ -120,8 +120,9 @@ static int file_flush_ranges(struct cfs_bdev *bd, const struct cfs_brange *r, si
 
 		if (!len)
 			continue;
-		if (pick == n)
-			pick = i;
+		/* the last: the file's own data where it has any, not a run
+		 * discarded since (a hole read back would be written) */
+		pick = i;
 		while (sync_file_range(f->fd, (off_t)r[i].off, (off_t)len, how) < 0) {
 			if (errno == EINTR)
 				continue;
