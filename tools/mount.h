@@ -143,6 +143,11 @@ int mount_uring_start(unsigned nthreads);
 void mount_uring_stop(struct fuse_session *se);
 void mount_uring_block(void);
 void mount_uring_repair(int begin);     /* around every cfs_scrub */
+/* fuse_lowlevel_notify_inval_inode (off >= 0: its pages too) and
+ * _inval_entry for any thread: over io_uring a thread that replied to a
+ * ring request must not wait in the kernel for a request (mount_uring.c) */
+int mount_inval_inode(struct fuse_session *se, fuse_ino_t ino, off_t off, off_t len);
+int mount_inval_entry(struct fuse_session *se, fuse_ino_t parent, const char *name);
 
 /* ioctls on the mount (tools/mount_ioctl.c): one dispatch, one case each */
 void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,

@@ -240,14 +240,13 @@ void scrubber_inval(struct mnt *m)
 	m->ngone = 0;
 	pthread_mutex_unlock(&m->slock);
 	for (size_t i = 0; i < ngone; i++)
-		fuse_lowlevel_notify_inval_entry(m->se, gone[i].parent, gone[i].name,
-						 strlen(gone[i].name));
+		mount_inval_entry(m->se, gone[i].parent, gone[i].name);
 	free(gone);
 	/* the name too: a repair may have moved the inode (to /lost+found),
 	 * and the kernel takes a file's size from us only for an inode it
 	 * looks up anew */
 	for (size_t i = 0; i < n; i++) {
-		fuse_lowlevel_notify_inval_inode(m->se, list[i], 0, 0);
+		mount_inval_inode(m->se, list[i], 0, 0);
 		mount_name_inval(m, list[i]);
 	}
 	free(list);

@@ -312,7 +312,7 @@ void mount_name_inval(struct mnt *m, cfs_ino_t ino)
 	struct recent_name r;
 
 	if (name_recall(m, ino, &r))
-		fuse_lowlevel_notify_inval_entry(m->se, r.parent, r.name, strlen(r.name));
+		mount_inval_entry(m->se, r.parent, r.name);
 }
 
 /* ---- names a file lost -------------------------------------------------
@@ -1011,7 +1011,7 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	req_count(REQ_LSEEK, 1);
 	(void)fi;
 	if (has_writers(m, (cfs_ino_t)ino))
-		fuse_lowlevel_notify_inval_inode(m->se, ino, 0, 0);
+		mount_inval_inode(m->se, ino, 0, 0);
 	ret = cfs_lseek(m->fs, (cfs_ino_t)ino, off, whence);
 	if (ret < 0)
 		reply_err(req, (int)ret);
@@ -1186,7 +1186,7 @@ static void inval_queued(struct mnt *m)
 	m->ninval = 0;
 	pthread_mutex_unlock(&m->lock);
 	for (unsigned i = 0; i < n; i++) {
-		fuse_lowlevel_notify_inval_inode(m->se, inval[i], 0, 0);
+		mount_inval_inode(m->se, inval[i], 0, 0);
 		mount_name_inval(m, inval[i]);
 	}
 	pthread_mutex_lock(&m->lock);
