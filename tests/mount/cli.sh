@@ -186,7 +186,7 @@ for sig in TERM INT; do
 done
 
 # ---- one worker: the reader serves every request itself -------------------------
-# (tools/mount_loop.c: with no idle worker to hand the reader role to, an
+# (daemon/loop.c: with no idle worker to hand the reader role to, an
 # fsync and the requests after it are served by the same thread)
 if mount_fs "$img" "$mnt" -o max_threads=1; then
 	head -c 300000 /dev/urandom >"$TESTDIR/one.src"

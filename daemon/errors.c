@@ -27,19 +27,7 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "mount.h"
-
-static const char *const mode_names[] = { "continue", "remount-ro", "repair" };
-
-int errors_mode_parse(const char *s, enum errors_mode *out)
-{
-	for (int i = 0; i < 3; i++)
-		if (strcmp(s, mode_names[i]) == 0) {
-			*out = (enum errors_mode)i;
-			return 0;
-		}
-	return -EINVAL;
-}
+#include "daemon.h"
 
 void mount_on_error(void *ctx, uint32_t chunk, const struct cfs_chunk_error *e)
 {

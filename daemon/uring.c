@@ -7,7 +7,7 @@
  * the daemon, and its reply back, through shared memory: one io_uring
  * command commits a reply and fetches the next request, with no wake-up of
  * a thread blocked in read(2) on /dev/fuse.  INIT, FORGET, INTERRUPT and
- * notifications still come over /dev/fuse (tools/mount_loop.c).
+ * notifications still come over /dev/fuse (daemon/loop.c).
  *
  * libfuse serves each CPU's ring from one thread of its own and calls the
  * handler in it; the next request of that CPU waits until the handler
@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mount.h"
+#include "daemon.h"
 
 /* libfuse 3.18 defines the capability with the transport */
 #ifdef FUSE_CAP_OVER_IO_URING
@@ -223,7 +223,7 @@ static void job_queue(struct job *j)
 	pthread_mutex_unlock(&pool.lock);
 }
 
-/* Checks and repairs running (cfs_scrub: mount_scrub.c, mount_errors.c).
+/* Checks and repairs running (cfs_scrub: scrub.c, errors.c).
  * Any request may then wait at a repair's fence, and one that waits in a
  * ring's thread holds up its whole CPU: while one runs, every request
  * passes to the pool.  One that came in just before still waits in its
@@ -750,7 +750,7 @@ static void ur_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	job_queue(j);
 }
 
-/* Notes which transport the kernel took (tools/cmd_mount.c says it in
+/* Notes which transport the kernel took (daemon/mount.c says it in
  * the mount's log once it serves). */
 static void ur_init(void *userdata, struct fuse_conn_info *conn)
 {

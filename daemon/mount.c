@@ -8,7 +8,7 @@
  *
  * The command line, the checks before mounting, and the daemon's start-up
  * and end; what each -o option means is in tools/mount_opts.c, the FUSE
- * operations in tools/mount_ops.c, the request loop in tools/mount_loop.c.
+ * operations in daemon/ops.c, the request loop in daemon/loop.c.
  *
  * Before mounting, chunks left dirty by a crash are checked and preened
  * (cfs_fsck, as `chunkfs fsck -p`); unmounting (or SIGTERM/SIGINT) ends
@@ -31,7 +31,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "mount.h"
+#include "daemon.h"
 #include "tune.h"
 
 /* ---- options -------------------------------------------------------- */

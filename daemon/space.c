@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mount.h"
+#include "daemon.h"
 
 /* ---- the bdi's bound on dirty data ---------------------------------- */
 

@@ -2,7 +2,7 @@
 /* chunkfs mount: the FUSE operations (libfuse3 low-level API), as in
  * libfuse's example/passthrough_ll.c: one thin op_* handler per request
  * over one library call, and one ops table.  The launcher (options, the
- * check before mounting, daemon start-up) is tools/cmd_mount.c.
+ * check before mounting, daemon start-up) is daemon/mount.c.
  *
  * FUSE node ids are chunkfs inode numbers (CFS_ROOT_INO == FUSE_ROOT_ID),
  * so stat and readdir show the chunk in the top 8 bits.  Errors are
@@ -29,7 +29,7 @@
 #include <sys/xattr.h>
 #include <time.h>
 
-#include "mount.h"
+#include "daemon.h"
 #include "trim.h"
 
 static struct mnt *mnt_of(fuse_req_t req)
@@ -1114,7 +1114,7 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	reply_err(req, ret);
 }
 
-/* ---- ioctls: tools/mount_ioctl.c ------------------------------------- */
+/* ---- ioctls: daemon/ioctl.c ------------------------------------- */
 
 static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
