@@ -16,7 +16,8 @@
 #   make install      PREFIX (default /usr/local) and DESTDIR are honoured
 #   make uninstall, make clean
 #
-# Sources are found by wildcard (src/*.c and src/fsck/*.c are the library, tools/*.c the
+# Sources are found by wildcard (src/*.c and src/fsck/*.c are the library, tools/*.c and
+# daemon/*.c (the FUSE daemon) the
 # chunkfs command, tests/unit/test_*.c one test binary each), so new files
 # need no change here.  Header dependencies are tracked with -MMD -MP.
 # The library needs only libc and pthreads; the command also links libfuse3
@@ -66,7 +67,7 @@ LDLIBS      ?=
 TEST_CPPFLAGS := -Itests
 
 LIB_SRCS  := $(sort $(wildcard src/*.c src/fsck/*.c))
-TOOL_SRCS := $(sort $(wildcard tools/*.c))
+TOOL_SRCS := $(sort $(wildcard tools/*.c daemon/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_NAMES := $(basename $(notdir $(TEST_SRCS)))
 
@@ -146,7 +147,7 @@ $(LIB_OBJS) $(LIB_PIC_OBJS) $(SAN_LIB_OBJS) $(HOOK_LIB_OBJS): EXTRA_CPPFLAGS := 
 # here would keep exporting what it should not.
 $(LIB_OBJS) $(LIB_PIC_OBJS) $(SAN_LIB_OBJS) $(HOOK_LIB_OBJS): Makefile
 
-# The mount (tools/cmd_mount.c) is built on libfuse3 (Debian libfuse3-dev,
+# The mount (daemon/mount.c) is built on libfuse3 (Debian libfuse3-dev,
 # installed by scripts/deps.sh).
 # FUSE over io_uring needs libfuse >= 3.18: where the system's is older,
 # scripts/fuse3.sh (run by scripts/deps.sh) builds Debian's source package
@@ -164,14 +165,19 @@ FUSE_LIBS   := $(or $(shell $(FUSE_PKGCONFIG) --libs fuse3 2>/dev/null),-lfuse3)
 # mkfs probes and wipes old signatures with libblkid (Debian libblkid-dev);
 # FUSE_LIBS is what the command links besides the library.
 FUSE_LIBS   += $(or $(shell pkg-config --libs blkid 2>/dev/null),-lblkid)
-ifneq ($(wildcard tools/cmd_mount.c),)
+ifneq ($(wildcard daemon/mount.c),)
 ifeq ($(FUSE_CFLAGS),)
 $(warning pkg-config finds no fuse3: install libfuse3-dev (bash scripts/deps.sh))
 endif
 endif
-# The daemon is tools/cmd_mount.c (the launcher) and tools/mount_*.c.
-FUSE_SRCS := $(wildcard tools/cmd_mount.c tools/mount_*.c)
-$(FUSE_SRCS:%.c=$(B)/obj/%.o) $(FUSE_SRCS:%.c=$(SAN)/obj/%.o): EXTRA_CPPFLAGS := $(FUSE_CFLAGS)
+# The daemon is daemon/: mount.c (the launcher) and the rest; the mount
+# options' parser (tools/mount_opts.c, libfuse's fuse_opt) is shared with
+# tune.  The commands that speak to a mount share the daemon's ioctl
+# headers.
+FUSE_SRCS := $(wildcard daemon/*.c tools/mount_opts.c)
+CMD_SRCS := $(filter-out $(FUSE_SRCS),$(filter tools/%,$(TOOL_SRCS)))
+$(CMD_SRCS:%.c=$(B)/obj/%.o) $(CMD_SRCS:%.c=$(SAN)/obj/%.o): EXTRA_CPPFLAGS := -Idaemon
+$(FUSE_SRCS:%.c=$(B)/obj/%.o) $(FUSE_SRCS:%.c=$(SAN)/obj/%.o): EXTRA_CPPFLAGS := -Itools -Idaemon $(FUSE_CFLAGS)
 # The daemon's objects and the command are built again when the libfuse
 # they use changes (scripts/fuse3.sh ran, or the system's was upgraded):
 # make sees only the headers' timestamps, not which headers.

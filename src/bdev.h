@@ -14,6 +14,12 @@
 
 struct cfs_bdev;
 
+/* A run of blocks (by the device's block size), or of bytes (in the
+ * device's own record of what it wrote). */
+struct cfs_brange {
+	uint64_t off, len;
+};
+
 struct cfs_bdev_ops {
 	int (*read)(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf);
 	int (*write)(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf);
@@ -29,6 +35,11 @@ struct cfs_bdev_ops {
 	int (*discard)(struct cfs_bdev *bd, uint64_t blk, uint32_t count);
 	/* Optional (resize): see cfs_bdev_grow.  NULL: the size is fixed. */
 	int (*grow)(struct cfs_bdev *bd, uint64_t bytes);
+	/* Optional: make durable what was written to the byte runs r[0..n)
+	 * (and what the storage needs to read them back), not necessarily
+	 * anything else; every earlier write of those bytes completed.  NULL:
+	 * only the whole device can be flushed (see cfs_bdev_sync_ranges). */
+	int (*flush_ranges)(struct cfs_bdev *bd, const struct cfs_brange *r, size_t n);
 };
 
 struct cfs_bdev {
@@ -37,6 +48,17 @@ struct cfs_bdev {
 	uint64_t nblocks;      /* device size in blocks */
 	int read_only;
 	char name[256];        /* for error messages (path or "mem") */
+	/* Kept by bdev.c where the backend has flush_ranges (zero from the
+	 * backend's calloc): the byte runs written since the last full flush
+	 * but for file data (cfs_bdev_write_data), or wr_all when too many;
+	 * while ranged (cfs_bdev_sync_ranges), the runs of data every flush
+	 * makes durable as well. */
+	struct cfs_brange *wr;
+	size_t nwr, wrcap;
+	int wr_all;
+	int ranged;
+	const struct cfs_brange *rdata;
+	size_t nrdata;
 };
 
 /* Accessors: bounds-checked (-EIO past the end, -EROFS writes when
@@ -48,6 +70,18 @@ struct cfs_bdev {
 int cfs_bdev_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf);
 int cfs_bdev_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf);
 int cfs_bdev_flush(struct cfs_bdev *bd);
+/* A write of file data: as cfs_bdev_write, but a ranged flush makes it
+ * durable only when asked to (cfs_bdev_sync_ranges' data). */
+int cfs_bdev_write_data(struct cfs_bdev *bd, uint64_t blk, uint32_t count,
+			const void *buf);
+/* Until cfs_bdev_sync_end, every cfs_bdev_flush makes durable only what
+ * was written since the last full flush but for file data, and the data
+ * in the block runs data[0..n) (a file's, for its fsync; byte runs in
+ * bdev.c's record), where the backend can (flush_ranges): the dirty
+ * data of other files stays where it is.  Elsewhere a flush stays whole.
+ * The caller keeps every other writer out meanwhile. */
+void cfs_bdev_sync_ranges(struct cfs_bdev *bd, struct cfs_brange *data, size_t n);
+void cfs_bdev_sync_end(struct cfs_bdev *bd);
 /* A hint: the run will be read soon.  Lets many reads that would be made one
  * after another reach the disk together.  Out-of-range parts are ignored. */
 void cfs_bdev_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count);

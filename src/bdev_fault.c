@@ -212,6 +212,44 @@ static int fault_flush(struct cfs_bdev *bd)
 	return ret;
 }
 
+/* Only the pending units in r become durable; the others stay pending,
+ * in their order. */
+static int fault_flush_ranges(struct cfs_bdev *bd, const struct cfs_brange *r, size_t n)
+{
+	struct fault_bdev *f = to_fault(bd);
+	size_t i, k, kept = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&f->lock);
+	f->st.flushes++;
+	if (f->st.powered_off) {
+		ret = -EIO;
+		goto out;
+	}
+	for (i = 0; i < f->npend; i++) {
+		uint64_t lo = f->pend_unit[i] * f->unit, hi = lo + f->unit;
+		int hit = 0;
+
+		for (k = 0; k < n && !hit; k++)
+			hit = r[k].off < hi && lo < r[k].off + r[k].len;
+		if (hit) {
+			f->slot[f->pend_unit[i]] = 0;
+			continue;
+		}
+		if (kept != i) {
+			f->pend_unit[kept] = f->pend_unit[i];
+			memcpy(f->pend_pre + kept * f->unit, f->pend_pre + i * f->unit,
+			       f->unit);
+		}
+		f->slot[f->pend_unit[kept]] = (uint32_t)(kept + 1);
+		kept++;
+	}
+	f->npend = kept;
+out:
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
 static void fault_destroy(struct cfs_bdev *bd)
 {
 	struct fault_bdev *f = to_fault(bd);
@@ -229,6 +267,7 @@ static const struct cfs_bdev_ops fault_ops = {
 	.write = fault_write,
 	.discard = fault_discard,
 	.flush = fault_flush,
+	.flush_ranges = fault_flush_ranges,
 	.destroy = fault_destroy,
 };
 

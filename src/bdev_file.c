@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 struct file_bdev {
@@ -95,6 +96,66 @@ static int file_flush(struct cfs_bdev *bd)
 	return 0;
 }
 
+/* Each run written out and waited for, then one write with RWF_DSYNC of
+ * a block already among them, its own bytes again: the host filesystem
+ * commits the image's metadata (the blocks it allocated for the runs)
+ * and flushes the disk's cache, as fdatasync does, but it writes out no
+ * other dirty pages of the image.  The caller keeps every writer out, so
+ * the block reads back as last written.  Where the host cannot (an old
+ * kernel, a pipe), fdatasync. */
+static int file_flush_ranges(struct cfs_bdev *bd, const struct cfs_brange *r, size_t n)
+{
+	struct file_bdev *f = to_file(bd);
+	uint64_t end = bd->nblocks * bd->block_size;
+	const unsigned how = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+			     SYNC_FILE_RANGE_WAIT_AFTER;
+	struct iovec iov;
+	uint8_t *buf;
+	size_t i, pick = n;
+	ssize_t got;
+
+	for (i = 0; i < n; i++) {
+		uint64_t len = r[i].off >= end ? 0 :
+			       r[i].len < end - r[i].off ? r[i].len : end - r[i].off;
+
+		if (!len)
+			continue;
+		/* the last: the file's own data where it has any, not a run
+		 * discarded since (a hole read back would be written) */
+		pick = i;
+		while (sync_file_range(f->fd, (off_t)r[i].off, (off_t)len, how) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EIO || errno == ENOMEM || errno == ENOSPC)
+				return -errno;
+			return file_flush(bd);
+		}
+	}
+	if (pick == n)
+		return 0;       /* nothing written since the last flush */
+	buf = malloc(bd->block_size);
+	if (!buf)
+		return -ENOMEM;
+	iov.iov_base = buf;
+	iov.iov_len = bd->block_size;
+	got = pread(f->fd, buf, bd->block_size, (off_t)(r[pick].off / bd->block_size *
+							 bd->block_size));
+	if (got != (ssize_t)bd->block_size) {
+		free(buf);
+		return file_flush(bd);
+	}
+	while ((got = pwritev2(f->fd, &iov, 1, (off_t)(r[pick].off / bd->block_size *
+						      bd->block_size), RWF_DSYNC)) < 0 &&
+	       errno == EINTR)
+		;
+	free(buf);
+	if (got == (ssize_t)bd->block_size)
+		return 0;
+	if (got < 0 && (errno == EIO || errno == ENOSPC))
+		return -errno;
+	return file_flush(bd);
+}
+
 static void file_prefetch(struct cfs_bdev *bd, uint64_t blk, uint32_t count)
 {
 	struct file_bdev *f = to_file(bd);
@@ -158,6 +219,7 @@ static const struct cfs_bdev_ops file_ops = {
 	.read = file_read,
 	.write = file_write,
 	.flush = file_flush,
+	.flush_ranges = file_flush_ranges,
 	.destroy = file_destroy,
 	.prefetch = file_prefetch,
 	.discard = file_discard,

@@ -761,5 +761,5 @@ int cache_write_direct(struct cache *c, uint64_t blk, uint32_t count, const uint
 	if (ret < 0)
 		return ret;
 	direct_sync_cached(c, blk, count, src);
-	return cfs_bdev_write(c->bd, blk, count, src);
+	return cfs_bdev_write_data(c->bd, blk, count, src);
 }

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bdev.h"
 #include "fsint.h"
 
 /* Every entry point here works on the head inode under its lock
@@ -308,20 +309,64 @@ ssize_t cfs_write(struct cfs_fs *fs, cfs_ino_t ino, const void *buf, size_t size
 	return ret;
 }
 
+/* The block runs of a file's data, merged where they touch; past
+ * SYNC_RUNS_MAX of them, a whole sync is as cheap. */
+#define SYNC_RUNS_MAX 1024
+
+struct sync_runs {
+	struct cfs_fs *fs;
+	struct inode *ip;
+	struct cfs_brange *r;
+	size_t n;
+};
+
+static int sync_run_add(void *ctx, const struct extent *e, int is_node, uint32_t node_rel)
+{
+	struct sync_runs *s = ctx;
+	uint64_t abs;
+
+	(void)node_rel;
+	if (is_node || !e || ext_sane(s->fs, e) < 0)
+		return 0;
+	abs = chunk_base(s->fs, CFS_INO_CHUNK(s->ip->ino)) + e->pblk;
+	if (s->n && s->r[s->n - 1].off + s->r[s->n - 1].len == abs) {
+		s->r[s->n - 1].len += e->len;
+		return 0;
+	}
+	if (s->n == SYNC_RUNS_MAX)
+		return -E2BIG;
+	s->r[s->n++] = (struct cfs_brange){ abs, e->len };
+	return 0;
+}
+
+/* fsync pays for its own file: its data, and the metadata (all of it,
+ * few blocks beside the data), not the dirty data of every other file
+ * (fs_sync_ranges).  A directory's, or a file of too many runs: a sync. */
 int cfs_fsync(struct cfs_fs *fs, cfs_ino_t ino, int datasync)
 {
+	struct sync_runs s = { .fs = fs };
 	struct inode *ip;
-	int ret;
+	int ret, i;
 
 	fence_wait(fs, ino);
 	ret = get_head(fs, ino, &ip);
 	(void)datasync;
 	if (ret < 0)
 		return ret;
-	put_head(fs, ip);
-	if (fs->rdonly)
+	if (fs->rdonly) {
+		put_head(fs, ip);
 		return 0;
-	return cfs_sync(fs);
+	}
+	s.r = S_ISREG(ip->d.mode) ? malloc(SYNC_RUNS_MAX * sizeof(*s.r)) : NULL;
+	ret = s.r ? inode_chain_load(fs, ip) : -E2BIG;
+	for (i = 0; ret == 0 && i < inode_chain_len(ip); i++) {
+		s.ip = inode_chain_at(ip, i);
+		ret = ext_walk(fs, s.ip, sync_run_add, &s, NULL);
+	}
+	put_head(fs, ip);
+	ret = ret < 0 ? cfs_sync(fs) : fs_sync_ranges(fs, s.r, s.n);
+	free(s.r);
+	return ret;
 }
 
 /* Allocate (zeroed) blocks for every hole in [off, off+len). */

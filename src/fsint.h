@@ -586,6 +586,11 @@ int fs_op_begin(struct cfs_fs *fs);    /* -EROFS on a read-only fs */
 void fs_op_end(struct cfs_fs *fs);
 /* Every buffer and chunk header to disk, flushed (op_lock held exclusive). */
 int fs_write_all(struct cfs_fs *fs);
+struct cfs_brange;
+/* cfs_sync whose flushes leave other files' data alone: what was written
+ * but file data, and the block runs data[0..n) (one file's, for fsync;
+ * turned into byte runs in place), durable. */
+int fs_sync_ranges(struct cfs_fs *fs, struct cfs_brange *data, size_t n);
 /* After an operation failed with err, outside it: when err is -ENOSPC,
  * give empty inode clusters back as cfs_sync does (every operation
  * excluded, a full flush before any of their blocks is used again).

@@ -691,6 +691,31 @@ int cfs_sync(struct cfs_fs *fs)
 	return ret;
 }
 
+/* cfs_sync for one file's fsync: every change of the metadata goes out
+ * as at a sync, in the same order, but each flush on the way makes
+ * durable only the blocks written since the last full flush but for
+ * file data, and the data runs given (the file's): the dirty data of
+ * the other files stays in the host's cache.  Their metadata goes out
+ * as it does whenever the cache makes room; every chunk it changes was
+ * marked dirty on disk first (lazy marking), so a crash leaves them to
+ * the check as ever.  Empty inode clusters are left to the next sync. */
+int fs_sync_ranges(struct cfs_fs *fs, struct cfs_brange *data, size_t n)
+{
+	int ret;
+
+	if (fs->rdonly)
+		return 0;
+	fence_wait(fs, 0);
+	pthread_rwlock_wrlock(&fs->op_lock);
+	cfs_bdev_sync_ranges(fs->bd, data, n);
+	ret = fs_write_all(fs);
+	cfs_bdev_sync_end(fs->bd);
+	pthread_rwlock_unlock(&fs->op_lock);
+	if (ret < 0)
+		fs->error = ret;
+	return ret;
+}
+
 int fs_space_back(struct cfs_fs *fs, int64_t err)
 {
 	uint64_t spare = 0;

@@ -72,18 +72,16 @@ trap 'exit 130' INT TERM
 SCRIPT_SUITES=(cli lib mount fsck fuzz deb)
 SERIAL_SUITES=" deb "
 
-# The mount tests run on both FUSE transports: /dev/fuse, and, with
-# CHUNKFS_TEST_IO_URING=1, io_uring where the build (libfuse >= 3.18) and
-# the kernel (the fuse module's enable_uring) have it; otherwise each
+# The mount tests run on both FUSE transports: /dev/fuse, and io_uring
+# where the build (libfuse >= 3.18) and the kernel (the fuse module's
+# enable_uring) have it; otherwise, or with CHUNKFS_TEST_IO_URING=0, each
 # io_uring run is a loud SKIP.
 # libfuse's own FUSE_URING_ENABLE picks the transport of every mount a
 # script makes (chunkfs mount honours it as libfuse does).
 CHUNKFS="$BUILDDIR/chunkfs"
 uring_skip=""
-if [ "${CHUNKFS_TEST_IO_URING:-0}" != 1 ]; then
-	# -o io_uring is opt-in: a writer on a nearly full disk can hang the
-	# daemon over it (issue 26), and several scripts fill their image
-	uring_skip="io_uring is opt-in until a nearly full disk cannot hang it (issue 26); CHUNKFS_TEST_IO_URING=1 runs this: NOT tested on io_uring"
+if [ "${CHUNKFS_TEST_IO_URING:-1}" = 0 ]; then
+	uring_skip="CHUNKFS_TEST_IO_URING=0: NOT tested on io_uring"
 elif ! "$CHUNKFS" --version 2>/dev/null | grep -q 'io_uring: yes'; then
 	uring_skip=$("$CHUNKFS" --version 2>/dev/null | sed -n 's/.*FUSE over io_uring: //p')
 	uring_skip="FUSE over io_uring: ${uring_skip:-no chunkfs binary}: NOT tested on io_uring"

@@ -2,7 +2,7 @@
 /* chunkfs resize: grow a filesystem into the space its file or device
  * gained: an unmounted image (resize2fs's job), or a mounted one given by
  * its mount point, which asks the daemon (xfs_growfs's way, an ioctl:
- * tools/resize_ioctl.h).  The library adds whole chunks (src/resize.c);
+ * daemon/resize_ioctl.h).  The library adds whole chunks (src/resize.c);
  * this says what it did, or why it did nothing, in resize2fs's words.
  */
 #include <errno.h>

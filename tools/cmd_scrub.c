@@ -2,7 +2,7 @@
 /* chunkfs scrub: check and repair a mounted filesystem, one chunk at a
  * time, as xfs_scrub and e2scrub do.  The mount's daemon runs the checker
  * of chunkfs fsck on each chunk (cfs_scrub) when asked through an ioctl
- * on the mount point (tools/scrub_ioctl.h, tools/mount_scrub.c); this
+ * on the mount point (daemon/scrub_ioctl.h, daemon/scrub.c); this
  * side chooses the chunks and reports what it found exactly as chunkfs
  * fsck does (tools/fsck_ui.h), with fsck's exit codes.
  */

@@ -6,7 +6,7 @@
  * superblock write, then the backup's.  A mounted image is refused: the
  * daemon holds the image's lock and its own copy of the superblock.
  * Mount options are checked by the mount's own parser (tools/mount_opts.c)
- * before they are stored; the mount reads them back (tools/cmd_mount.c).
+ * before they are stored; the mount reads them back (daemon/mount.c).
  */
 #include <errno.h>
 #include <getopt.h>

@@ -120,7 +120,7 @@ static bool pid_has_open(const char *pid, const struct stat *img)
 
 /* A daemon that holds /dev/fuse open still serves its mount (or is about
  * to): the daemon lets go of it before it writes back and marks its
- * chunks clean (cmd_mount.c, run_mount).  The mount table may not name
+ * chunks clean (daemon/mount.c, run_mount).  The mount table may not name
  * the image as we can reach it (the daemon was given fsname=, or the
  * path it resolved is gone), but such a daemon is not finishing, and
  * waiting for it would never end. */

@@ -21,6 +21,19 @@
 #include "mount_opts.h"
 #include "tool.h"
 
+/* -o errors=: the names, in enum errors_mode's order */
+static const char *const errors_names[] = { "continue", "remount-ro", "repair" };
+
+int errors_mode_parse(const char *s, enum errors_mode *out)
+{
+	for (int i = 0; i < 3; i++)
+		if (strcmp(s, errors_names[i]) == 0) {
+			*out = (enum errors_mode)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 #define DEFAULT_CLEAN           5.0
 /* cache_size=: below 64 KiB the library would cache 64 blocks anyway,
  * and a cache beyond 1 TiB is no limit at all */
@@ -205,7 +218,7 @@ static const struct sized {
 };
 
 /* One of sized[] with a good number: max_threads= is the daemon's,
- * max_read= it must also know (tools/cmd_mount.c, mount_init). */
+ * max_read= it must also know (daemon/mount.c, mount_init). */
 static int sized_opt(struct mopts *o, enum mopts_from from, const char *opt)
 {
 	for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]); i++) {
@@ -365,7 +378,7 @@ static int other_opt(struct mopts *o, enum mopts_from from, const char *opt)
 	if (flag_opt(o, opt))
 		return DONE;
 	/* The last of these wins; the kernel is given noatime only when that
-	 * one is (final_fuse_opts in cmd_mount.c), as libfuse 3.18 knows no "atime" to take
+	 * one is (final_fuse_opts in daemon/mount.c), as libfuse 3.18 knows no "atime" to take
 	 * back a noatime given before (the defaults', perhaps). */
 	if (strcmp(opt, "relatime") == 0 || strcmp(opt, "strictatime") == 0 ||
 	    strcmp(opt, "atime") == 0 || strcmp(opt, "noatime") == 0) {

@@ -13,7 +13,7 @@
 enum atime_mode { ATIME_OFF, ATIME_REL, ATIME_STRICT };
 /* -o io_uring, -o no_io_uring, or neither: io_uring where offered */
 enum transport { TRANSPORT_AUTO, TRANSPORT_URING, TRANSPORT_DEV };
-/* -o errors= (tools/mount_errors.c) */
+/* -o errors= (daemon/errors.c) */
 enum errors_mode { ERRORS_CONTINUE, ERRORS_RO, ERRORS_REPAIR };
 int errors_mode_parse(const char *s, enum errors_mode *out);
 

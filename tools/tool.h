@@ -46,7 +46,7 @@ int cmd_evacuate(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_trim(int argc, char **argv);
 int cmd_resize(int argc, char **argv);
-/* tools/cmd_mount.c: the mount, and the daemon's parts the dispatch needs */
+/* daemon/mount.c: the mount, and the daemon's parts the dispatch needs */
 int cmd_mount(int argc, char **argv);
 /* argv is mount(8)'s call of a helper: "IMAGE DIR -o OPTIONS" */
 bool mount_helper_call(int argc, char **argv);

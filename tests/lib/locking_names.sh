@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # docs/LOCKING.md names functions, locks and fields in `backquotes`: each
-# must still be in the code (src/, tools/, include/), so the lock rules
+# must still be in the code (src/, tools/, daemon/, include/), so the lock rules
 # cannot drift from what they describe (it once cited a spread_pick that
 # no longer existed).  A name written as a call, `name()`, must be a
 # function defined there.  Names of the kernel's own are listed below.
@@ -22,10 +22,10 @@ for w in "${words[@]}"; do
 	[[ $kernel == *" $name "* ]] && continue
 	if [ "$name" != "$w" ]; then
 		# a definition: the name then "(" at the start of a line, after its type
-		grep -rqE "^[A-Za-z].*[ *]$name\(" src tools include --include='*.c' --include='*.h' ||
+		grep -rqE "^[A-Za-z].*[ *]$name\(" src tools daemon include --include='*.c' --include='*.h' ||
 			missing+=("$w")
 	else
-		grep -rqw -- "$name" src tools include || missing+=("$w")
+		grep -rqw -- "$name" src tools daemon include || missing+=("$w")
 	fi
 done
 if [ "${#missing[@]}" -eq 0 ]; then

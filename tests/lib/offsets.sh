@@ -48,17 +48,17 @@ none() { # NAME BAD
 	fi
 }
 
-mapfile -t lib < <(find src tools -name '*.[ch]' ! -name 'format.[ch]' ! -name format_node.c \
+mapfile -t lib < <(find src tools daemon -name '*.[ch]' ! -name 'format.[ch]' ! -name format_node.c \
 	! -name le.h ! -name 'crc32c.[ch]' | sort)
 if [ "${#lib[@]}" -lt 20 ]; then
-	fail offsets_sources "only ${#lib[@]} sources under src/ and tools/"
+	fail offsets_sources "only ${#lib[@]} sources under src/, tools/ and daemon/"
 	finish
 fi
 pass offsets_sources
 
 none offsets_no_field_access_outside_format_layer "$(uses '(get|put)_le(16|32|64)?[ (]' "${lib[@]}")"
 
-mapfile -t crc_users < <(find src tools -name '*.[ch]' ! -name 'format.c' ! -name 'crc32c.[ch]' | sort)
+mapfile -t crc_users < <(find src tools daemon -name '*.[ch]' ! -name 'format.c' ! -name 'crc32c.[ch]' | sort)
 mapfile -t tests < <(find tests -name '*.[ch]' ! -name test_crc32c.c | sort)
 none offsets_checksums_only_in_format_layer "$(uses 'crc32c[a-z_]*[(]' "${crc_users[@]}" "${tests[@]}")"
 

@@ -186,7 +186,7 @@ for sig in TERM INT; do
 done
 
 # ---- one worker: the reader serves every request itself -------------------------
-# (tools/mount_loop.c: with no idle worker to hand the reader role to, an
+# (daemon/loop.c: with no idle worker to hand the reader role to, an
 # fsync and the requests after it are served by the same thread)
 if mount_fs "$img" "$mnt" -o max_threads=1; then
 	head -c 300000 /dev/urandom >"$TESTDIR/one.src"
@@ -239,6 +239,45 @@ if mount_fs "$img" "$mnt"; then
 		fail ro_refused_while_mounted_rw "$(head -c 300 "$ERR")"
 	fi
 	unmount_fs "$mnt"
+fi
+
+# ---- the transport: io_uring by default where the kernel has it on ----------
+# (issue 26 item 2) FUSE_URING_ENABLE, which picks it for every other
+# mount of this run, is left out here; -o no_io_uring keeps /dev/fuse.
+via_of() {
+	"$CHUNKFS" info "$img" 2>/dev/null | sed -n 's/^Mounted on: .*, over \(.*\))$/\1/p'
+}
+if "$CHUNKFS" --version | grep -q 'io_uring: yes'; then
+	want=io_uring
+else
+	want=/dev/fuse
+fi
+saved_uring=${FUSE_URING_ENABLE-none}
+unset FUSE_URING_ENABLE
+mount_fs "$img" "$mnt"
+mounted=$?
+[ "$saved_uring" = none ] || export FUSE_URING_ENABLE="$saved_uring"
+if [ "$mounted" = 0 ]; then
+	got=$(via_of)
+	if [ "$got" = "$want" ]; then
+		pass transport_default
+	else
+		fail transport_default "over '$got', want $want"
+	fi
+	unmount_fs "$mnt"
+else
+	fail transport_default "mount failed"
+fi
+if mount_fs "$img" "$mnt" -o no_io_uring; then
+	got=$(via_of)
+	if [ "$got" = /dev/fuse ] && ! grep -q "io_uring" "$DAEMON_LOG"; then
+		pass transport_no_io_uring
+	else
+		fail transport_no_io_uring "over '$got'; log: $(head -c 300 "$DAEMON_LOG")"
+	fi
+	unmount_fs "$mnt"
+else
+	fail transport_no_io_uring "mount failed"
 fi
 
 # ---- unknown incompat feature ---------------------------------------------------

@@ -15,15 +15,6 @@
 # and the error came only at close.
 . "$(dirname "$0")/lib.sh"
 
-# Over io_uring (-o io_uring, not the default) a writer on a nearly full
-# disk hung the daemon: the WRITEs of the pages a getattr had the kernel
-# write back never reached it (issue 26).  Not run there until that is
-# understood: a loud skip, not a pass.
-if [ "${FUSE_URING_ENABLE:-0}" = 1 ]; then
-	skip enospc_io_uring "a nearly full disk over FUSE over io_uring can hang the daemon (known, issue 26; io_uring is opt-in): NOT tested on io_uring"
-	finish
-fi
-
 MiB=$((1 << 20))
 ENOSPC_SLACK=$((2 * MiB))       # metadata the data needs (extent blocks)
 IMG_SIZE=96M

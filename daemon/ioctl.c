@@ -7,9 +7,9 @@
  * size) can work, and on a directory only with FUSE_CAP_IOCTL_DIR (asked
  * for in op_init).  FITRIM is one (_IOWR('X', 121, struct fstrim_range)),
  * so fstrim(8) reaches us through the mount point; CHUNKFS_IOC_RESIZE
- * (tools/resize_ioctl.h) is `chunkfs resize MOUNTPOINT`, CHUNKFS_IOC_SCRUB
- * and CHUNKFS_IOC_SCRUB_READ (tools/scrub_ioctl.h) `chunkfs scrub`,
- * CHUNKFS_IOC_STATUS (tools/status_ioctl.h) `chunkfs info`.
+ * (daemon/resize_ioctl.h) is `chunkfs resize MOUNTPOINT`, CHUNKFS_IOC_SCRUB
+ * and CHUNKFS_IOC_SCRUB_READ (daemon/scrub_ioctl.h) `chunkfs scrub`,
+ * CHUNKFS_IOC_STATUS (daemon/status_ioctl.h) `chunkfs info`.
  *
  * mount_ioctl() is the one dispatch: every ioctl the mount answers is a
  * case there, its work in a function of its own.
@@ -18,7 +18,7 @@
 #include <linux/fs.h>
 #include <string.h>
 
-#include "mount.h"
+#include "daemon.h"
 #include "resize_ioctl.h"
 #include "scrub_ioctl.h"
 #include "status_ioctl.h"

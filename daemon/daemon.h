@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The chunkfs FUSE daemon: what the launcher (tools/cmd_mount.c: options,
+/* The chunkfs FUSE daemon: what the launcher (daemon/mount.c: options,
  * checks before mounting, daemon start-up) shares with the FUSE operations
- * (tools/mount_ops.c: thin op_* handlers over libchunkfs, one ops table,
+ * (daemon/ops.c: thin op_* handlers over libchunkfs, one ops table,
  * the cleaner thread).
  */
 #ifndef CHUNKFS_MOUNT_H
@@ -29,11 +29,11 @@
 #define INVAL_SLOTS     64
 #define NAME_SLOTS      256
 /* A file that lost a name but kept others goes out without attributes
- * in readdirplus for this long (tools/mount_ops.c, name_lost): far longer
+ * in readdirplus for this long (daemon/ops.c, name_lost): far longer
  * than the unlinking process can take to run again after our reply. */
 #define LOST_SLOTS      256
 #define LOST_QUIET      10.0            /* seconds */
-/* Write-back and a full disk (tools/mount_space.c, docs/WRITEBACK.md):
+/* Write-back and a full disk (daemon/space.c, docs/WRITEBACK.md):
  * the most the mount's bdi may hold dirty (lowered to this at mount when
  * we may), and what the reserve adds to that bound: free space that is
  * only looked at every SPACE_RECHECK_MS or an eighth of the reserve
@@ -113,7 +113,7 @@ struct mnt {
 	struct fuse_conn_info_opts *conn_opts;
 	unsigned max_read;       /* -o max_read=, which libfuse wants repeated
 				    at init (0: none) */
-	/* errors= and scrub_interval= (tools/mount_errors.c) */
+	/* errors= and scrub_interval= (daemon/errors.c) */
 	const char *image, *dir;
 	enum errors_mode errors;
 	double scrub_interval;   /* seconds to check every chunk in, 0: never */
@@ -133,7 +133,7 @@ struct mnt {
 
 extern const struct fuse_lowlevel_ops chunkfs_ops;
 
-/* FUSE over io_uring (tools/mount_uring.c) */
+/* FUSE over io_uring (daemon/uring.c) */
 bool mount_uring_built(void);           /* libfuse >= 3.18 with io_uring */
 bool mount_uring_kernel_on(void);       /* the fuse module's enable_uring */
 const char *mount_uring_param(void);    /* its path in /sys */
@@ -143,17 +143,22 @@ int mount_uring_start(unsigned nthreads);
 void mount_uring_stop(struct fuse_session *se);
 void mount_uring_block(void);
 void mount_uring_repair(int begin);     /* around every cfs_scrub */
+/* fuse_lowlevel_notify_inval_inode (off >= 0: its pages too) and
+ * _inval_entry for any thread: over io_uring a thread that replied to a
+ * ring request must not wait in the kernel for a request (uring.c) */
+int mount_inval_inode(struct fuse_session *se, fuse_ino_t ino, off_t off, off_t len);
+int mount_inval_entry(struct fuse_session *se, fuse_ino_t parent, const char *name);
 
-/* ioctls on the mount (tools/mount_ioctl.c): one dispatch, one case each */
+/* ioctls on the mount (daemon/ioctl.c): one dispatch, one case each */
 void mount_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		 struct fuse_file_info *fi, unsigned flags, const void *in,
 		 size_t in_size, size_t out_size);
-/* CHUNKFS_IOC_RESIZE (tools/mount_resize.c): online grow */
+/* CHUNKFS_IOC_RESIZE (daemon/resize.c): online grow */
 struct chunkfs_resize_arg;
 int mount_resize_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_size,
 		       struct chunkfs_resize_arg *out);
 
-/* CHUNKFS_IOC_SCRUB and _READ (tools/mount_scrub.c): online check */
+/* CHUNKFS_IOC_SCRUB and _READ (daemon/scrub.c): online check */
 struct chunkfs_scrub_arg;
 struct chunkfs_scrub_page;
 int mount_scrub_ioctl(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_size,
@@ -167,7 +172,7 @@ int mount_cfs_scrub(struct mnt *m, uint32_t chunk, const struct cfs_fsck_opts *o
 int mount_scrub_chunk(struct mnt *m, uint32_t chunk, int mode, struct cfs_fsck_result *res,
 		      FILE *records);
 
-/* tools/mount_errors.c: the library's error callback (ctx the mnt), and
+/* daemon/errors.c: the library's error callback (ctx the mnt), and
  * the thread that scrubs chunks in error (errors=repair) and in the
  * background (scrub_interval=); start registers the callback. */
 void mount_on_error(void *ctx, uint32_t chunk, const struct cfs_chunk_error *e);
@@ -182,7 +187,7 @@ void scrubber_inval(struct mnt *m);
 /* A repair's finding (a cfs_fsck_opts.problem callback's): the name of a
  * directory entry it removed is queued for scrubber_inval. */
 void scrubber_problem(struct mnt *m, const struct cfs_fsck_problem *p);
-/* tools/mount_ops.c: drop the kernel's entry for the name ino was last
+/* daemon/ops.c: drop the kernel's entry for the name ino was last
  * looked up or made under, if it is remembered */
 void mount_name_inval(struct mnt *m, cfs_ino_t ino);
 
@@ -190,7 +195,7 @@ void mount_name_inval(struct mnt *m, cfs_ino_t ino);
  * each); written at unmount to the file named by CHUNKFS_REQUEST_COUNTS. */
 void req_counts_write(const char *path);
 
-/* The request loop (tools/mount_loop.c).  mount_loop_block_signals
+/* The request loop (daemon/loop.c).  mount_loop_block_signals
  * before starting any thread; mount_loop serves the session with nthreads
  * workers until it ends (unmount, or a signal let through by *old). */
 void mount_loop_block_signals(sigset_t *old);
@@ -203,7 +208,7 @@ void mount_loop_block(void *ctx, int begin);
 int cleaner_start(struct mnt *m);
 void cleaner_stop(struct mnt *m);
 
-/* ---- write-back and a full disk (tools/mount_space.c) ---- */
+/* ---- write-back and a full disk (daemon/space.c) ---- */
 /* After the mount: bound what the kernel may hold dirty, size the
  * reserve. */
 void space_setup(struct mnt *m);
@@ -225,7 +230,7 @@ void space_open(struct mnt *m, cfs_ino_t ino, struct fuse_file_info *fi);
  * a buffered write(): 0 to let it go on, or its error. */
 int space_gate(struct mnt *m, cfs_ino_t ino);
 
-/* ---- the mount table (tools/mount_table.c) ---- */
+/* ---- the mount table (daemon/table.c) ---- */
 struct mount_entry {
 	char src[4096], dir[4096];
 	char type[64], opts[512];

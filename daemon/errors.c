@@ -27,19 +27,7 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "mount.h"
-
-static const char *const mode_names[] = { "continue", "remount-ro", "repair" };
-
-int errors_mode_parse(const char *s, enum errors_mode *out)
-{
-	for (int i = 0; i < 3; i++)
-		if (strcmp(s, mode_names[i]) == 0) {
-			*out = (enum errors_mode)i;
-			return 0;
-		}
-	return -EINVAL;
-}
+#include "daemon.h"
 
 void mount_on_error(void *ctx, uint32_t chunk, const struct cfs_chunk_error *e)
 {
@@ -240,14 +228,13 @@ void scrubber_inval(struct mnt *m)
 	m->ngone = 0;
 	pthread_mutex_unlock(&m->slock);
 	for (size_t i = 0; i < ngone; i++)
-		fuse_lowlevel_notify_inval_entry(m->se, gone[i].parent, gone[i].name,
-						 strlen(gone[i].name));
+		mount_inval_entry(m->se, gone[i].parent, gone[i].name);
 	free(gone);
 	/* the name too: a repair may have moved the inode (to /lost+found),
 	 * and the kernel takes a file's size from us only for an inode it
 	 * looks up anew */
 	for (size_t i = 0; i < n; i++) {
-		fuse_lowlevel_notify_inval_inode(m->se, list[i], 0, 0);
+		mount_inval_inode(m->se, list[i], 0, 0);
 		mount_name_inval(m, list[i]);
 	}
 	free(list);

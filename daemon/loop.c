@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mount.h"
+#include "daemon.h"
 
 /* Opcodes of the FUSE protocol (linux/fuse.h) that may wait on the disk
  * or run long: the reader hands its role on before serving them.  Freeing

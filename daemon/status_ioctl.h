@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What `chunkfs info` asks a mount's daemon about itself, through an
- * ioctl on the mount's root directory (tools/mount_ioctl.c), as it asks
+ * ioctl on the mount's root directory (daemon/ioctl.c), as it asks
  * CHUNKFS_IOC_RESIZE and CHUNKFS_IOC_SCRUB: anyone may ask. */
 #ifndef CHUNKFS_STATUS_IOCTL_H
 #define CHUNKFS_STATUS_IOCTL_H

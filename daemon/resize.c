@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The daemon's side of online grow (tools/resize_ioctl.h), a case of the
- * mount's ioctl dispatch (tools/mount_ioctl.c).  cfs_resize excludes every
+/* The daemon's side of online grow (daemon/resize_ioctl.h), a case of the
+ * mount's ioctl dispatch (daemon/ioctl.c).  cfs_resize excludes every
  * other operation while it adds chunks, so a workload only pauses.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "mount.h"
+#include "daemon.h"
 #include "resize_ioctl.h"
 
 /* The outcome goes back in out (error and msg), the ioctl itself

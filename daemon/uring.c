@@ -7,7 +7,7 @@
  * the daemon, and its reply back, through shared memory: one io_uring
  * command commits a reply and fetches the next request, with no wake-up of
  * a thread blocked in read(2) on /dev/fuse.  INIT, FORGET, INTERRUPT and
- * notifications still come over /dev/fuse (tools/mount_loop.c).
+ * notifications still come over /dev/fuse (daemon/loop.c).
  *
  * libfuse serves each CPU's ring from one thread of its own and calls the
  * handler in it; the next request of that CPU waits until the handler
@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mount.h"
+#include "daemon.h"
 
 /* libfuse 3.18 defines the capability with the transport */
 #ifdef FUSE_CAP_OVER_IO_URING
@@ -223,7 +223,7 @@ static void job_queue(struct job *j)
 	pthread_mutex_unlock(&pool.lock);
 }
 
-/* Checks and repairs running (cfs_scrub: mount_scrub.c, mount_errors.c).
+/* Checks and repairs running (cfs_scrub: scrub.c, errors.c).
  * Any request may then wait at a repair's fence, and one that waits in a
  * ring's thread holds up its whole CPU: while one runs, every request
  * passes to the pool.  One that came in just before still waits in its
@@ -263,6 +263,145 @@ static struct job *job_new(fuse_req_t req, enum job_op op, fuse_ino_t ino,
 		j->has_fi = true;
 	}
 	return j;
+}
+
+/* ---- notifications that wait for requests ------------------------------
+ * io_uring hands a request to the daemon through the ring command of an
+ * entry that waits in the kernel, and it does so in the task that
+ * submitted that command (io_uring_cmd_complete_in_task: task work of
+ * the submitter).  A pool worker that replies submits the entry's next
+ * COMMIT_AND_FETCH itself, so it owns that entry until the entry takes a
+ * request; and the kernel hands out the entry last returned first.  Task
+ * work runs when its task returns to user space or sleeps interruptibly,
+ * never while it sleeps in D.  So a worker that had the kernel invalidate
+ * a file's pages (fuse_reverse_inval_inode: laundering a dirty page waits
+ * for its WRITE, in D) waited for a WRITE queued on the very entry whose
+ * delivery only it could run: the nearly-full hang of issue 26.  An entry
+ * invalidation takes the directory's lock in D in the same way.
+ *
+ * Such notifications are made by one thread of their own, which never
+ * submits to a ring, while the asking thread waits on a condition
+ * variable: an interruptible sleep, in which its task work runs. */
+
+struct note {
+	struct note *next;
+	struct fuse_session *se;
+	fuse_ino_t ino;                 /* inode, or the entry's parent */
+	const char *name;               /* the entry's name, or NULL */
+	off_t off, len;
+	int ret;
+	bool done;
+};
+
+static struct notifier {
+	pthread_mutex_t lock;
+	pthread_cond_t todo, done;
+	struct note *head, **tail;
+	bool running, stop;
+	pthread_t t;
+} nt = { .lock = PTHREAD_MUTEX_INITIALIZER, .todo = PTHREAD_COND_INITIALIZER,
+	 .done = PTHREAD_COND_INITIALIZER };
+
+static __thread bool t_notifier;
+
+static int note_send(const struct note *n)
+{
+	if (n->name)
+		return fuse_lowlevel_notify_inval_entry(n->se, n->ino, n->name,
+							strlen(n->name));
+	return fuse_lowlevel_notify_inval_inode(n->se, n->ino, n->off, n->len);
+}
+
+static void *notifier_main(void *arg)
+{
+	struct note *n;
+
+	(void)arg;
+	t_notifier = true;
+	pthread_mutex_lock(&nt.lock);
+	for (;;) {
+		while (!nt.head && !nt.stop)
+			pthread_cond_wait(&nt.todo, &nt.lock);
+		n = nt.head;
+		if (!n)
+			break;          /* stopping, and nothing left to send */
+		nt.head = n->next;
+		if (!nt.head)
+			nt.tail = &nt.head;
+		pthread_mutex_unlock(&nt.lock);
+		n->ret = note_send(n);
+		pthread_mutex_lock(&nt.lock);
+		n->done = true;
+		pthread_cond_broadcast(&nt.done);
+	}
+	pthread_mutex_unlock(&nt.lock);
+	return NULL;
+}
+
+/* Sends n from the notifier and waits for it, or here where no ring can
+ * be waiting on this thread (no ring, the notifier itself, or stopped). */
+static int note_wait(struct note *n)
+{
+	pthread_mutex_lock(&nt.lock);
+	if (!ring_on || !nt.running || nt.stop || t_notifier) {
+		pthread_mutex_unlock(&nt.lock);
+		return note_send(n);
+	}
+	n->next = NULL;
+	n->done = false;
+	*nt.tail = n;
+	nt.tail = &n->next;
+	pthread_cond_signal(&nt.todo);
+	while (!n->done)
+		pthread_cond_wait(&nt.done, &nt.lock);
+	pthread_mutex_unlock(&nt.lock);
+	return n->ret;
+}
+
+int mount_inval_inode(struct fuse_session *se, fuse_ino_t ino, off_t off, off_t len)
+{
+	struct note n = { .se = se, .ino = ino, .off = off, .len = len };
+
+	/* attributes only: nothing in the kernel waits for a request */
+	if (off < 0)
+		return fuse_lowlevel_notify_inval_inode(se, ino, off, len);
+	return note_wait(&n);
+}
+
+int mount_inval_entry(struct fuse_session *se, fuse_ino_t parent, const char *name)
+{
+	struct note n = { .se = se, .ino = parent, .name = name };
+
+	return note_wait(&n);
+}
+
+static int notifier_start(void)
+{
+	int ret;
+
+	nt.head = NULL;
+	nt.tail = &nt.head;
+	nt.stop = false;
+	ret = -pthread_create(&nt.t, NULL, notifier_main, NULL);
+	nt.running = ret == 0;
+	return ret;
+}
+
+/* What is queued is sent first; a later caller sends its own. */
+static void notifier_stop(void)
+{
+	pthread_mutex_lock(&nt.lock);
+	if (!nt.running) {
+		pthread_mutex_unlock(&nt.lock);
+		return;
+	}
+	nt.stop = true;
+	pthread_cond_signal(&nt.todo);
+	pthread_mutex_unlock(&nt.lock);
+	pthread_join(nt.t, NULL);
+	pthread_mutex_lock(&nt.lock);
+	nt.running = false;
+	pthread_mutex_unlock(&nt.lock);
 }
 
 /* ---- the ops table over the ring ---------------------------------------
@@ -611,7 +750,7 @@ static void ur_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	job_queue(j);
 }
 
-/* Notes which transport the kernel took (tools/cmd_mount.c says it in
+/* Notes which transport the kernel took (daemon/mount.c says it in
  * the mount's log once it serves). */
 static void ur_init(void *userdata, struct fuse_conn_info *conn)
 {
@@ -679,6 +818,12 @@ int mount_uring_start(unsigned nthreads)
 	pool.t = calloc(nthreads, sizeof(*pool.t));
 	if (!pool.t)
 		return -ENOMEM;
+	ret = notifier_start();
+	if (ret < 0) {
+		free(pool.t);
+		pool.t = NULL;
+		return ret;
+	}
 	pool.head = NULL;
 	pool.tail = &pool.head;
 	pool.stop = false;
@@ -716,6 +861,7 @@ void mount_uring_stop(struct fuse_session *se)
 	free(pool.t);
 	pool.t = NULL;
 	pool.n = pool.nextra = 0;
+	notifier_stop();
 #if HAVE_URING
 	if (fuse_uring_stop)
 		fuse_uring_stop(se);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Online check and repair: what `chunkfs scrub MOUNTPOINT` asks the
  * mount's daemon, as xfs_scrub asks XFS, through ioctls on the mount's
- * root directory (tools/mount_scrub.c answers).
+ * root directory (daemon/scrub.c answers).
  *
  * CHUNKFS_IOC_SCRUB checks one chunk (cfs_scrub) and keeps the problems it
  * found; CHUNKFS_IOC_SCRUB_READ hands them over a page at a time, as

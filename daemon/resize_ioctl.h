@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Online grow: what `chunkfs resize MOUNTPOINT` asks the mount's daemon,
  * as xfs_growfs asks XFS, through an ioctl on the mount's root directory
- * (FUSE passes it to the daemon: tools/mount_resize.c).
+ * (FUSE passes it to the daemon: daemon/resize.c).
  *
  * The daemon always answers with the ioctl succeeding and the outcome in
  * error (0 or a negative errno) and msg, so the reason reaches the caller

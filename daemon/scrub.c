@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The daemon's side of online check and repair (tools/scrub_ioctl.h),
- * cases of the mount's ioctl dispatch (tools/mount_ioctl.c).  One scrub
+/* The daemon's side of online check and repair (daemon/scrub_ioctl.h),
+ * cases of the mount's ioctl dispatch (daemon/ioctl.c).  One scrub
  * runs at a time; the report of the last chunk scrubbed is kept until the
  * next, for CHUNKFS_IOC_SCRUB_READ.
  */
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mount.h"
+#include "daemon.h"
 #include "scrub_ioctl.h"
 
 static pthread_mutex_t scrub_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -59,7 +59,7 @@ static int may_scrub(fuse_req_t req)
 
 /* Every check of the mounted image goes through here: while one runs, a
  * request over io_uring may wait at its fence, so every one passes to the
- * pool of workers (tools/mount_uring.c). */
+ * pool of workers (daemon/uring.c). */
 int mount_cfs_scrub(struct mnt *m, uint32_t chunk, const struct cfs_fsck_opts *o,
 		    struct cfs_fsck_result *res)
 {

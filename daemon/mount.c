@@ -8,7 +8,7 @@
  *
  * The command line, the checks before mounting, and the daemon's start-up
  * and end; what each -o option means is in tools/mount_opts.c, the FUSE
- * operations in tools/mount_ops.c, the request loop in tools/mount_loop.c.
+ * operations in daemon/ops.c, the request loop in daemon/loop.c.
  *
  * Before mounting, chunks left dirty by a crash are checked and preened
  * (cfs_fsck, as `chunkfs fsck -p`); unmounting (or SIGTERM/SIGINT) ends
@@ -31,7 +31,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "mount.h"
+#include "daemon.h"
 #include "tune.h"
 
 /* ---- options -------------------------------------------------------- */
@@ -559,10 +559,9 @@ void mount_version(FILE *f)
 /* Ring entries per CPU.  A request passed to the pool keeps its entry
  * until its reply, and some wait for others (a writer's getattr while
  * space is low waits for the WRITEs of the pages it has the kernel write
- * back), so libfuse's 8 can run out under a few writers.  64 did not cure
- * the nearly-full hang that keeps io_uring opt-in (issue 26): the WRITEs
- * never reached the rings at all.  An entry's buffer is max_write (1 MiB),
- * touched only when a request that large uses it. */
+ * back), so libfuse's 8 can run out under a few writers.  An entry's
+ * buffer is max_write (1 MiB), touched only when a request that large
+ * uses it. */
 #define URING_Q_DEPTH "64"
 
 /* Which transport the mount asks for: io_uring where this build and the
@@ -578,15 +577,12 @@ static int pick_transport(struct mnt *m, struct mopts *o)
 	if (o->transport == TRANSPORT_AUTO && getenv("FUSE_URING_ENABLE"))
 		o->transport = atoi(getenv("FUSE_URING_ENABLE")) ? TRANSPORT_URING :
 			       TRANSPORT_DEV;
-	/* Not the default yet: with the disk nearly full, a writer's
-	 * getattr waits for the write-back of its pages (space_gate), and
-	 * over io_uring those WRITEs never reached the daemon (enospc.sh
-	 * hung, a pool worker in fuse_launder_folio); not understood yet. */
-	if (o->transport != TRANSPORT_URING) {
+	if (o->transport == TRANSPORT_DEV || !mount_uring_built() ||
+	    (o->transport == TRANSPORT_AUTO && !kernel))
 		/* or libfuse would take the ring with the table of /dev/fuse */
 		setenv("FUSE_URING_ENABLE", "0", 1);
+	if (o->transport == TRANSPORT_DEV)
 		return 0;
-	}
 	if (!mount_uring_built()) {
 		if (o->transport == TRANSPORT_URING) {
 			err_msg("%s: -o io_uring: this chunkfs was built with libfuse %s, "
@@ -597,15 +593,21 @@ static int pick_transport(struct mnt *m, struct mopts *o)
 		return 0;
 	}
 	if (!kernel) {
-		const char *how = "as root, echo Y > %s (or boot with fuse.enable_uring=1)";
+		char how[256];
 
+		snprintf(how, sizeof(how), "as root, echo Y > %s (or boot with "
+			 "fuse.enable_uring=1)", mount_uring_param());
 		if (o->transport == TRANSPORT_URING) {
 			err_msg("%s: -o io_uring: the kernel has FUSE over io_uring off or "
-				"lacks it; to turn it on: ", o->dir);
-			fprintf(stderr, how, mount_uring_param());
-			fputc('\n', stderr);
+				"lacks it; to turn it on: %s", o->dir, how);
 			return -1;
 		}
+		/* The default: said once, at mount.  A kernel without the
+		 * parameter has nothing to turn on. */
+		if (access(mount_uring_param(), F_OK) == 0)
+			fprintf(stderr, "%s: %s: serving over /dev/fuse: the kernel has "
+				"FUSE over io_uring off; to turn it on: %s "
+				"(-o no_io_uring: no such note)\n", tool_prog, o->dir, how);
 		return 0;
 	}
 	m->uring = true;

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mount.h"
+#include "daemon.h"
 
 /* ---- the bdi's bound on dirty data ---------------------------------- */
 
@@ -327,7 +327,7 @@ int space_gate(struct mnt *m, cfs_ino_t ino)
 	/* Write back what the kernel holds of the file: the WRITE requests
 	 * that makes come to the other workers. */
 	mount_loop_block(NULL, 1);
-	fuse_lowlevel_notify_inval_inode(m->se, ino, 0, 0);
+	mount_inval_inode(m->se, ino, 0, 0);
 	if (free_bytes(m) == 0)
 		full = true;
 	pthread_mutex_lock(&m->wlock);

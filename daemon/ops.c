@@ -2,7 +2,7 @@
 /* chunkfs mount: the FUSE operations (libfuse3 low-level API), as in
  * libfuse's example/passthrough_ll.c: one thin op_* handler per request
  * over one library call, and one ops table.  The launcher (options, the
- * check before mounting, daemon start-up) is tools/cmd_mount.c.
+ * check before mounting, daemon start-up) is daemon/mount.c.
  *
  * FUSE node ids are chunkfs inode numbers (CFS_ROOT_INO == FUSE_ROOT_ID),
  * so stat and readdir show the chunk in the top 8 bits.  Errors are
@@ -29,7 +29,7 @@
 #include <sys/xattr.h>
 #include <time.h>
 
-#include "mount.h"
+#include "daemon.h"
 #include "trim.h"
 
 static struct mnt *mnt_of(fuse_req_t req)
@@ -312,7 +312,7 @@ void mount_name_inval(struct mnt *m, cfs_ino_t ino)
 	struct recent_name r;
 
 	if (name_recall(m, ino, &r))
-		fuse_lowlevel_notify_inval_entry(m->se, r.parent, r.name, strlen(r.name));
+		mount_inval_entry(m->se, r.parent, r.name);
 }
 
 /* ---- names a file lost -------------------------------------------------
@@ -1011,7 +1011,7 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	req_count(REQ_LSEEK, 1);
 	(void)fi;
 	if (has_writers(m, (cfs_ino_t)ino))
-		fuse_lowlevel_notify_inval_inode(m->se, ino, 0, 0);
+		mount_inval_inode(m->se, ino, 0, 0);
 	ret = cfs_lseek(m->fs, (cfs_ino_t)ino, off, whence);
 	if (ret < 0)
 		reply_err(req, (int)ret);
@@ -1114,7 +1114,7 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	reply_err(req, ret);
 }
 
-/* ---- ioctls: tools/mount_ioctl.c ------------------------------------- */
+/* ---- ioctls: daemon/ioctl.c ------------------------------------- */
 
 static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
@@ -1186,7 +1186,7 @@ static void inval_queued(struct mnt *m)
 	m->ninval = 0;
 	pthread_mutex_unlock(&m->lock);
 	for (unsigned i = 0; i < n; i++) {
-		fuse_lowlevel_notify_inval_inode(m->se, inval[i], 0, 0);
+		mount_inval_inode(m->se, inval[i], 0, 0);
 		mount_name_inval(m, inval[i]);
 	}
 	pthread_mutex_lock(&m->lock);

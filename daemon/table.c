@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "mount.h"
+#include "daemon.h"
 
 extern char **environ;
 
