@@ -4,10 +4,10 @@
 # a file such as src/fsck/step_a.c.  When a section moves or a file is
 # renamed the citations go stale silently, so every cited section must be
 # a heading of the document cited, every "section N" inside FORMAT.md one
-# of its own, and every src/, tools/ or tests/ file named anywhere in the
-# sources, docs or man pages must exist (a name in capitals, NAME.sh, is a
-# placeholder).  Run by tests/run.sh (make check); by hand:
-#   bash tests/lib/doc_refs.sh
+# of its own, and every src/, tools/, daemon/ or tests/ file named
+# anywhere in the sources, docs or man pages must exist (a name in
+# capitals, NAME.sh, is a placeholder).  Run by tests/run.sh (make
+# check); by hand: bash tests/lib/doc_refs.sh
 . "$(dirname "$0")/../cli/lib.sh"
 cd "$CHUNKFS_SRC" || exit 1
 
@@ -44,8 +44,8 @@ missing=()
 while IFS=: read -r file line path; do
 	[[ $path =~ [A-Z]{4} ]] && continue
 	[ -e "$path" ] || missing+=("$file:$line: $path")
-done < <(grep -rnoE '\b(src|tools|tests)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.(c|h|sh|md)\b' \
-	src tools tests include docs man completion debian Makefile 2>/dev/null)
+done < <(grep -rnoE '\b(src|tools|daemon|tests)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.(c|h|sh|md)\b' \
+	src tools daemon tests include docs man completion debian Makefile 2>/dev/null)
 if [ "${#missing[@]}" -eq 0 ]; then
 	pass doc_refs_files
 else
