@@ -678,7 +678,7 @@ static int write_block(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint3
 	if (ret < 0)
 		return ret;
 	memcpy(b->data + boff, src, len);
-	ret = buf_dirty(&fs->cache, b);
+	ret = buf_dirty_data(&fs->cache, b);
 	buf_put(&fs->cache, b);
 	return ret;
 }
@@ -828,7 +828,7 @@ static int zero_tail(struct cfs_fs *fs, struct inode *ip, uint64_t size)
 	if (ret < 0)
 		return ret;
 	memset(b->data + boff, 0, fs->bsize - boff);
-	ret = buf_dirty(&fs->cache, b);
+	ret = buf_dirty_data(&fs->cache, b);
 	buf_put(&fs->cache, b);
 	return ret;
 }

@@ -370,7 +370,7 @@ static int zero_in_block(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uin
 	if (ret < 0)
 		return ret;
 	memset(b->data + from, 0, to - from);
-	ret = buf_dirty(&fs->cache, b);
+	ret = buf_dirty_data(&fs->cache, b);
 	buf_put(&fs->cache, b);
 	return ret;
 }
