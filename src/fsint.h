@@ -484,6 +484,11 @@ int file_map(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint64_t *abs
 	     uint32_t *len);
 int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
 	       uint64_t *abs, uint32_t *got);
+/* file_alloc of blocks written with zeroes, and the device flushed, before
+ * any map names them (FORMAT.md 13.3): a crash shows zeroes there, never
+ * what the blocks held before. */
+int file_alloc_zeroed(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
+		      uint64_t *abs, uint32_t *got);
 int file_punch(struct cfs_fs *fs, struct inode *head, uint64_t from, uint64_t to);
 /* The end of the last mapped block below below in the whole chain. */
 int file_end_below(struct cfs_fs *fs, struct inode *head, uint64_t below, uint64_t *end);
