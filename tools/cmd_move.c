@@ -167,8 +167,9 @@ int cmd_evacuate(int argc, char **argv)
 		       " blocks\n", img, chunk, r.left_inodes, r.left_conts, r.left_stubs,
 		       r.left_blocks);
 		if (r.left_inodes > r.left_conts + r.left_stubs)
-			printf("Files and directories whose own inode is in the chunk stay: "
-			       "moving them would change their inode numbers.\n");
+			printf("Directories whose own inode is in the chunk stay (they are "
+			       "not renumbered yet), and so do the chunk's files then, and "
+			       "files no other chunk has room for whole.\n");
 		status = EX_FAIL;
 	} else {
 		printf("%s: chunk %" PRIu64 " is empty\n", img, chunk);

@@ -68,7 +68,7 @@ fi
 check_exit evacuate_fsck_clean 0 "$C" fsck -f -n "$img"
 same && pass evacuate_data_intact || fail evacuate_data_intact "a file or name differs"
 # chunk 0 holds the root: it stays, said so, exit 1
-if expect_exit 1 "$C" evacuate "$img" 0 && grep -q 'would change their inode numbers' "$OUT"; then
+if expect_exit 1 "$C" evacuate "$img" 0 && grep -q 'Directories whose own inode is in the chunk stay' "$OUT"; then
 	pass evacuate_says_what_stays
 else
 	fail evacuate_says_what_stays "$(cat "$OUT" "$ERR")"
