@@ -6,8 +6,8 @@
  * each file gets a new number outside it, every name follows, bytes,
  * xattrs and link counts unchanged.  A power cut at every write of the
  * evacuate (tests/power.h): a normal open refuses an image cut in the
- * middle of a renumber, fsck -p alone finishes it, every file is intact
- * at every name.
+ * middle of a renumber and fsck -n reports it, fsck -p alone finishes
+ * it, every file is intact at every name.
  * test-timeout: 900 */
 #include <stdint.h>
 #include <sys/stat.h>
@@ -284,6 +284,31 @@ static void evacuate_workload(struct cfs_fs *fs, void *arg)
 	cfs_evacuate(fs, chunk_b, &r);
 }
 
+static int saw_renumber;
+
+static void renumber_problem(void *ctx, const struct cfs_fsck_problem *p)
+{
+	(void)ctx;
+	if (!strcmp(p->code, "RENUMBER") && p->chunk == -1 && !strcmp(p->outcome, "not fixed: -n"))
+		saw_renumber = 1;
+}
+
+/* fsck -n on an image cut mid-renumber: reports it, changes nothing. */
+static void check_readonly_fsck(const char *path)
+{
+	struct cfs_fsck_opts o = { .struct_size = sizeof(o), .mode = CFS_FSCK_NO,
+				   .threads = 1, .problem = renumber_problem };
+	struct cfs_fsck_result r = { .struct_size = sizeof(r) };
+	struct cfs_fs *fs;
+
+	saw_renumber = 0;
+	CHECK_OK(cfs_open(path, CFS_OPEN_RDONLY | CFS_OPEN_NOCHECK | CFS_OPEN_REPAIR, &fs));
+	CHECK_OK(cfs_fsck(fs, &o, &r));
+	CHECK(r.unfixed > 0);
+	CHECK(saw_renumber);
+	CHECK_OK(cfs_close(fs));
+}
+
 static void verify(int64_t k, const char *path, void *arg)
 {
 	struct cfs_fs *fs;
@@ -298,6 +323,8 @@ static void verify(int64_t k, const char *path, void *arg)
 		CHECK_EQ(ret, -EUCLEAN);
 		CHECK(strstr(cfs_last_error(), "renumber"));
 		refused++;
+		if (refused % 16 == 1)
+			check_readonly_fsck(path);
 	}
 	fs = power_cut_recover(k, path, &stats);
 	check_files(fs, 0);
