@@ -337,6 +337,7 @@ struct move_run {
 	int evacuate;                   /* empty chunk `avoid` */
 	uint32_t avoid;
 	uint32_t limit;                 /* and take no chunk from limit on */
+	uint32_t home;                  /* renumber into this chunk only (or UINT32_MAX) */
 };
 
 static int chunk_barred(const struct move_run *mr, uint32_t c)
@@ -826,7 +827,8 @@ static uint32_t renum_target(struct cfs_fs *fs, struct inode *o, const struct mo
 	for (c = 0; c < fs->sb.nchunks; c++) {
 		uint64_t f;
 
-		if (chunk_barred(mr, c) || fs->chunks[c].failed)
+		if (chunk_barred(mr, c) || fs->chunks[c].failed ||
+		    (mr->home != UINT32_MAX && c != mr->home))
 			continue;
 		f = chunk_free_now(fs, c);
 		if (f >= need && f > best_free && chunk_inodes_avail(fs, c) > 1 + (uint64_t)o->d.nlink) {
@@ -1101,7 +1103,8 @@ static void chunk_left(struct cfs_fs *fs, uint32_t c, struct cfs_move_result *re
 int move_evacuate_locked(struct cfs_fs *fs, uint32_t c, uint32_t limit,
 			 struct cfs_move_result *res)
 {
-	struct move_run mr = { .res = res, .evacuate = 1, .avoid = c, .limit = limit };
+	struct move_run mr = { .res = res, .evacuate = 1, .avoid = c, .limit = limit,
+			       .home = UINT32_MAX };
 	/* renumbered heads take their chains along: fewer moves after */
 	int ret = renumber_chunk(fs, c, &mr);
 
@@ -1116,17 +1119,80 @@ int move_evacuate_locked(struct cfs_fs *fs, uint32_t c, uint32_t limit,
 	return ret;
 }
 
-int cfs_defrag(struct cfs_fs *fs, struct cfs_move_result *res)
+/* Defrag's renumbering: a file of chunk b all of whose names are in
+ * directories of one other chunk goes there (when it has room), so that
+ * none of its names needs a stub any more. */
+static int relink_chunk(struct cfs_fs *fs, uint32_t b, struct move_run *mr)
 {
-	struct move_run mr = { .res = res };
-	int ret = move_begin(fs, res);
+	struct stubref *v = NULL;
+	size_t nv = 0, i = 0, j, k;
+	int ret;
 
+	if (fs->chunks[b].hdr.nstubs == 0)
+		return 0;
+	ret = chunk_stubs(fs, b, 0, &v, &nv);
+	for (; i < nv && ret == 0; i = j) {
+		uint32_t home = ino_valid(fs, v[i].dir) ? CFS_INO_CHUNK(v[i].dir) : b;
+		struct inode *ip;
+		int all;
+
+		for (j = i + 1; j < nv && v[j].head == v[i].head; j++)
+			;
+		for (k = i; k < j && home != b; k++)
+			if (!ino_valid(fs, v[k].dir) || CFS_INO_CHUNK(v[k].dir) != home)
+				home = b;
+		if (home == b || !ino_valid(fs, v[i].head))
+			continue;
+		/* every name through a stub: none is in a directory of b */
+		if (inode_get(fs, v[i].head, &ip) < 0)
+			continue;
+		all = ip->d.mode && !S_ISDIR(ip->d.mode) &&
+		      !(ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB)) && ip->d.nlink == j - i;
+		inode_put(fs, ip);
+		if (!all)
+			continue;
+		if (fs->progress_fn)
+			fs->progress_fn(fs->progress_ctx, i, nv);
+		mr->home = home;
+		ret = renumber_one(fs, v[i].head, v + i, j - i, mr);
+		mr->home = UINT32_MAX;
+	}
+	free(v);
+	return ret;
+}
+
+int cfs_defrag_flags(struct cfs_fs *fs, unsigned flags, struct cfs_move_result *res)
+{
+	struct move_run mr = { .res = res, .home = UINT32_MAX };
+	uint64_t skipped;
+	uint32_t b;
+	int ret;
+
+	if (flags & ~(unsigned)CFS_DEFRAG_RENUMBER) {
+		memset(res, 0, sizeof(*res));
+		cfs_set_error("unknown defrag flags 0x%x", flags & ~(unsigned)CFS_DEFRAG_RENUMBER);
+		return -EINVAL;
+	}
+	ret = move_begin(fs, res);
 	if (ret < 0)
 		return ret;
-	ret = move_files(fs, &mr);
+	/* a file renumbered leaves no stub behind: not one left for want of
+	 * room, as a continuation is */
+	for (b = 0; b < fs->sb.nchunks && ret == 0 && (flags & CFS_DEFRAG_RENUMBER); b++) {
+		skipped = res->skipped;
+		ret = relink_chunk(fs, b, &mr);
+		res->skipped = skipped;
+	}
+	if (ret == 0)
+		ret = move_files(fs, &mr);
 	res->conts_after = count_conts(fs);
 	pthread_rwlock_unlock(&fs->op_lock);
 	return ret;
+}
+
+int cfs_defrag(struct cfs_fs *fs, struct cfs_move_result *res)
+{
+	return cfs_defrag_flags(fs, 0, res);
 }
 
 int cfs_evacuate(struct cfs_fs *fs, uint32_t chunk, struct cfs_move_result *res)

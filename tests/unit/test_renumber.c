@@ -4,7 +4,8 @@
  * continuation, xattrs in the inode and in a block, a symlink, a fifo,
  * hard links from two directories) is evacuated and dropped by a shrink;
  * each file gets a new number outside it, every name follows, bytes,
- * xattrs and link counts unchanged.  A power cut at every write of the
+ * xattrs and link counts unchanged; defrag -i brings files named from
+ * one other chunk only into it.  A power cut at every write of the
  * evacuate (tests/power.h): a normal open refuses an image cut in the
  * middle of a renumber and fsck -n reports it, fsck -p alone finishes
  * it, every file is intact at every name.
@@ -271,6 +272,57 @@ static void test_shrink(void)
 	cfs_bdev_destroy(bd);
 }
 
+static uint64_t xrefs(struct cfs_fs *fs)
+{
+	struct cfs_chunk_info ci;
+	uint64_t n = 0;
+	uint32_t c;
+
+	for (c = 0; c < NCHUNK; c++) {
+		CHECK_OK(cfs_get_chunk_info(fs, c, &ci));
+		n += ci.xrefs;
+	}
+	return n;
+}
+
+/* defrag -i: a file whose names are all in one other chunk's directories
+ * goes there (cf to a's chunk, sl and ff to the root's); one named from
+ * two chunks (big, small) stays. */
+static void test_defrag_renumber(void)
+{
+	struct cfs_move_result r;
+	struct cfs_bdev *bd;
+	struct cfs_fs *fs = open_pristine(&bd);
+	cfs_ino_t a, ino, big;
+	uint64_t before = xrefs(fs);
+
+	CHECK_ERR(cfs_defrag_flags(fs, 0x80, &r), EINVAL);
+	CHECK_OK(cfs_lookup(fs, CFS_ROOT_INO, "big", &big));
+	CHECK_OK(cfs_defrag_flags(fs, CFS_DEFRAG_RENUMBER, &r));
+	CHECK(r.files >= 3);
+	CHECK_EQ(xrefs(fs), before - 3);
+	CHECK_OK(cfs_lookup(fs, CFS_ROOT_INO, "a", &a));
+	CHECK_OK(cfs_lookup(fs, a, "cf", &ino));
+	CHECK_EQ(CFS_INO_CHUNK(ino), CFS_INO_CHUNK(a));
+	CHECK_OK(cfs_lookup(fs, CFS_ROOT_INO, "sl", &ino));
+	CHECK_EQ(CFS_INO_CHUNK(ino), 0);
+	CHECK_OK(cfs_lookup(fs, CFS_ROOT_INO, "ff", &ino));
+	CHECK_EQ(CFS_INO_CHUNK(ino), 0);
+	CHECK_OK(cfs_lookup(fs, CFS_ROOT_INO, "big", &ino));
+	CHECK_EQ(ino, big);
+	check_files(fs, 0);
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
+	/* nothing left to bring home */
+	CHECK_OK(cfs_defrag_flags(fs, CFS_DEFRAG_RENUMBER, &r));
+	CHECK_EQ(xrefs(fs), before - 3);
+	CHECK_OK(cfs_close(fs));
+	CHECK_OK(fixture_open(bd, CFS_OPEN_RDONLY, &fs));
+	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
+	check_files(fs, 0);
+	CHECK_OK(cfs_close(fs));
+	cfs_bdev_destroy(bd);
+}
+
 /* ---- a power cut at every write ---- */
 
 static struct power_stats stats;
@@ -347,12 +399,39 @@ static void test_power_evacuate(void)
 	unlink(pc.path);
 }
 
+static void defrag_workload(struct cfs_fs *fs, void *arg)
+{
+	struct cfs_move_result r;
+
+	(void)arg;
+	cfs_defrag_flags(fs, CFS_DEFRAG_RENUMBER, &r);
+}
+
+static void test_power_defrag_renumber(void)
+{
+	struct power_cut pc;
+	int64_t n;
+
+	memset(&stats, 0, sizeof(stats));
+	refused = 0;
+	power_cut_init(&pc, pristine, SIZE, BSIZE, "renum-defrag");
+	n = each_power_cut(&pc, defrag_workload, verify, NULL);
+	fprintf(stderr, "  defrag -i: %lld cuts, %lld repaired, %lld refused mid-renumber\n",
+		(long long)n, (long long)stats.repaired, (long long)refused);
+	CHECK(n > 10);
+	CHECK(refused > 0);
+	POWER_CHECK_ESCALATIONS(stats);
+	unlink(pc.path);
+}
+
 int main(void)
 {
 	setup();
 	TEST_RUN(test_evacuate);
 	TEST_RUN(test_shrink);
+	TEST_RUN(test_defrag_renumber);
 	TEST_RUN(test_power_evacuate);
+	TEST_RUN(test_power_defrag_renumber);
 	free(pristine);
 	return TEST_DONE();
 }
