@@ -877,7 +877,22 @@ static int renumber_one(struct cfs_fs *fs, cfs_ino_t hino, const struct stubref 
 		ret = shadow_drop(fs, o);
 	if (ret == 0)   /* the copies read the device: the latest on it */
 		ret = fs_write_all(fs);
-	t = ret == 0 ? renum_target(fs, o, mr) : UINT32_MAX;
+	t = UINT32_MAX;
+	/* names all in one chunk's directories: there, where it has room, so
+	 * that they need no stub (defrag -i's aim, on the way) */
+	if (ret == 0 && mr->home == UINT32_MAX && nv && ino_valid(fs, v[0].dir)) {
+		size_t i;
+
+		mr->home = CFS_INO_CHUNK(v[0].dir);
+		for (i = 1; i < nv; i++)
+			if (!ino_valid(fs, v[i].dir) || CFS_INO_CHUNK(v[i].dir) != mr->home)
+				break;
+		if (i == nv && nv == o->d.nlink && !chunk_barred(mr, mr->home))
+			t = renum_target(fs, o, mr);
+		mr->home = UINT32_MAX;
+	}
+	if (ret == 0 && t == UINT32_MAX)
+		t = renum_target(fs, o, mr);
 	if (ret == 0 && t == UINT32_MAX) {
 		mr->res->skipped++;
 		goto out;

@@ -235,6 +235,15 @@ static void test_evacuate(void)
 	CHECK_OK(cfs_get_chunk_info(fs, chunk_b, &ci));
 	CHECK_EQ(ci.free_blocks, ci.blocks);
 	check_files(fs, 1);
+	{       /* named from one chunk only: renumbered into it */
+		cfs_ino_t a, ino;
+
+		CHECK_OK(cfs_lookup(fs, CFS_ROOT_INO, "a", &a));
+		CHECK_OK(cfs_lookup(fs, a, "cf", &ino));
+		CHECK_EQ(CFS_INO_CHUNK(ino), CFS_INO_CHUNK(a));
+		CHECK_OK(cfs_lookup(fs, CFS_ROOT_INO, "sl", &ino));
+		CHECK_EQ(CFS_INO_CHUNK(ino), 0);
+	}
 	CHECK_EQ(cfs_check(fs, fixture_report, NULL), 0);
 	CHECK_OK(cfs_close(fs));
 	reopen_check(bd);
