@@ -593,6 +593,8 @@ void fs_view_close(struct cfs_fs *view);
  * counted in res. */
 int move_evacuate_locked(struct cfs_fs *fs, uint32_t c, uint32_t limit,
 			 struct cfs_move_result *res);
+/* fsck: finish the inode renumber the superblock names (FORMAT.md 4) */
+int move_renumber_finish(struct cfs_fs *fs);
 
 /* fence.c: wait while a repair's fence holds the chunk of ino (0: while
  * any fence is on).  Called first thing at an entry point, with nothing
