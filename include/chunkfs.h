@@ -384,6 +384,12 @@ struct cfs_move_result {
 	uint64_t left_inodes, left_conts, left_stubs, left_blocks;
 };
 int cfs_defrag(struct cfs_fs *fs, struct cfs_move_result *res);
+/* cfs_defrag, and with CFS_DEFRAG_RENUMBER first each file whose names are
+ * all in directories of one other chunk gets a new inode number there
+ * (its data along, when that chunk has room): no name of it then needs a
+ * cross-chunk reference.  st_ino changes, as after a shrink. */
+#define CFS_DEFRAG_RENUMBER 0x1
+int cfs_defrag_flags(struct cfs_fs *fs, unsigned flags, struct cfs_move_result *res);
 int cfs_evacuate(struct cfs_fs *fs, uint32_t chunk, struct cfs_move_result *res);
 typedef void (*cfs_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 void cfs_set_progress_fn(struct cfs_fs *fs, cfs_progress_fn fn, void *ctx);

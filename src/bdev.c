@@ -165,6 +165,15 @@ int cfs_bdev_flush(struct cfs_bdev *bd)
 		if (ret != -EAGAIN)
 			return ret;
 	}
+	return cfs_bdev_flush_full(bd);
+}
+
+int cfs_bdev_flush_full(struct cfs_bdev *bd)
+{
+	int ret;
+
+	if (!bd)
+		return -EINVAL;
 	if (bd->ops->flush_ranges) {
 		/* what is written from now on is the next flush's; what
 		 * this one flushes needs no record */

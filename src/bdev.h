@@ -70,6 +70,10 @@ struct cfs_bdev {
 int cfs_bdev_read(struct cfs_bdev *bd, uint64_t blk, uint32_t count, void *buf);
 int cfs_bdev_write(struct cfs_bdev *bd, uint64_t blk, uint32_t count, const void *buf);
 int cfs_bdev_flush(struct cfs_bdev *bd);
+/* Everything written so far durable, even between cfs_bdev_sync_ranges
+ * and cfs_bdev_sync_end: what must reach the disk before maps that may
+ * name it (the cache's data barrier, docs/WRITEBACK.md). */
+int cfs_bdev_flush_full(struct cfs_bdev *bd);
 /* A write of file data: as cfs_bdev_write, but a ranged flush makes it
  * durable only when asked to (cfs_bdev_sync_ranges' data). */
 int cfs_bdev_write_data(struct cfs_bdev *bd, uint64_t blk, uint32_t count,

@@ -117,15 +117,40 @@ static int buf_write(struct cache *c, struct buf *b, uint8_t *bounce)
 		c->io_error = ret;
 		b->flags |= BF_DIRTY;
 		c->ndirty++;
+	} else if (b->flags & BF_DATA) {
+		__atomic_store_n(&c->data_pending, 1, __ATOMIC_RELEASE);
 	}
 	return ret;
 }
 
-/* buf_write after the owner's before_write (lazy marking). */
+/* Before a buffer other than file data is written: if file data was
+ * written since the last device flush began, flush the device first.  A
+ * block's map (an extent, an inode) is made after its data was written
+ * or dirtied, so it never reaches the disk before that data, and a crash
+ * cannot show a new block of a file with what it held before (another
+ * file's deleted bytes); docs/WRITEBACK.md. */
+static int data_barrier(struct cache *c)
+{
+	int ret;
+
+	if (!__atomic_exchange_n(&c->data_pending, 0, __ATOMIC_ACQ_REL))
+		return 0;
+	/* whole, even inside an fsync's ranged flushes: the maps it writes
+	 * may be any file's, so any file's data must be down first */
+	ret = cfs_bdev_flush_full(c->bd);
+	if (ret < 0)
+		__atomic_store_n(&c->data_pending, 1, __ATOMIC_RELEASE);
+	return ret;
+}
+
+/* buf_write after the owner's before_write (lazy marking), and after the
+ * data written so far when b is not file data. */
 static int buf_writeback(struct cache *c, struct buf *b, uint8_t *bounce)
 {
 	int ret = c->before_write ? c->before_write(c->ctx) : 0;
 
+	if (ret == 0 && !(b->flags & BF_DATA))
+		ret = data_barrier(c);
 	if (ret < 0) {
 		c->io_error = ret;
 		return ret;
@@ -466,6 +491,15 @@ int buf_dirty(struct cache *c, struct buf *b)
 	return 0;
 }
 
+int buf_dirty_data(struct cache *c, struct buf *b)
+{
+	/* marked first: a flush meanwhile must not take it for a map */
+	pthread_mutex_lock(&c->lock);
+	b->flags |= BF_DATA;
+	pthread_mutex_unlock(&c->lock);
+	return buf_dirty(c, b);
+}
+
 /* b is no longer ordered: drop the reference the ordering held. */
 static void buf_unorder(struct cache *c, struct buf *b)
 {
@@ -482,19 +516,24 @@ static int flush_stage(struct cache *c, uint64_t lo, uint64_t hi, int ordered,
 {
 	size_t i;
 	struct buf *b, *next;
-	int ret = 0, r;
+	int ret = 0, r, data;
 
-	for (i = 0; i <= c->hmask && c->ndirty; i++) {
-		for (b = c->hash[i]; b; b = next) {
-			next = b->hnext;
-			if (!(b->flags & BF_DIRTY) || b->blk < lo || b->blk >= hi ||
-			    !(b->flags & BF_ORDERED) != !ordered)
-				continue;
-			r = buf_writeback(c, b, bounce);
-			if (r < 0 && !ret)
-				ret = r;
-			if (r == 0 && ordered)
-				buf_unorder(c, b);
+	/* file data first: the first other buffer then flushes it
+	 * (data_barrier) */
+	for (data = 1; data >= 0; data--) {
+		for (i = 0; i <= c->hmask && c->ndirty; i++) {
+			for (b = c->hash[i]; b; b = next) {
+				next = b->hnext;
+				if (!(b->flags & BF_DIRTY) || b->blk < lo || b->blk >= hi ||
+				    !(b->flags & BF_ORDERED) != !ordered ||
+				    !(b->flags & BF_DATA) != !data)
+					continue;
+				r = buf_writeback(c, b, bounce);
+				if (r < 0 && !ret)
+					ret = r;
+				if (r == 0 && ordered)
+					buf_unorder(c, b);
+			}
 		}
 	}
 	return ret;
@@ -548,7 +587,11 @@ static int flush_between(struct cache *c, uint64_t lo, uint64_t hi,
 		ret = c->io_error;
 	c->io_error = 0;
 	pthread_mutex_unlock(&c->lock);
+	/* what was written before this flush needs no other */
+	__atomic_store_n(&c->data_pending, 0, __ATOMIC_RELEASE);
 	r = cfs_bdev_flush(c->bd);
+	if (r < 0)
+		__atomic_store_n(&c->data_pending, 1, __ATOMIC_RELEASE);
 	return ret ? ret : r;
 }
 
@@ -739,7 +782,7 @@ static void direct_sync_cached(struct cache *c, uint64_t blk, uint32_t count,
 		} else if (b) {
 			memcpy(b->data, src + (size_t)i * c->bsize, c->bsize);
 			/* file data now: no metadata checksum at write-back */
-			b->flags = (b->flags & BF_DIRTY) | BF_VALID;
+			b->flags = (b->flags & BF_DIRTY) | BF_VALID | BF_DATA;
 		}
 		i++;
 	}
@@ -761,5 +804,8 @@ int cache_write_direct(struct cache *c, uint64_t blk, uint32_t count, const uint
 	if (ret < 0)
 		return ret;
 	direct_sync_cached(c, blk, count, src);
-	return cfs_bdev_write_data(c->bd, blk, count, src);
+	ret = cfs_bdev_write_data(c->bd, blk, count, src);
+	if (ret >= 0)
+		__atomic_store_n(&c->data_pending, 1, __ATOMIC_RELEASE);
+	return ret;
 }

@@ -31,6 +31,9 @@ struct buf {
 /* Written only by cache_flush, after every other dirty buffer and a
  * device flush (cache_order); holds a reference meanwhile. */
 #define BF_ORDERED  0x20
+/* File data (buf_dirty_data): written before the other buffers of a
+ * flush, and a device flush comes between (cache_data_barrier). */
+#define BF_DATA     0x40
 
 struct cache {
 	struct cfs_bdev *bd;
@@ -47,6 +50,9 @@ struct cache {
 	pthread_mutex_t flush_lock;
 	struct buf lru;          /* sentinel: lru.next is the oldest */
 	int io_error;            /* a write-back failed: report at the next flush */
+	/* file data written (straight, or a BF_DATA buffer) since the last
+	 * device flush began; atomic */
+	int data_pending;
 	/* Called (without the cache lock) before a direct write of count
 	 * blocks from blk, and before a buffer first turns dirty (count 1)
 	 * unless note_dirty is set, so the owner can mark the blocks' chunks
@@ -81,6 +87,10 @@ int cache_get_meta(struct cache *c, uint64_t blk, uint32_t magic, struct buf **o
 int cache_new_meta(struct cache *c, uint64_t blk, uint32_t magic, struct buf **out);
 void buf_put(struct cache *c, struct buf *b);
 int buf_dirty(struct cache *c, struct buf *b);
+/* buf_dirty of a file data block: no other dirty buffer (a map naming
+ * the block) is written back before it is on the disk (ordered mode,
+ * docs/WRITEBACK.md). */
+int buf_dirty_data(struct cache *c, struct buf *b);
 /* Write dirty buffers with lo <= blk < hi, then flush the device.  If any
  * of them is ordered (cache_order), every other dirty buffer is written
  * and flushed first, and the ordered ones after that. */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bdev.h"
 #include "fsint.h"
 
 uint32_t file_inline_max(struct cfs_fs *fs, struct inode *ip)
@@ -121,11 +122,43 @@ static void alloc_undo(struct cfs_fs *fs, struct inode *ip, const struct extent 
 	ip->d.nblocks -= e->len;
 }
 
-/* Allocate up to want blocks in ip's chunk for lblk and map them.  On
- * failure nothing stays allocated or mapped, so no caller is left with a
- * block of unknown contents behind the file. */
+/* What the blocks of a new run must hold on the disk before any map names
+ * them: src's bytes (as many blocks as asked for), or zeroes when src is
+ * NULL.  Without one the caller writes the blocks after mapping them. */
+struct fill {
+	const uint8_t *src;
+};
+
+/* Blocks of zeroes one device write of fill_blocks writes: 256 KiB. */
+#define FILL_WINDOW(fs) ((256u << 10) / (fs)->bsize ? (256u << 10) / (fs)->bsize : 1)
+
+/* Write a fill into n blocks from abs, which nothing names yet, and flush
+ * the device: the map naming them is made only after this returns, so no
+ * write-back of it (an eviction, another thread's flush) can reach the
+ * disk before their bytes do, and a crash never shows what a block held
+ * before (another file's deleted data). */
+static int fill_blocks(struct cfs_fs *fs, uint64_t abs, uint32_t n, const struct fill *f)
+{
+	uint32_t win = f->src ? n : FILL_WINDOW(fs), done, k;
+	uint8_t *zero = NULL;
+	int ret = 0;
+
+	if (!f->src && !(zero = calloc(n < win ? n : win, fs->bsize)))
+		return -ENOMEM;
+	for (done = 0; ret == 0 && done < n; done += k) {
+		k = n - done < win ? n - done : win;
+		ret = cache_write_direct(&fs->cache, abs + done, k,
+					 f->src ? f->src + (size_t)done * fs->bsize : zero);
+	}
+	free(zero);
+	return ret < 0 ? ret : cfs_bdev_flush(fs->bd);
+}
+
+/* Allocate up to want blocks in ip's chunk for lblk and map them (filled
+ * first when f is given).  On failure nothing stays allocated or mapped,
+ * so no caller is left with a block of unknown contents behind the file. */
 static int alloc_in(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t want,
-		    uint32_t goal, uint64_t *abs, uint32_t *got)
+		    uint32_t goal, const struct fill *f, uint64_t *abs, uint32_t *got)
 {
 	uint32_t c = CFS_INO_CHUNK(ip->ino), rel;
 	struct extent e;
@@ -138,6 +171,13 @@ static int alloc_in(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t
 		n = chunk_alloc_blocks(fs, c, goal, want, &rel);
 	if (n < 0)
 		return n;
+	if (f) {
+		ret = fill_blocks(fs, chunk_base(fs, c) + rel, (uint32_t)n, f);
+		if (ret < 0) {
+			chunk_free_blocks(fs, c, rel, (uint32_t)n);
+			return ret;
+		}
+	}
 	e.lblk = lblk;
 	e.pblk = rel;
 	e.len = (uint32_t)n;
@@ -162,13 +202,13 @@ static int alloc_in(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint32_t
 
 /* A new continuation of head in chunk c, with blocks for lblk. */
 static int cont_alloc(struct cfs_fs *fs, struct inode *head, uint32_t c, uint64_t lblk,
-		      uint32_t want, uint64_t *abs, uint32_t *got)
+		      uint32_t want, const struct fill *f, uint64_t *abs, uint32_t *got)
 {
 	struct inode *ip;
 	int ret = cont_create(fs, head, c, lblk, &ip);
 
 	if (ret == 0) {
-		ret = alloc_in(fs, ip, lblk, want, 0, abs, got);
+		ret = alloc_in(fs, ip, lblk, want, 0, f, abs, got);
 		if (ret < 0)
 			chain_prune(fs, head);   /* the new continuation maps nothing */
 	}
@@ -201,8 +241,8 @@ static struct inode *neighbour(struct cfs_fs *fs, struct inode *head, uint64_t l
  * stays contiguous), else from any chunk the file lives in, else in a new
  * continuation, as the placement policy (alloc.c) prefers; when no chunk
  * has room the policy likes, anywhere with a free block. */
-int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
-	       uint64_t *abs, uint32_t *got)
+static int alloc_fill(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
+		      const struct fill *f, uint64_t *abs, uint32_t *got)
 {
 	struct inode *ip, *nb;
 	uint32_t goal = 0, c;
@@ -216,7 +256,7 @@ int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t wa
 	for (pass = 0; pass < 2; pass++) {
 		if (nb && (pass ? chunk_avail_blocks(fs, &fs->chunks[CFS_INO_CHUNK(nb->ino)]) > 0 :
 			   alloc_data_fits(fs, head, CFS_INO_CHUNK(nb->ino), lblk))) {
-			ret = alloc_in(fs, nb, lblk, want, goal, abs, got);
+			ret = alloc_in(fs, nb, lblk, want, goal, f, abs, got);
 			if (ret != -ENOSPC)
 				return ret;
 		}
@@ -226,13 +266,13 @@ int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t wa
 			if (ip == nb || !(pass ? chunk_avail_blocks(fs, &fs->chunks[c]) > 0 :
 					  alloc_data_fits(fs, head, c, lblk)))
 				continue;
-			ret = alloc_in(fs, ip, lblk, want, 0, abs, got);
+			ret = alloc_in(fs, ip, lblk, want, 0, f, abs, got);
 			if (ret != -ENOSPC)
 				return ret;
 		}
 		if (pass == 0 && alloc_data_chunk(fs, head, lblk, &c) == 0 &&
 		    alloc_room_blocks(fs, c) > 0) {
-			ret = cont_alloc(fs, head, c, lblk, want, abs, got);
+			ret = cont_alloc(fs, head, c, lblk, want, f, abs, got);
 			if (ret != -ENOSPC)
 				return ret;
 		}
@@ -245,11 +285,23 @@ int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t wa
 		ret = chunk_pick(fs, (c + 1) % fs->sb.nchunks, 1, 2, &c);
 		if (ret < 0)
 			return ret;
-		ret = cont_alloc(fs, head, c, lblk, want, abs, got);
+		ret = cont_alloc(fs, head, c, lblk, want, f, abs, got);
 		if (ret != -ENOSPC)
 			return ret;
 	}
 	return -ENOSPC;
+}
+
+int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
+	       uint64_t *abs, uint32_t *got)
+{
+	return alloc_fill(fs, head, lblk, want, NULL, abs, got);
+}
+
+int file_alloc_zeroed(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
+		      uint64_t *abs, uint32_t *got)
+{
+	return alloc_fill(fs, head, lblk, want, &(struct fill){ NULL }, abs, got);
 }
 
 int chain_prune(struct cfs_fs *fs, struct inode *head)
@@ -369,24 +421,21 @@ static int shift_window(struct cfs_fs *fs, struct inode *head, uint64_t a, uint6
 		ret = cache_read_direct(&fs->cache, abs, run, buf);
 		if (ret < 0)
 			goto undo;
+		/* each copy written and flushed before its map exists: no
+		 * write-back of the map can reach the disk first */
 		for (done = 0; done < run; done += got) {
-			ret = file_alloc(fs, head, to + (q - a) + done, run - done, &dabs, &got);
+			ret = alloc_fill(fs, head, to + (q - a) + done, run - done,
+					 &(struct fill){ buf + (size_t)done * fs->bsize }, &dabs,
+					 &got);
 			if (ret < 0)
 				goto undo;
 			copied = 1;
-			ret = cache_write_direct(&fs->cache, dabs, got,
-						 buf + (size_t)done * fs->bsize);
-			if (ret < 0)
-				goto undo;
 		}
 	}
 	if (!copied)
 		return 0;
-	/* the copies' bytes before the maps naming them, and those maps
-	 * before the old blocks go */
-	ret = cache_flush(&fs->cache, 0, 0);
-	if (ret == 0)
-		ret = cache_flush(&fs->cache, 0, UINT64_MAX);
+	/* the maps of the copies before the old blocks go */
+	ret = cache_flush(&fs->cache, 0, UINT64_MAX);
 	if (ret < 0)
 		return ret;
 	ret = file_punch(fs, head, a, b);
@@ -629,7 +678,7 @@ static int write_block(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uint3
 	if (ret < 0)
 		return ret;
 	memcpy(b->data + boff, src, len);
-	ret = buf_dirty(&fs->cache, b);
+	ret = buf_dirty_data(&fs->cache, b);
 	buf_put(&fs->cache, b);
 	return ret;
 }
@@ -779,7 +828,7 @@ static int zero_tail(struct cfs_fs *fs, struct inode *ip, uint64_t size)
 	if (ret < 0)
 		return ret;
 	memset(b->data + boff, 0, fs->bsize - boff);
-	ret = buf_dirty(&fs->cache, b);
+	ret = buf_dirty_data(&fs->cache, b);
 	buf_put(&fs->cache, b);
 	return ret;
 }

@@ -78,6 +78,10 @@ void cfs_super_encode(const struct cfs_super *s, uint8_t *buf)
 	}
 	if (s->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
 		memcpy(buf + CFS_OFF_SB_MOUNT_OPTS, s->mount_opts, strnlen(s->mount_opts, 63));
+	if (s->feat_incompat & CFS_FEAT_INCOMPAT_RENUMBER) {
+		put_le32(buf + CFS_OFF_SB_RENUM_OLD, s->renum_old);
+		put_le32(buf + CFS_OFF_SB_RENUM_NEW, s->renum_new);
+	}
 	memcpy(buf + CFS_OFF_SB_LABEL, s->label, strnlen(s->label, 63));
 	cfs_super_csum_set(buf);
 }
@@ -100,6 +104,10 @@ int cfs_super_decode(const uint8_t *buf, struct cfs_super *s)
 			       CFS_OFF_SB_META_UUID : CFS_OFF_SB_UUID), 16);
 	if (s->feat_compat & CFS_FEAT_COMPAT_MOUNT_OPTS)
 		memcpy(s->mount_opts, buf + CFS_OFF_SB_MOUNT_OPTS, 63);
+	if (s->feat_incompat & CFS_FEAT_INCOMPAT_RENUMBER) {
+		s->renum_old = get_le32(buf + CFS_OFF_SB_RENUM_OLD);
+		s->renum_new = get_le32(buf + CFS_OFF_SB_RENUM_NEW);
+	}
 	memcpy(s->label, buf + CFS_OFF_SB_LABEL, 63);
 	s->label[63] = 0;
 	return 0;

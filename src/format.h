@@ -38,9 +38,13 @@
 /* incompat: a chunk makes inode clusters from free blocks when its inode
  * table is used up (local numbers past inodes_per_chunk) [10.4] */
 #define CFS_FEAT_INCOMPAT_DYNINODES  0x2u
+/* incompat: a file's own inode is being renumbered (evacuate, shrink):
+ * renum_old's names are moving to renum_new; fsck finishes it [4, 19] */
+#define CFS_FEAT_INCOMPAT_RENUMBER   0x4u
 #define CFS_FEAT_COMPAT_SUPP     (CFS_FEAT_COMPAT_MOUNT_OPTS | CFS_FEAT_COMPAT_ERROR_RECORD)
 #define CFS_FEAT_RO_COMPAT_SUPP  0u
-#define CFS_FEAT_INCOMPAT_SUPP   (CFS_FEAT_INCOMPAT_META_UUID | CFS_FEAT_INCOMPAT_DYNINODES)
+#define CFS_FEAT_INCOMPAT_SUPP   (CFS_FEAT_INCOMPAT_META_UUID | CFS_FEAT_INCOMPAT_DYNINODES | \
+				  CFS_FEAT_INCOMPAT_RENUMBER)
 
 #define CFS_BLOCK_HDR       16            /* common metadata block header */
 #define CFS_INO_CHUNK_OF(i) ((uint32_t)(i) >> 24)
@@ -95,6 +99,8 @@ enum {
 	CFS_OFF_SB_HASH_SEED    = 184,  /* u32 */
 	CFS_OFF_SB_META_UUID    = 188,  /* u8[16], with INCOMPAT_META_UUID */
 	CFS_OFF_SB_MOUNT_OPTS   = 204,  /* char[64], NUL padded, with COMPAT_MOUNT_OPTS */
+	CFS_OFF_SB_RENUM_OLD    = 268,  /* u32, with INCOMPAT_RENUMBER */
+	CFS_OFF_SB_RENUM_NEW    = 272,  /* u32, with INCOMPAT_RENUMBER */
 };
 
 /* Common metadata block header [7]: the first CFS_BLOCK_HDR bytes of every
@@ -275,6 +281,7 @@ struct cfs_super {
 	uint32_t bbm_blocks, ibm_blocks, itable_blocks, data_start;
 	uint32_t hash_seed;
 	char mount_opts[64];    /* with CFS_FEAT_COMPAT_MOUNT_OPTS */
+	uint32_t renum_old, renum_new;  /* with CFS_FEAT_INCOMPAT_RENUMBER */
 };
 
 struct cfs_chunk_hdr {

@@ -369,7 +369,10 @@ int cfs_fsync(struct cfs_fs *fs, cfs_ino_t ino, int datasync)
 	return ret;
 }
 
-/* Allocate (zeroed) blocks for every hole in [off, off+len). */
+/* Allocate blocks for every hole in [off, off+len), written with zeroes
+ * before a map names them (file_alloc_zeroed): a crash leaves each block
+ * of the range its old bytes or zeroes, never a freed block's former
+ * contents (FORMAT.md 13.3). */
 static int falloc_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint64_t len)
 {
 	uint64_t lblk = off / fs->bsize, end = (off + len + fs->bsize - 1) / fs->bsize;
@@ -377,8 +380,7 @@ static int falloc_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint6
 
 	while (lblk < end) {
 		uint64_t abs;
-		uint32_t run, i;
-		struct buf *b;
+		uint32_t run;
 
 		ret = file_map(fs, ip, lblk, &abs, &run);
 		if (ret < 0)
@@ -387,19 +389,10 @@ static int falloc_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint6
 			/* only the hole: the blocks after it are mapped already */
 			uint64_t want = end - lblk < run ? end - lblk : run;
 
-			ret = file_alloc(fs, ip, lblk, want > 65536 ? 65536 : (uint32_t)want,
-					 &abs, &run);
+			ret = file_alloc_zeroed(fs, ip, lblk,
+						want > 65536 ? 65536 : (uint32_t)want, &abs, &run);
 			if (ret < 0)
 				return ret;
-			for (i = 0; i < run; i++) {
-				ret = cache_get(&fs->cache, abs + i, CG_NOREAD, &b);
-				if (ret < 0)
-					return ret;
-				ret = buf_dirty(&fs->cache, b);
-				buf_put(&fs->cache, b);
-				if (ret < 0)
-					return ret;
-			}
 		}
 		lblk += run ? run : 1;
 	}
@@ -422,7 +415,7 @@ static int zero_in_block(struct cfs_fs *fs, struct inode *ip, uint64_t lblk, uin
 	if (ret < 0)
 		return ret;
 	memset(b->data + from, 0, to - from);
-	ret = buf_dirty(&fs->cache, b);
+	ret = buf_dirty_data(&fs->cache, b);
 	buf_put(&fs->cache, b);
 	return ret;
 }
@@ -459,11 +452,11 @@ static int punch_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint64
 #define ZERO_WINDOW(fs) ((256u << 10) / (fs)->bsize ? (256u << 10) / (fs)->bsize : 1)
 
 /* Zeroes (ZERO_RANGE), every block of [from, to) allocated: a mapped
- * block is overwritten in place, a hole gets a block written with zeroes
- * straight away, and the device is flushed before the maps naming the new
- * blocks can be written back: a crash leaves each block with its old
- * bytes or zeroes, never a block's former contents (FORMAT.md 13.3).
- * Partial blocks at the edges are zeroed from..to only. */
+ * block is overwritten in place, a hole gets blocks written with zeroes
+ * and flushed before a map names them (file_alloc_zeroed): a crash leaves
+ * each block with its old bytes or zeroes, never a block's former
+ * contents (FORMAT.md 13.3).  Partial blocks at the edges are zeroed
+ * from..to only. */
 static int zero_blocks(struct cfs_fs *fs, struct inode *ip, uint64_t from, uint64_t to,
 		       uint32_t zb, uint32_t ze, const uint8_t *zero)
 {
@@ -483,8 +476,8 @@ static int zero_blocks(struct cfs_fs *fs, struct inode *ip, uint64_t from, uint6
 			ret = zero_in_block(fs, ip, lblk, zb, ze);
 		else if (m == 1)
 			ret = cache_write_direct(&fs->cache, abs, run, zero);
-		else if ((ret = file_alloc(fs, ip, lblk, run, &abs, &run)) == 0)
-			ret = cache_write_direct(&fs->cache, abs, run, zero);
+		else
+			ret = file_alloc_zeroed(fs, ip, lblk, run, &abs, &run);
 		lblk += run;
 	}
 	return ret;
@@ -510,8 +503,6 @@ static int zero_range(struct cfs_fs *fs, struct inode *ip, uint64_t off, uint64_
 			ret = zero_blocks(fs, ip, last, last + 1, 0,
 					  (uint32_t)(end - last * bs), zero);
 	}
-	if (ret == 0)
-		ret = cache_flush(&fs->cache, 0, 0);
 	free(zero);
 	return ret;
 }

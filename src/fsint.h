@@ -506,6 +506,11 @@ int file_map(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint64_t *abs
 	     uint32_t *len);
 int file_alloc(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
 	       uint64_t *abs, uint32_t *got);
+/* file_alloc of blocks written with zeroes, and the device flushed, before
+ * any map names them (FORMAT.md 13.3): a crash shows zeroes there, never
+ * what the blocks held before. */
+int file_alloc_zeroed(struct cfs_fs *fs, struct inode *head, uint64_t lblk, uint32_t want,
+		      uint64_t *abs, uint32_t *got);
 int file_punch(struct cfs_fs *fs, struct inode *head, uint64_t from, uint64_t to);
 /* The end of the last mapped block below below in the whole chain. */
 int file_end_below(struct cfs_fs *fs, struct inode *head, uint64_t below, uint64_t *end);
@@ -610,6 +615,8 @@ void fs_view_close(struct cfs_fs *view);
  * counted in res. */
 int move_evacuate_locked(struct cfs_fs *fs, uint32_t c, uint32_t limit,
 			 struct cfs_move_result *res);
+/* fsck: finish the inode renumber the superblock names (FORMAT.md 4) */
+int move_renumber_finish(struct cfs_fs *fs);
 
 /* fence.c: wait while a repair's fence holds the chunk of ino (0: while
  * any fence is on).  Called first thing at an entry point, with nothing

@@ -337,6 +337,7 @@ struct move_run {
 	int evacuate;                   /* empty chunk `avoid` */
 	uint32_t avoid;
 	uint32_t limit;                 /* and take no chunk from limit on */
+	uint32_t home;                  /* renumber into this chunk only (or UINT32_MAX) */
 };
 
 static int chunk_barred(const struct move_run *mr, uint32_t c)
@@ -524,6 +525,483 @@ static int file_move(struct cfs_fs *fs, cfs_ino_t hino, struct move_run *mr)
 	return ret;
 }
 
+/* ---- Renumbering a file's own inode (docs/MOVE.md) ----
+ *
+ * A head inode O in a chunk being emptied gets a new number N in a kept
+ * chunk, as resize2fs renumbers ext4 inodes.  Only files, symlinks and
+ * special files: a directory's number is also in its node blocks, its
+ * children's back fields and its entries' stubs.  Write order:
+ *   1. N made: a full copy of O's attributes, in-inode xattrs and inline
+ *      data, its xattr block and every block of O's chain, all in N's
+ *      chunk, with nlink 0; flushed.  A crash leaves an unnamed inode with
+ *      no link, which fsck releases as it does any deleted file;
+ *   2. the superblock names the pair (INCOMPAT_RENUMBER, FORMAT.md 4):
+ *      from here an open refuses and fsck finishes the move;
+ *   3. each name, in rename's order: a stub for N (when the directory is
+ *      in another chunk), flushed; the entry names N, nlinks moved by one,
+ *      flushed; O's stub freed;
+ *   4. O released with its chain, flushed; the superblock's pair cleared.
+ * O's names are found through its stubs: the chunk holds no directory
+ * (refused before), so every entry naming O is in another chunk. */
+
+struct stubref {
+	cfs_ino_t head, stub, dir;
+	uint64_t hash;
+};
+
+static int cmp_stubref(const void *a, const void *b)
+{
+	const struct stubref *x = a, *y = b;
+
+	return x->head < y->head ? -1 : x->head > y->head ? 1 :
+	       x->stub < y->stub ? -1 : x->stub > y->stub;
+}
+
+/* Every stub of chunk c (only those naming `only` unless it is 0),
+ * sorted by the inode they back. */
+static int chunk_stubs(struct cfs_fs *fs, uint32_t c, cfs_ino_t only, struct stubref **out,
+		       size_t *nout)
+{
+	struct stubref *v = NULL;
+	size_t n = 0, cap = 0;
+	struct chunk_inodes ni;
+	uint32_t l;
+	int ret = 0;
+
+	chunk_inodes(fs, c, &ni);
+	for (l = 1; l <= ni.span && ret == 0; l++) {
+		cfs_ino_t ino = CFS_INO_MAKE(c, l);
+		struct inode *ip;
+		void *nv;
+
+		if (inode_slot_present(fs, ino) <= 0)
+			continue;
+		ret = inode_get(fs, ino, &ip);
+		if (ret < 0)
+			break;
+		if (ip->d.mode && (ip->d.flags & CFS_IFL_STUB) && (!only || ip->d.head == only)) {
+			nv = array_room(v, &cap, n, sizeof(*v), 64);
+			if (!nv) {
+				ret = -ENOMEM;
+			} else {
+				v = nv;
+				v[n].head = ip->d.head;
+				v[n].stub = ino;
+				v[n].dir = ip->d.back;
+				v[n++].hash = ip->d.lo;
+			}
+		}
+		inode_put(fs, ip);
+	}
+	if (ret < 0) {
+		free(v);
+		return ret;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_stubref);
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+/* Superblock pair set (o, n) or cleared (0): after everything before it
+ * is on disk. */
+static int renum_mark(struct cfs_fs *fs, cfs_ino_t o, cfs_ino_t n)
+{
+	int ret = fs_write_all(fs);
+
+	if (ret < 0)
+		return ret;
+	if (o)
+		fs->sb.feat_incompat |= CFS_FEAT_INCOMPAT_RENUMBER;
+	else
+		fs->sb.feat_incompat &= ~CFS_FEAT_INCOMPAT_RENUMBER;
+	fs->sb.renum_old = o;
+	fs->sb.renum_new = n;
+	return super_write_primary(fs);
+}
+
+/* O's xattr block copied to a new block of N's chunk, sealed for it. */
+static int renum_xattr_block(struct cfs_fs *fs, struct inode *o, struct inode *n)
+{
+	uint64_t src = chunk_base(fs, CFS_INO_CHUNK(o->ino)) + o->d.xattr_block, dst;
+	uint8_t *b = malloc(fs->bsize);
+	uint32_t rel;
+	int ret;
+
+	if (!b)
+		return -ENOMEM;
+	ret = cache_read_direct(&fs->cache, src, 1, b);
+	if (ret == 0 && (ret = cfs_meta_verify(b, fs->bsize, fs->seed, CFS_MAGIC_XATTR, src)) < 0)
+		chunk_error(fs, CFS_INO_CHUNK(o->ino), o->ino, src, ret, "xattr block");
+	if (ret == 0) {
+		ret = chunk_alloc_meta(fs, CFS_INO_CHUNK(n->ino), 1, &rel);
+		ret = ret < 0 ? ret : 0;
+	}
+	if (ret == 0) {
+		dst = chunk_base(fs, CFS_INO_CHUNK(n->ino)) + rel;
+		cfs_xattr_blk_set(b, cfs_xattr_blk_used(b), n->ino);
+		cfs_meta_init(b, CFS_MAGIC_XATTR, dst);
+		cfs_meta_csum_set(b, fs->bsize, fs->seed);
+		ret = cache_write_direct(&fs->cache, dst, 1, b);
+		if (ret == 0) {
+			n->d.xattr_block = rel;
+			n->d.nblocks++;
+		} else {
+			chunk_free_blocks(fs, CFS_INO_CHUNK(n->ino), rel, 1);
+		}
+	}
+	free(b);
+	return ret;
+}
+
+/* Step 1: N in chunk t, a copy of head o (its chain loaded). */
+static int renum_copy(struct cfs_fs *fs, struct inode *o, uint32_t t, uint64_t *copied,
+		      struct inode **out)
+{
+	struct inode *n;
+	uint32_t gen;
+	int i, ret = inode_alloc(fs, t, 1, o->d.mode, &n);
+
+	if (ret < 0)
+		return ret;
+	gen = n->d.generation;
+	n->d = o->d;
+	memcpy(n->var, o->var, fs->varsz);
+	n->d.generation = gen;
+	n->d.nlink = 0;
+	n->d.head = n->ino;
+	n->d.back = 0;
+	n->d.lo = n->d.hi = 0;
+	memset(n->d.cont, 0, sizeof(n->d.cont));
+	n->d.nblocks = 0;
+	n->d.xattr_block = 0;
+	if (o->d.flags & CFS_IFL_EXTENTS)
+		ret = ext_init_root(fs, n);
+	if (ret == 0)
+		ret = inode_write(fs, n);
+	if (ret == 0 && o->d.xattr_block)
+		ret = renum_xattr_block(fs, o, n);
+	for (i = 0; i < inode_chain_len(o) && ret == 0; i++) {
+		struct ext_list l = { 0 };
+
+		ret = collect(fs, inode_chain_at(o, i), &l);
+		if (ret == 0 && l.n)
+			ret = copy_into(fs, o, inode_chain_at(o, i), n, &l, copied);
+		free(l.e);
+	}
+	if (ret == 0)
+		ret = inode_write(fs, n);
+	if (ret < 0) {   /* best effort: nothing names it */
+		n->d.nlink = 0;
+		inode_release(fs, n);
+		pthread_mutex_unlock(&n->lock);
+		inode_put(fs, n);
+		return ret;
+	}
+	pthread_mutex_unlock(&n->lock);
+	*out = n;
+	return 0;
+}
+
+struct find_name {
+	const struct stubref *s;
+	struct dirent_rec r;
+	int found;
+};
+
+static int find_name_cb(void *ctx, const struct dirent_rec *r)
+{
+	struct find_name *f = ctx;
+
+	if (r->hash != f->s->hash)
+		return 1;
+	if (r->ino == f->s->head && r->stub == f->s->stub) {
+		f->r = *r;
+		f->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Step 3 for the entry s backs: it names n instead of o. */
+static int renum_name(struct cfs_fs *fs, struct inode *o, struct inode *n,
+		      const struct stubref *s)
+{
+	struct find_name f = { .s = s };
+	struct inode *dp;
+	cfs_ino_t ns = 0;
+	int ret = namei_get_dir(fs, s->dir, &dp);
+
+	if (ret < 0)
+		return ret == -ENOENT || ret == -ENOTDIR ? 0 : ret;  /* fsck's: a stray stub */
+	pthread_mutex_lock(&dp->lock);
+	ret = dir_iterate(fs, dp, s->hash, find_name_cb, &f);
+	if (ret >= 0 && !f.found) {
+		ret = 0;          /* a stub that backs no entry: fsck frees it */
+		goto out;
+	}
+	if (ret >= 0)
+		ret = xref_add(fs, dp, n->ino, n->d.mode, f.r.name, f.r.namelen, &ns);
+	if (ret >= 0)
+		ret = fs_write_all(fs);
+	if (ret >= 0)
+		ret = xref_hold(fs, s->stub);
+	/* an entry losing its stub: the directory's count of remote entries
+	 * down first, as a crash leaving fewer remote entries than it says
+	 * reads as entries lost elsewhere (FORMAT.md 17.13) */
+	if (ret >= 0 && !ns && f.r.stub) {
+		dp->d.hi--;
+		ret = inode_write(fs, dp);
+		dp->d.hi++;
+		if (ret >= 0)
+			ret = fs_write_all(fs);
+	}
+	if (ret >= 0) {
+		f.r.ino = n->ino;
+		f.r.stub = ns;
+		ret = dir_update(fs, dp, &f.r);
+	}
+	if (ret >= 0)
+		ret = inode_write(fs, dp);
+	if (ret >= 0) {
+		n->d.nlink++;
+		o->d.nlink--;
+		ret = inode_write(fs, n);
+	}
+	if (ret >= 0)
+		ret = inode_write(fs, o);
+	if (ret >= 0)
+		ret = fs_write_all(fs);
+	if (ret >= 0)
+		ret = xref_del(fs, s->stub, o->ino);
+out:
+	pthread_mutex_unlock(&dp->lock);
+	inode_put(fs, dp);
+	return ret < 0 ? ret : 0;
+}
+
+/* Steps 3 and 4, from wherever an earlier run stopped. */
+static int renum_names(struct cfs_fs *fs, struct inode *o, struct inode *n,
+		       const struct stubref *v, size_t nv)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < nv && ret == 0; i++)
+		if (v[i].head == o->ino)
+			ret = renum_name(fs, o, n, &v[i]);
+	if (ret == 0 && o->d.nlink) {
+		cfs_set_error("inode %u keeps %u names after its stubs' were moved "
+			      "(a directory in its chunk names it)", o->ino, o->d.nlink);
+		return -EUCLEAN;
+	}
+	if (ret == 0)
+		ret = inode_release(fs, o);
+	if (ret == 0)
+		ret = renum_mark(fs, 0, 0);
+	return ret;
+}
+
+/* Chunk for a copy of head o: outside the chunks emptied, room for its
+ * blocks and inodes for it and a stub per name; the most room wins. */
+static uint32_t renum_target(struct cfs_fs *fs, struct inode *o, const struct move_run *mr)
+{
+	uint64_t blocks = o->d.xattr_block ? 1 : 0, best_free = 0, need;
+	size_t extents = 0;
+	uint32_t c, best = UINT32_MAX;
+	int i;
+
+	for (i = 0; i < inode_chain_len(o); i++) {
+		struct ext_list l = { 0 };
+
+		if (collect(fs, inode_chain_at(o, i), &l) < 0) {
+			free(l.e);
+			return UINT32_MAX;
+		}
+		blocks += data_blocks(&l);
+		extents += l.n;
+		free(l.e);
+	}
+	need = room_needed(fs, blocks, extents);
+	for (c = 0; c < fs->sb.nchunks; c++) {
+		uint64_t f;
+
+		if (chunk_barred(mr, c) || fs->chunks[c].failed ||
+		    (mr->home != UINT32_MAX && c != mr->home))
+			continue;
+		f = chunk_free_now(fs, c);
+		if (f >= need && f > best_free && chunk_inodes_avail(fs, c) > 1 + (uint64_t)o->d.nlink) {
+			best = c;
+			best_free = f;
+		}
+	}
+	return best;
+}
+
+/* Every chunk the names' moves will change marked dirty on disk before
+ * the pair is: fsck, which finishes them after a crash, then changes no
+ * chunk the crash left clean (FORMAT.md 18). */
+static int renum_dirty(struct cfs_fs *fs, struct inode *o, struct inode *n,
+		       const struct stubref *v, size_t nv)
+{
+	int ret = chunk_to_dirty_disk(fs, CFS_INO_CHUNK(n->ino)), j;
+	size_t i;
+
+	for (j = 0; j < inode_chain_len(o) && ret == 0; j++)   /* o's release frees them */
+		ret = chunk_to_dirty_disk(fs, CFS_INO_CHUNK(inode_chain_at(o, j)->ino));
+	for (i = 0; i < nv && ret == 0; i++)
+		if (ino_valid(fs, v[i].dir))
+			ret = chunk_to_dirty_disk(fs, CFS_INO_CHUNK(v[i].dir));
+	return ret;
+}
+
+static int renumber_one(struct cfs_fs *fs, cfs_ino_t hino, const struct stubref *v, size_t nv,
+			struct move_run *mr)
+{
+	struct inode *o, *n = NULL;
+	uint32_t t;
+	int ret = inode_get_head(fs, hino, 1, &o);
+
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	if (S_ISDIR(o->d.mode) || o->d.nlink == 0) {
+		pthread_mutex_unlock(&o->lock);
+		inode_put(fs, o);
+		return 0;
+	}
+	ret = inode_chain_load(fs, o);
+	if (ret == 0)
+		ret = shadow_drop(fs, o);
+	if (ret == 0)   /* the copies read the device: the latest on it */
+		ret = fs_write_all(fs);
+	t = UINT32_MAX;
+	/* names all in one chunk's directories: there, where it has room, so
+	 * that they need no stub (defrag -i's aim, on the way) */
+	if (ret == 0 && mr->home == UINT32_MAX && nv && ino_valid(fs, v[0].dir)) {
+		size_t i;
+
+		mr->home = CFS_INO_CHUNK(v[0].dir);
+		for (i = 1; i < nv; i++)
+			if (!ino_valid(fs, v[i].dir) || CFS_INO_CHUNK(v[i].dir) != mr->home)
+				break;
+		if (i == nv && nv == o->d.nlink && !chunk_barred(mr, mr->home))
+			t = renum_target(fs, o, mr);
+		mr->home = UINT32_MAX;
+	}
+	if (ret == 0 && t == UINT32_MAX)
+		t = renum_target(fs, o, mr);
+	if (ret == 0 && t == UINT32_MAX) {
+		mr->res->skipped++;
+		goto out;
+	}
+	if (ret == 0)
+		ret = renum_copy(fs, o, t, &mr->res->blocks, &n);
+	if (ret == 0)
+		ret = renum_dirty(fs, o, n, v, nv);
+	if (ret == 0)
+		ret = renum_mark(fs, o->ino, n->ino);
+	if (ret == 0)
+		ret = renum_names(fs, o, n, v, nv);
+	if (ret == 0)
+		mr->res->files++;
+out:
+	pthread_mutex_unlock(&o->lock);
+	inode_put(fs, o);
+	if (n)
+		inode_put(fs, n);
+	return ret;
+}
+
+/* Every file whose own inode is in chunk c gets one elsewhere. */
+static int renumber_chunk(struct cfs_fs *fs, uint32_t c, struct move_run *mr)
+{
+	struct stubref *v = NULL;
+	cfs_ino_t *heads = NULL;
+	size_t nv = 0, nh = 0, cap = 0, i, lo;
+	struct chunk_inodes ni;
+	uint32_t l;
+	int ret;
+
+	if (fs->chunks[c].hdr.ndirs)
+		return 0;         /* refused before, by the callers that need it */
+	ret = chunk_stubs(fs, c, 0, &v, &nv);
+	chunk_inodes(fs, c, &ni);
+	for (l = 1; l <= ni.span && ret == 0; l++) {
+		cfs_ino_t ino = CFS_INO_MAKE(c, l);
+		struct inode *ip;
+		void *nh2;
+
+		if (inode_slot_present(fs, ino) <= 0)
+			continue;
+		ret = inode_get(fs, ino, &ip);
+		if (ret < 0)
+			break;
+		if (ip->d.mode && !(ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB))) {
+			nh2 = array_room(heads, &cap, nh, sizeof(*heads), 64);
+			if (!nh2)
+				ret = -ENOMEM;
+			else
+				(heads = nh2)[nh++] = ino;
+		}
+		inode_put(fs, ip);
+	}
+	for (i = 0, lo = 0; i < nh && ret == 0; i++) {
+		size_t hi;
+
+		while (lo < nv && v[lo].head < heads[i])
+			lo++;
+		for (hi = lo; hi < nv && v[hi].head == heads[i]; hi++)
+			;
+		if (fs->progress_fn)
+			fs->progress_fn(fs->progress_ctx, i, nh);
+		ret = renumber_one(fs, heads[i], v + lo, hi - lo, mr);
+		lo = hi;
+	}
+	free(v);
+	free(heads);
+	return ret;
+}
+
+/* fsck, after its check: the renumber the superblock names finished, or
+ * undone when N never got complete (then nothing names it). */
+int move_renumber_finish(struct cfs_fs *fs)
+{
+	cfs_ino_t oi = fs->sb.renum_old, ni = fs->sb.renum_new;
+	struct inode *o = NULL, *n = NULL;
+	struct stubref *v = NULL;
+	size_t nv = 0;
+	int ret = 0;
+
+	if (!(fs->sb.feat_incompat & CFS_FEAT_INCOMPAT_RENUMBER))
+		return 0;
+	if (ino_valid(fs, oi) && inode_get_head(fs, oi, 1, &o) < 0)
+		o = NULL;
+	if (ino_valid(fs, ni) && inode_get_head(fs, ni, 1, &n) < 0)
+		n = NULL;
+	if (o && n && (o->d.mode & S_IFMT) == (n->d.mode & S_IFMT) && !S_ISDIR(o->d.mode)) {
+		ret = chunk_stubs(fs, CFS_INO_CHUNK(oi), oi, &v, &nv);
+		if (ret == 0)
+			ret = renum_names(fs, o, n, v, nv);
+	} else {
+		if (n && n->d.nlink == 0)   /* a copy nothing names */
+			inode_release(fs, n);
+		ret = renum_mark(fs, 0, 0);
+	}
+	free(v);
+	if (o) {
+		pthread_mutex_unlock(&o->lock);
+		inode_put(fs, o);
+	}
+	if (n) {
+		pthread_mutex_unlock(&n->lock);
+		inode_put(fs, n);
+	}
+	return ret;
+}
+
 static int cmp_ino(const void *a, const void *b)
 {
 	cfs_ino_t x = *(const cfs_ino_t *)a, y = *(const cfs_ino_t *)b;
@@ -640,8 +1118,13 @@ static void chunk_left(struct cfs_fs *fs, uint32_t c, struct cfs_move_result *re
 int move_evacuate_locked(struct cfs_fs *fs, uint32_t c, uint32_t limit,
 			 struct cfs_move_result *res)
 {
-	struct move_run mr = { .res = res, .evacuate = 1, .avoid = c, .limit = limit };
-	int ret = move_files(fs, &mr);
+	struct move_run mr = { .res = res, .evacuate = 1, .avoid = c, .limit = limit,
+			       .home = UINT32_MAX };
+	/* renumbered heads take their chains along: fewer moves after */
+	int ret = renumber_chunk(fs, c, &mr);
+
+	if (ret == 0)
+		ret = move_files(fs, &mr);
 
 	if (ret == 0)   /* empty inode clusters count as blocks in use */
 		ret = chunk_trim_clusters(fs);
@@ -651,17 +1134,80 @@ int move_evacuate_locked(struct cfs_fs *fs, uint32_t c, uint32_t limit,
 	return ret;
 }
 
-int cfs_defrag(struct cfs_fs *fs, struct cfs_move_result *res)
+/* Defrag's renumbering: a file of chunk b all of whose names are in
+ * directories of one other chunk goes there (when it has room), so that
+ * none of its names needs a stub any more. */
+static int relink_chunk(struct cfs_fs *fs, uint32_t b, struct move_run *mr)
 {
-	struct move_run mr = { .res = res };
-	int ret = move_begin(fs, res);
+	struct stubref *v = NULL;
+	size_t nv = 0, i = 0, j, k;
+	int ret;
 
+	if (fs->chunks[b].hdr.nstubs == 0)
+		return 0;
+	ret = chunk_stubs(fs, b, 0, &v, &nv);
+	for (; i < nv && ret == 0; i = j) {
+		uint32_t home = ino_valid(fs, v[i].dir) ? CFS_INO_CHUNK(v[i].dir) : b;
+		struct inode *ip;
+		int all;
+
+		for (j = i + 1; j < nv && v[j].head == v[i].head; j++)
+			;
+		for (k = i; k < j && home != b; k++)
+			if (!ino_valid(fs, v[k].dir) || CFS_INO_CHUNK(v[k].dir) != home)
+				home = b;
+		if (home == b || !ino_valid(fs, v[i].head))
+			continue;
+		/* every name through a stub: none is in a directory of b */
+		if (inode_get(fs, v[i].head, &ip) < 0)
+			continue;
+		all = ip->d.mode && !S_ISDIR(ip->d.mode) &&
+		      !(ip->d.flags & (CFS_IFL_CONT | CFS_IFL_STUB)) && ip->d.nlink == j - i;
+		inode_put(fs, ip);
+		if (!all)
+			continue;
+		if (fs->progress_fn)
+			fs->progress_fn(fs->progress_ctx, i, nv);
+		mr->home = home;
+		ret = renumber_one(fs, v[i].head, v + i, j - i, mr);
+		mr->home = UINT32_MAX;
+	}
+	free(v);
+	return ret;
+}
+
+int cfs_defrag_flags(struct cfs_fs *fs, unsigned flags, struct cfs_move_result *res)
+{
+	struct move_run mr = { .res = res, .home = UINT32_MAX };
+	uint64_t skipped;
+	uint32_t b;
+	int ret;
+
+	if (flags & ~(unsigned)CFS_DEFRAG_RENUMBER) {
+		memset(res, 0, sizeof(*res));
+		cfs_set_error("unknown defrag flags 0x%x", flags & ~(unsigned)CFS_DEFRAG_RENUMBER);
+		return -EINVAL;
+	}
+	ret = move_begin(fs, res);
 	if (ret < 0)
 		return ret;
-	ret = move_files(fs, &mr);
+	/* a file renumbered leaves no stub behind: not one left for want of
+	 * room, as a continuation is */
+	for (b = 0; b < fs->sb.nchunks && ret == 0 && (flags & CFS_DEFRAG_RENUMBER); b++) {
+		skipped = res->skipped;
+		ret = relink_chunk(fs, b, &mr);
+		res->skipped = skipped;
+	}
+	if (ret == 0)
+		ret = move_files(fs, &mr);
 	res->conts_after = count_conts(fs);
 	pthread_rwlock_unlock(&fs->op_lock);
 	return ret;
+}
+
+int cfs_defrag(struct cfs_fs *fs, struct cfs_move_result *res)
+{
+	return cfs_defrag_flags(fs, 0, res);
 }
 
 int cfs_evacuate(struct cfs_fs *fs, uint32_t chunk, struct cfs_move_result *res)

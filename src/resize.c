@@ -157,25 +157,21 @@ static void shrink_room(struct cfs_fs *fs, uint32_t from, uint64_t *used, uint64
 	}
 }
 
-/* Whether chunks [from, n) can be emptied: no file's own inode in them
- * (its number, which names the chunk, would have to change), and room in
- * the chunks kept for their blocks.  Said before anything moves. */
+/* Whether chunks [from, n) can be emptied: no directory's own inode in
+ * them (files are renumbered, directories not yet), and room in the
+ * chunks kept for their blocks.  Said before anything moves. */
 static int shrink_check(struct cfs_fs *fs, uint32_t from)
 {
 	uint64_t used, avail;
 	uint32_t c;
 
 	for (c = from; c < fs->sb.nchunks; c++) {
-		struct chunk_inodes ni;
 		struct chunk *ch = &fs->chunks[c];
-		uint64_t heads;
 
-		chunk_inodes(fs, c, &ni);
-		heads = ni.used - ch->hdr.nconts - ch->hdr.nstubs;
-		if (heads) {
-			cfs_set_error("chunk %u holds %llu files or directories: moving them "
-				      "would change their inode numbers, which chunkfs cannot "
-				      "do yet (docs/MOVE.md)", c, (unsigned long long)heads);
+		if (ch->hdr.ndirs) {
+			cfs_set_error("chunk %u holds %u directories: moving them would change "
+				      "their inode numbers, which chunkfs does for files only "
+				      "(docs/MOVE.md)", c, ch->hdr.ndirs);
 			return -EOPNOTSUPP;
 		}
 	}

@@ -406,6 +406,13 @@ static int read_super(struct cfs_fs *fs, int repair)
 		ret = 0;
 	else if (ret < 0 && ret != -EPROTONOSUPPORT)
 		backup_hint(fs, buf);
+	/* the file's names are split between two inodes until fsck, which
+	 * knows the pair, finishes the move (docs/MOVE.md) */
+	if (ret == 0 && !repair && (fs->sb.feat_incompat & CFS_FEAT_INCOMPAT_RENUMBER)) {
+		cfs_set_error("an inode renumber (evacuate or shrink) was cut short: "
+			      "chunkfs fsck finishes it");
+		ret = -EUCLEAN;
+	}
 out:
 	free(buf);
 	return ret;

@@ -190,17 +190,21 @@ static const struct command commands[] = {
 	  "T suffixes; whole blocks of it count) defaults to the whole file or\n"
 	  "device; an image file shorter than SIZE is extended.  A smaller SIZE\n"
 	  "shrinks an unmounted IMAGE: the last chunks' continuations are moved\n"
-	  "into the chunks kept, then the chunks dropped and an image file cut\n"
-	  "to SIZE; refused when files live in those chunks or the data does\n"
-	  "not fit.\n" },
-	{ "defrag", cmd_defrag, "IMAGE",
+	  "into the chunks kept, files whose own inode is there renumbered, then\n"
+	  "the chunks dropped and an image file cut to SIZE; refused when\n"
+	  "directories live in those chunks or the data does not fit.\n" },
+	{ "defrag", cmd_defrag, "[-i] IMAGE",
 	  "Bring each file's and directory's continuations back into its own\n"
 	  "chunk where that chunk has room, on an unmounted image; says the\n"
-	  "Bookkeeping figure of chunkfs info before and after.\n" },
+	  "Bookkeeping figure of chunkfs info before and after.\n"
+	  "  -i  first give each file whose names are all in directories of one\n"
+	  "      other chunk a new inode number there (its data along), so its\n"
+	  "      names need no cross-chunk reference; st_ino changes\n" },
 	{ "evacuate", cmd_evacuate, "IMAGE CHUNK",
-	  "Move every continuation out of one chunk of an unmounted image, so\n"
+	  "Move every continuation out of one chunk of an unmounted image, and\n"
+	  "give the files whose own inode is there a new number elsewhere, so\n"
 	  "that the chunk can be dropped (resize) or examined alone; says what\n"
-	  "stays (files whose own inode is there; exit 1).\n" },
+	  "stays (directories' own inodes, and their chunk's files; exit 1).\n" },
 	{ "probe", cmd_probe, "[--export] DEVICE|IMAGE",
 	  "Say whether DEVICE holds a chunkfs, and its label and UUID, as blkid\n"
 	  "does for other filesystems (libblkid does not know chunkfs).  Reads\n"

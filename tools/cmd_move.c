@@ -104,17 +104,25 @@ int cmd_defrag(int argc, char **argv)
 	struct books before, after;
 	struct cfs_fs *fs;
 	const char *img;
-	int ret;
+	unsigned flags = 0;
+	int ret, c;
 
-	if ((ret = no_options("defrag", argc, argv, 1, "IMAGE")) != 0)
-		return ret;
+	opterr = 0;
+	while ((c = getopt(argc, argv, ":i")) != -1) {
+		if (c != 'i')
+			return bad_option("defrag", argv, c);
+		flags |= CFS_DEFRAG_RENUMBER;
+	}
+	if (argc - optind != 1)
+		return usage_error("defrag", argc - optind < 1 ? "no %s given" :
+				   "too many arguments", "IMAGE");
 	img = argv[optind];
 	if (open_rw(img, &fs) != EX_OK)
 		return EX_FAIL;
 	ret = books_get(fs, &before);
 	move_progress_on(fs, "defrag");
 	if (ret == 0)
-		ret = cfs_defrag(fs, &r);
+		ret = cfs_defrag_flags(fs, flags, &r);
 	if (ret < 0) {
 		const char *why = cfs_last_error();
 
@@ -167,8 +175,9 @@ int cmd_evacuate(int argc, char **argv)
 		       " blocks\n", img, chunk, r.left_inodes, r.left_conts, r.left_stubs,
 		       r.left_blocks);
 		if (r.left_inodes > r.left_conts + r.left_stubs)
-			printf("Files and directories whose own inode is in the chunk stay: "
-			       "moving them would change their inode numbers.\n");
+			printf("Directories whose own inode is in the chunk stay (they are "
+			       "not renumbered yet), and so do the chunk's files then, and "
+			       "files no other chunk has room for whole.\n");
 		status = EX_FAIL;
 	} else {
 		printf("%s: chunk %" PRIu64 " is empty\n", img, chunk);

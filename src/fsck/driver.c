@@ -218,6 +218,16 @@ static void finish_chunks(struct fs_check *k, const uint8_t *checked)
 	}
 }
 
+/* A renumber cut short: finished on a checked image, with the library's
+ * own code (the names of the pair found through the old inode's stubs). */
+static void finish_renumber(struct fs_check *k)
+{
+	struct pctx p = { .num = { k->fs->sb.renum_old, k->fs->sb.renum_new } };
+	int fix = pr_decide(k, PR_GLOBAL, PR_RENUMBER), ret = fix ? move_renumber_finish(k->fs) : 0;
+
+	pr_report(k, PR_GLOBAL, PR_RENUMBER, &p, fix, ret);
+}
+
 /* The primary superblock is rewritten from the backup the open used. */
 static int restore_primary(struct fs_check *k)
 {
@@ -292,6 +302,13 @@ int fsck_run(struct cfs_fs *fs, const struct cfs_fsck_opts *o, const uint8_t *wa
 	for (c = 0; c < n; c++)
 		k.sel[c] = want ? want[c] :
 			   o->force || fs->chunks[c].was_dirty || fs->chunks[c].hdr_bad;
+	/* a renumber's two inodes: their counts are set from their names */
+	if (!want && (fs->sb.feat_incompat & CFS_FEAT_INCOMPAT_RENUMBER)) {
+		if (ino_valid(fs, fs->sb.renum_old))
+			k.sel[CFS_INO_CHUNK(fs->sb.renum_old)] = 1;
+		if (ino_valid(fs, fs->sb.renum_new))
+			k.sel[CFS_INO_CHUNK(fs->sb.renum_new)] = 1;
+	}
 	run_checks(&k, threads);
 	for (c = 0; c < n; c++)
 		checked[c] |= k.sel[c];
@@ -315,8 +332,11 @@ int fsck_run(struct cfs_fs *fs, const struct cfs_fsck_opts *o, const uint8_t *wa
 	if (o->mode != CFS_FSCK_NO) {
 		check_root(&k);
 		reconnect_orphans(&k);
-		finish_chunks(&k, checked);
 	}
+	if (fs->sb.feat_incompat & CFS_FEAT_INCOMPAT_RENUMBER)
+		finish_renumber(&k);
+	if (o->mode != CFS_FSCK_NO)
+		finish_chunks(&k, checked);
 	for (c = 0; c < n; c++)
 		r->checked += checked[c];
 out:

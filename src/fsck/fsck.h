@@ -113,6 +113,13 @@ struct chunk_check {
 
 #define SLOT_CONTS 0x80
 
+/* the pair of an inode renumber cut short (FORMAT.md 4), else 0 */
+static inline int renum_pending(const struct cfs_fs *fs, cfs_ino_t ino)
+{
+	return (fs->sb.feat_incompat & CFS_FEAT_INCOMPAT_RENUMBER) &&
+	       (ino == fs->sb.renum_old || ino == fs->sb.renum_new);
+}
+
 /* ---- the problem table (problem.c) ---- */
 
 enum problem_code {
@@ -121,6 +128,7 @@ enum problem_code {
 	PR_ROOT_MISSING,
 	PR_ROOT_NOT_DIR,
 	PR_LPF_MISSING,
+	PR_RENUMBER,
 	/* step A */
 	PR_CHUNK_HEADER,
 	PR_NO_MEMORY,

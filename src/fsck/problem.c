@@ -45,6 +45,10 @@ static const struct problem table[PR_COUNT] = {
 		"make it again", 0, "17.15" },
 	[PR_LPF_MISSING] = { "LPF_MISSING", S_NONE, "/lost+found is missing",
 		"make it again", PF_PREEN, "17.15" },
+	/* preen's: the superblock names both inodes, whose names it moves
+	 * in the order the move itself follows (docs/MOVE.md) */
+	[PR_RENUMBER] = { "RENUMBER", S_NONE, "inode %0 was being renumbered to %1",
+		"finish it", PF_PREEN, "4" },
 
 	[PR_CHUNK_HEADER] = { "CHUNK_HEADER", S_NONE, "chunk header destroyed",
 		"rebuild it from the chunk's contents", 0, "17.2" },

@@ -653,6 +653,15 @@ static void check_links(struct chunk_check *x, struct inode *ip)
 	uint32_t l = CFS_INO_LOCAL(ip->ino) - 1, want;
 	int root = ip->ino == fs->sb.root_ino, code;
 
+	/* a file being renumbered: its names are split between the pair,
+	 * which the finish settles; only the counts follow the names now */
+	if (renum_pending(fs, ip->ino) && !x->isdir[l]) {
+		if (ip->d.nlink != x->refs[l] && pr_decide(x->k, PR_GLOBAL, PR_RENUMBER)) {
+			ip->d.nlink = x->refs[l];
+			inode_write(fs, ip);
+		}
+		return;
+	}
 	if (!root && x->refs[l] == 0) {
 		/* scrub: unlinked (or removed) but still open on the mount */
 		if (ip->d.nlink == 0 && inode_live_orphan(fs, ip->ino))

@@ -4,7 +4,8 @@
 # a chunk, some of them deleted: the Bookkeeping figure of chunkfs info
 # falls, fsck -f -n is clean after, every file's bytes are the same;
 # evacuate empties a chunk holding only continuations and says what stays
-# in one holding files (exit 1); usage errors.
+# in one holding directories (exit 1); defrag -i renumbers files named
+# from another chunk only into it; usage errors.
 . "$(dirname "$0")/lib.sh"
 
 C=$CHUNKFS
@@ -68,7 +69,7 @@ fi
 check_exit evacuate_fsck_clean 0 "$C" fsck -f -n "$img"
 same && pass evacuate_data_intact || fail evacuate_data_intact "a file or name differs"
 # chunk 0 holds the root: it stays, said so, exit 1
-if expect_exit 1 "$C" evacuate "$img" 0 && grep -q 'would change their inode numbers' "$OUT"; then
+if expect_exit 1 "$C" evacuate "$img" 0 && grep -q 'Directories whose own inode is in the chunk stay' "$OUT"; then
 	pass evacuate_says_what_stays
 else
 	fail evacuate_says_what_stays "$(cat "$OUT" "$ERR")"
@@ -76,8 +77,38 @@ fi
 check_exit evacuate_stays_fsck_clean 0 "$C" fsck -f -n "$img"
 same && pass evacuate_stays_data_intact || fail evacuate_stays_data_intact "a file or name differs"
 
+# defrag -i: files named only from another chunk's directories go there
+xrefs() { "$C" info "$1" | awk '/^Cross-chunk refs:/ { print $3 }'; }
+"$C" mkfs -q -F -c 4 "$img" 8M || { fail setup mkfs-i; finish; }
+for d in a b c; do "$C" mkdir "$img" "/$d"; done
+head -c 60000 f0 >small
+for d in a b c; do
+	"$C" put "$img" small "/$d/big" && "$C" mv "$img" "/$d/big" "/big-$d" &&
+	"$C" ln "$img" "/big-$d" "/link-$d" || { fail setup "files in /$d"; finish; }
+done
+"$C" mkdir "$img" /a/sub && "$C" put "$img" f2 /a/sub/x && "$C" ln "$img" /a/sub/x /a/sub/y ||
+	{ fail setup sub; finish; }
+x0=$(xrefs "$img")
+old=$("$C" stat "$img" /big-a | awk '/Inode:/ { print $2 }')
+# each big-X is in X's chunk, both its names in the root's: 6 refs gone
+if expect_exit 0 "$C" defrag -i "$img" && [ "$(xrefs "$img")" -le $((x0 - 6)) ] &&
+   [ "$("$C" stat "$img" /big-a | awk '/Inode:/ { print $2 }')" != "$old" ]; then
+	pass defrag_i_fewer_refs
+else
+	fail defrag_i_fewer_refs "refs $x0 -> $(xrefs "$img"): $(cat "$OUT" "$ERR")"
+fi
+check_exit defrag_i_fsck_clean 0 "$C" fsck -f -n "$img"
+ok=1
+for d in a b c; do
+	"$C" cat "$img" "/big-$d" | cmp -s small - && "$C" cat "$img" "/link-$d" | cmp -s small - &&
+		"$C" stat "$img" "/link-$d" | grep -q 'Links: 2 ' || ok=0
+done
+"$C" cat "$img" /a/sub/y | cmp -s f2 - || ok=0
+[ $ok = 1 ] && pass defrag_i_data_intact || fail defrag_i_data_intact "a file or name differs"
+
 cp "$img" before.img
 if expect_exit 2 "$C" defrag && expect_exit 2 "$C" defrag "$img" extra &&
+   expect_exit 2 "$C" defrag -x "$img" &&
    expect_exit 2 "$C" evacuate "$img" && expect_exit 2 "$C" evacuate "$img" x &&
    grep -q "bad chunk number 'x'" "$ERR" && expect_exit 2 "$C" defrag -z "$img" &&
    expect_exit 1 "$C" evacuate "$img" 9 && grep -q 'no chunk 9' "$ERR" &&

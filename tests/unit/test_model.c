@@ -139,6 +139,8 @@ static struct {
 	uint64_t root_blocks0;
 	int root_chain0;
 	uint64_t conts0, xrefs0;
+	uint64_t clusters0[CFS_MAX_CHUNKS];     /* inode clusters after mkfs */
+	uint32_t clb, map_nrec;         /* cluster blocks, clusters a map holds */
 	long nospc_chunk;               /* -ENOSPC from one full chunk */
 	uint64_t peak_conts, peak_xrefs, peak_clusters;
 	uint32_t inline_max;            /* from cfs_get_info */
@@ -1311,7 +1313,7 @@ static void check_new_ino(const struct mnode *n)
 			MFAIL("new inode %#x is already in use", n->ino);
 }
 
-static void chunk_totals(uint64_t *conts, uint64_t *xrefs);
+static void chunk_totals(uint64_t *conts, uint64_t *xrefs, uint64_t *clusters);
 
 /* Sane, and the sum of the chunks' own counts; notes the peak numbers of
  * continuations and stubs, to show the run exercised them. */
@@ -1347,7 +1349,7 @@ static void check_statfs(void)
 		      (unsigned long long)st.files, (unsigned long long)bfree,
 		      (unsigned long long)blocks, (unsigned long long)ffree,
 		      (unsigned long long)files);
-	chunk_totals(&conts, &xrefs);
+	chunk_totals(&conts, &xrefs, NULL);
 	if (nclusters > g.peak_clusters)
 		g.peak_clusters = nclusters;
 	if (conts > g.peak_conts)
@@ -3143,7 +3145,8 @@ static void import_dir(struct mnode *d)
 	rd_free(c);
 }
 
-static void chunk_totals(uint64_t *conts, uint64_t *xrefs)
+/* Totals over the chunks; clusters (may be NULL): each chunk's count. */
+static void chunk_totals(uint64_t *conts, uint64_t *xrefs, uint64_t *clusters)
 {
 	struct cfs_chunk_info ci;
 
@@ -3155,19 +3158,23 @@ static void chunk_totals(uint64_t *conts, uint64_t *xrefs)
 			MFAIL("cfs_get_chunk_info %u: %s", c, ename(r));
 		*conts += ci.conts;
 		*xrefs += ci.xrefs;
+		if (clusters)
+			clusters[c] = ci.clusters;
 	}
 }
 
-static void root_usage(uint64_t *blocks, int *chain)
+/* chunks (may be NULL): the chunk of each inode of the root's chain, the
+ * first CFS_MAX_CHUNKS of them. */
+static void root_usage(uint64_t *blocks, int *chain, uint32_t *chunks)
 {
 	struct cfs_stat st;
-	uint32_t chunks[CFS_MAX_CHUNKS];
+	uint32_t own[CFS_MAX_CHUNKS];
 	int r = cfs_getattr(g.fs, g.root->ino, &st);
 
 	if (r)
 		MFAIL("getattr /: %s", ename(r));
 	*blocks = st.blocks;
-	*chain = cfs_file_chunks(g.fs, g.root->ino, chunks, CFS_MAX_CHUNKS);
+	*chain = cfs_file_chunks(g.fs, g.root->ino, chunks ? chunks : own, CFS_MAX_CHUNKS);
 	if (*chain < 1)
 		MFAIL("cfs_file_chunks /: %s", ename(*chain));
 }
@@ -3207,8 +3214,13 @@ static void setup(void)
 	import_dir(g.root);
 	compare_tree();
 	g.sf0 = get_statfs();
-	root_usage(&g.root_blocks0, &g.root_chain0);
-	chunk_totals(&g.conts0, &g.xrefs0);
+	root_usage(&g.root_blocks0, &g.root_chain0, NULL);
+	chunk_totals(&g.conts0, &g.xrefs0, g.clusters0);
+	/* FORMAT.md 10.4 */
+	g.clb = (64 * info.inode_size + c->bsize - 1) / c->bsize;
+	if (!g.clb)
+		g.clb = 1;
+	g.map_nrec = (c->bsize - 32) / 16;
 }
 
 static struct mnode *setup_mkdir(struct mnode *d, const char *name)
@@ -3303,33 +3315,71 @@ static void print_chunks(void)
 				(unsigned long long)ci.xrefs);
 }
 
+/* Blocks the inode clusters made since mkfs still hold, with the map
+ * blocks they added.  With everything deleted a cluster stays only for an
+ * inode of the root's chain: a continuation the root grew when its
+ * chunk's table was full lives in a cluster, and a cluster goes back only
+ * when all its inodes are free (FORMAT.md 10.4), so the root pins 16
+ * blocks and a map block at 1 KiB (tiny, seed 1).  One cluster more than
+ * the root's new continuations in a chunk is a leak. */
+static uint64_t clusters_pinned(const uint32_t *chunks, int chain)
+{
+	uint64_t now[CFS_MAX_CHUNKS], conts, xrefs, pinned = 0;
+	uint32_t c;
+	int i;
+
+	chunk_totals(&conts, &xrefs, now);
+	for (c = 0; c < g.cfg->chunks; c++) {
+		uint64_t extra = now[c] > g.clusters0[c] ? now[c] - g.clusters0[c] : 0, held = 0;
+
+		if (!extra)
+			continue;
+		for (i = 0; i < chain && i < CFS_MAX_CHUNKS; i++)
+			held += i > 0 && chunks[i] == c;   /* the head was there at mkfs */
+		if (extra > held) {
+			print_chunks();
+			MFAIL("after deleting everything chunk %u keeps %llu inode clusters"
+			      " (%llu after mkfs), but only %llu continuations of / are"
+			      " there", c, (unsigned long long)now[c],
+			      (unsigned long long)g.clusters0[c], (unsigned long long)held);
+		}
+		pinned += extra * g.clb + (now[c] + g.map_nrec - 1) / g.map_nrec -
+			  (g.clusters0[c] + g.map_nrec - 1) / g.map_nrec;
+	}
+	return pinned;
+}
+
 /* With everything deleted the free counts are back where mkfs left them,
  * except for what the root directory itself grew by (ext4 never shrinks a
- * directory either). */
+ * directory either), and the clusters its new inodes live in. */
 static void check_no_leak(void)
 {
 	struct cfs_statfs st = get_statfs();
-	uint64_t blocks, conts, xrefs, grew;
+	uint64_t blocks, conts, xrefs, grew, pinned;
+	uint32_t chunks[CFS_MAX_CHUNKS];
 	int chain;
 
-	root_usage(&blocks, &chain);
-	chunk_totals(&conts, &xrefs);
+	root_usage(&blocks, &chain, chunks);
+	chunk_totals(&conts, &xrefs, NULL);
 	grew = blocks > g.root_blocks0 ?
 	       (blocks - g.root_blocks0) * 512 / g.cfg->bsize : 0;
+	pinned = clusters_pinned(chunks, chain);
 	/* inodes in use, not free: with inode clusters what a chunk can
 	 * still make follows its free blocks, which the root took some of */
-	if (st.bfree + grew != g.sf0.bfree ||
+	if (st.bfree + grew + pinned != g.sf0.bfree ||
 	    st.files - st.ffree != g.sf0.files - g.sf0.ffree + (uint64_t)(chain - g.root_chain0) ||
 	    xrefs != g.xrefs0 || conts - g.conts0 != (uint64_t)(chain - g.root_chain0)) {
 		print_chunks();
 		MFAIL("after deleting everything: %llu blocks and %llu inodes free,"
 		      " %llu conts, %llu xrefs; after mkfs %llu, %llu, %llu, %llu"
-		      " (root grew by %llu blocks and %d inodes)",
+		      " (root grew by %llu blocks and %d inodes, its clusters hold"
+		      " %llu blocks)",
 		      (unsigned long long)st.bfree, (unsigned long long)st.ffree,
 		      (unsigned long long)conts, (unsigned long long)xrefs,
 		      (unsigned long long)g.sf0.bfree, (unsigned long long)g.sf0.ffree,
 		      (unsigned long long)g.conts0, (unsigned long long)g.xrefs0,
-		      (unsigned long long)grew, chain - g.root_chain0);
+		      (unsigned long long)grew, chain - g.root_chain0,
+		      (unsigned long long)pinned);
 	}
 }
 

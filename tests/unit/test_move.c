@@ -3,7 +3,7 @@
  * and of a directory back into their head's chunk; cfs_evacuate empties
  * a chunk of continuations and says what it could not move; cfs_resize
  * to fewer chunks moves the last chunks' continuations out and drops
- * them, or refuses (files living there, data that does not fit).  Each
+ * them, or refuses (a directory living there, data that does not fit).  Each
  * with every file's bytes and every name compared, and cfs_check clean;
  * and a power cut at every write of a defrag and of a shrink
  * (tests/power.h): fsck -p repairs alone, every file intact. */
@@ -263,7 +263,8 @@ static void test_shrink(void)
 	cfs_bdev_destroy(bd);
 }
 
-/* A chunk holding a file's own inode: its number would change. */
+/* A chunk holding a directory's own inode: refused (files' are
+ * renumbered, tests/unit/test_renumber.c). */
 static void test_shrink_refused(void)
 {
 	struct cfs_resize_result rr;
