@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test-timeout: 900 (tests/run.sh): every write of four workloads */
+/* test-timeout: 1800 (tests/run.sh): every write of four workloads */
 /* Crash at every write point (tests/power.h): each workload runs on the
  * fault-injecting device, power is cut after write k for every k (unflushed
  * writes dropped, or a seeded random subset kept), and then, as at the boot
